@@ -1,0 +1,38 @@
+"""Command line: ``python -m dispatcher keys``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+
+def _keys(args: argparse.Namespace) -> None:
+    from ._layout import SLOT_OF_KEY
+    from .keys import DispatchKey, is_alias_key
+
+    print(f"{'value':>5}  {'key':<40} {'table slot':>10}  kind")
+    for key in DispatchKey:
+        if is_alias_key(key):
+            where, kind = "-", "alias"
+        elif key in SLOT_OF_KEY:
+            where, kind = str(SLOT_OF_KEY[key]), "runtime"
+        else:
+            where, kind = "-", "functionality (per-backend)"
+        print(f"{key.value:>5}  {key.name:<40} {where:>10}  {kind}")
+    print("\nA higher value is a higher priority among functionalities; the highest key of a")
+    print("tensor's DispatchKeySet (after TLS include/exclude) selects the table slot.")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dispatcher", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("keys", help="print the dispatch key catalog with values and table slots").set_defaults(
+        run=_keys
+    )
+    args = parser.parse_args(argv)
+    args.run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
