@@ -275,7 +275,11 @@ cdef class DispatchKeySet:
 
     def highest_priority_key(self):
         """c10's highestPriorityTypeId: the key this set dispatches to."""
-        return KEYS_BY_VALUE[_highest_priority_value(self.repr_)]
+        key = KEYS_BY_VALUE[_highest_priority_value(self.repr_)]
+        # A per-backend functionality without a backend bit gives c10's
+        # StartOf<F>Backends sentinel, which is no key: see
+        # to_runtime_per_backend_functionality_key.
+        return DispatchKey.Undefined if key is None else key
 
     def dispatch_table_index(self):
         """See Note [Runtime table index] in dispatcher/_layout.py."""

@@ -137,7 +137,18 @@ DispatchKey = _NamedIntEnum(  # type: ignore[misc]
 )
 DispatchKey.__doc__ = "Every dispatch key of PyTorch 2.13, with its C++ enum value."
 
-BackendComponent = _NamedIntEnum(  # type: ignore[misc]
+class _BackendComponentEnum(_NamedIntEnum):
+    def __str__(self) -> str:
+        # c10's toString(BackendComponent) spells these two without "Bit".
+        return _BACKEND_COMPONENT_STRINGS.get(self.name, self.name)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+_BACKEND_COMPONENT_STRINGS = {"MTIABit": "MTIA", "MAIABit": "MAIA"}
+
+BackendComponent = _BackendComponentEnum(  # type: ignore[misc]
     "BackendComponent",
     [("InvalidBit", 0)] + [(b + "Bit", i) for i, b in enumerate(_BACKENDS, start=1)],
     module=__name__,
@@ -242,11 +253,13 @@ def to_backend_component(k: int) -> BackendComponent:
 def to_runtime_per_backend_functionality_key(functionality: int, backend: int) -> DispatchKey:
     """c10::toRuntimePerBackendFunctionalityKey: (Dense, CPUBit) -> CPU.
 
-    Like c10, a functionality that is not per-backend gives Undefined.
+    Like c10, a functionality that is not per-backend gives Undefined.  So
+    does InvalidBit, where c10 returns its StartOf<F>Backends sentinel, which
+    is not a key (c10 prints the one of Dense as "Undefined").
     """
     functionality = DispatchKey(functionality)
     backend = BackendComponent(backend)
-    if functionality not in PER_BACKEND_FUNCTIONALITY_KEYS:
+    if functionality not in PER_BACKEND_FUNCTIONALITY_KEYS or backend == BackendComponent.InvalidBit:
         return DispatchKey.Undefined
     return DispatchKey(_BLOCK_START[functionality.name] + backend)
 

@@ -77,14 +77,8 @@ NON_FUNCTIONAL_BACKEND_DISPATCH_KEYSET = (
     .remove_backend(BackendComponent.LazyBit)
 )
 # CompositeImplicitAutograd: backends and autograd, plus NestedTensor (which
-# takes implicit but not explicit composites) and Functionalize (which always
-# reuses the implicit decompositions).
-MATH_DISPATCH_KEYSET = (
-    BACKEND_DISPATCH_KEYSET
-    | AUTOGRAD_DISPATCH_KEYSET
-    | DispatchKeySet(K.NestedTensor)
-    | DispatchKeySet(K.Functionalize)
-)
+# takes implicit but not explicit composites).
+MATH_DISPATCH_KEYSET = BACKEND_DISPATCH_KEYSET | AUTOGRAD_DISPATCH_KEYSET | DispatchKeySet(K.NestedTensor)
 NESTED_DISPATCH_KEYSET = DispatchKeySet([K.AutogradNestedTensor, K.NestedTensor]) | BACKEND_BITSET_MASK
 FUNCTORCH_BATCHED_KEYSET = DispatchKeySet(K.FuncTorchBatched)
 
@@ -109,6 +103,8 @@ def get_runtime_dispatch_key_set(alias: object) -> DispatchKeySet:
         return BACKEND_DISPATCH_KEYSET
     if key == K.CompositeExplicitAutogradNonFunctional:
         return NON_FUNCTIONAL_BACKEND_DISPATCH_KEYSET
+    if key == K.FuncTorchBatchedDecomposition:
+        return FUNCTORCH_BATCHED_KEYSET
     return DispatchKeySet(key)
 
 
@@ -158,6 +154,7 @@ _BACKEND_OF_AUTOGRAD_KEY = {
     K.AutogradHPU: K.HPU,
     K.AutogradIPU: K.IPU,
     K.AutogradXPU: K.XPU,
+    K.AutogradMAIA: K.MAIA,  # but not AutogradMTIA, in 2.13
     K.AutogradPrivateUse1: K.PrivateUse1,
     K.AutogradPrivateUse2: K.PrivateUse2,
     K.AutogradPrivateUse3: K.PrivateUse3,
