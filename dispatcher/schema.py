@@ -1,0 +1,1303 @@
+"""PyTorch's function schema language: parse, print, query, bind.
+
+A schema such as::
+
+    aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+becomes a tree of frozen dataclasses (``FunctionSchema`` > ``Argument`` /
+``Return`` > ``Type``), in the style of ``torchgen/model.py``.
+``FunctionSchema.parse(text)`` and ``str(schema)`` round-trip: ``str`` prints
+PyTorch's canonical form (``operator<<`` of ``c10::FunctionSchema``), so every
+line of PyTorch 2.13's registered schemas parses and prints back unchanged.
+
+The parser follows ``torch/csrc/jit/frontend/function_schema_parser.cpp`` and
+``schema_type_parser.cpp``; where PyTorch accepts input it cannot print back
+(e.g. ``Device d="cpu"`` prints as ``d=cpu``) or stores nonsense
+(``int x="s"``), this parser rejects it or prints something that parses again,
+so that ``parse(str(s)) == s`` holds for every schema.
+
+Besides the grammar, a schema precomputes what the call path needs, once:
+the dispatch-relevant arguments (``dispatch_args``) and the tables behind
+``bind``.
+"""
+from __future__ import annotations
+
+import enum
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Optional, Union
+
+__all__ = [
+    "AliasInfo",
+    "Argument",
+    "BaseTy",
+    "BaseType",
+    "ClassType",
+    "DispatchArg",
+    "FunctionSchema",
+    "ListType",
+    "NO_DEFAULT",
+    "OperatorName",
+    "OptionalType",
+    "ParameterizedType",
+    "Return",
+    "SchemaParseError",
+    "TensorArgKind",
+    "TupleType",
+    "Type",
+    "TypeVar",
+]
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Deep enough for any real schema, shallow enough that a hostile input such as
+# "((((((..." is a SchemaParseError rather than a RecursionError.
+_MAX_TYPE_NESTING = 64
+
+
+def _check_ident(text: object, what: str) -> None:
+    if not isinstance(text, str) or not _IDENT.match(text):
+        raise ValueError(f"{what} must be an identifier, got {text!r}")
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+class SchemaParseError(ValueError):
+    """A schema (or operator name) that does not parse.
+
+    Like ``json.JSONDecodeError`` it carries where things went wrong
+    (``msg``, ``source``, ``pos``, ``lineno``, ``colno``), and its text shows
+    the offending line with the spot marked, as PyTorch's parser does::
+
+        expected ',' or ')' but found identifier 'y':
+        aten::f(int x y) -> ()
+                      ^ <--- HERE
+    """
+
+    def __init__(self, msg: str, source: str, pos: int, width: int = 1) -> None:
+        line_start = source.rfind("\n", 0, pos) + 1
+        line_end = source.find("\n", pos)
+        if line_end < 0:
+            line_end = len(source)
+        line = source[line_start:line_end]
+        col = pos - line_start
+        # Mark at least one column (the end of input has no characters) and
+        # never run past the end of the line.
+        width = max(1, min(width, len(line) - col))
+        marker = " " * col + "^" + "~" * (width - 1)
+        super().__init__(f"{msg}:\n{line}\n{marker} <--- HERE")
+        self.msg = msg
+        self.source = source
+        self.pos = pos
+        self.width = width
+        self.lineno = source.count("\n", 0, pos) + 1
+        self.colno = col + 1
+
+    def __reduce__(self) -> Any:
+        # Exceptions pickle as cls(*args); ours has a different signature.
+        return (SchemaParseError, (self.msg, self.source, self.pos, self.width))
+
+
+# --------------------------------------------------------------------------
+# Alias annotations
+# --------------------------------------------------------------------------
+WILDCARD = "*"
+
+
+@dataclass(frozen=True, slots=True)
+class AliasInfo:
+    """An alias annotation: ``(a)``, ``(a!)``, ``(a -> *)``, ``(a|b)``, ``(*)``.
+
+    ``before_set`` names the alias sets the value is in when the operator
+    starts, ``after_set`` those it is in when it returns (the same unless an
+    ``->`` says otherwise); ``is_write`` is the ``!``.  PyTorch keeps the sets
+    as unordered sets, so equality ignores their order, while printing keeps
+    the order they were written in (which is how the corpus spells them).
+    """
+
+    before_set: tuple[str, ...]
+    is_write: bool = False
+    after_set: Optional[tuple[str, ...]] = field(default=None, compare=False)
+    _sets: tuple[frozenset, frozenset] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.before_set:
+            raise ValueError("an alias annotation needs at least one alias set")
+        after = self.before_set if self.after_set is None else self.after_set
+        for name in (*self.before_set, *after):
+            if name != WILDCARD:
+                _check_ident(name, "an alias set")
+        if not after:
+            raise ValueError("the after-set of an alias annotation cannot be empty")
+        object.__setattr__(self, "after_set", tuple(after))
+        object.__setattr__(self, "_sets", (frozenset(self.before_set), frozenset(after)))
+
+    def __str__(self) -> str:
+        text = "|".join(self.before_set)
+        if self.is_write:
+            text += "!"
+        if self._sets[1] != self._sets[0]:
+            text += " -> " + "|".join(self.after_set)  # type: ignore[arg-type]
+        return f"({text})"
+
+
+# --------------------------------------------------------------------------
+# Types
+# --------------------------------------------------------------------------
+class BaseTy(enum.Enum):
+    """The named leaf types of the schema language (value = spelling)."""
+
+    Tensor = "Tensor"
+    int = "int"
+    float = "float"
+    bool = "bool"
+    str = "str"
+    complex = "complex"
+    Scalar = "Scalar"
+    ScalarType = "ScalarType"
+    Layout = "Layout"
+    Device = "Device"
+    MemoryFormat = "MemoryFormat"
+    Generator = "Generator"
+    Storage = "Storage"
+    Stream = "Stream"
+    Dimname = "Dimname"
+    QScheme = "QScheme"
+    SymInt = "SymInt"
+    SymFloat = "SymFloat"
+    SymBool = "SymBool"
+    Any = "Any"
+    AnyClassType = "AnyClassType"
+    AnyEnumType = "AnyEnumType"
+    Capsule = "Capsule"
+    NoneType = "NoneType"
+
+
+_BASE_TYPES = {ty.value: ty for ty in BaseTy}
+
+
+class Type:
+    """Base class of the schema types."""
+
+    __slots__ = ()
+
+    @property
+    def alias(self) -> Optional[AliasInfo]:
+        """The alias annotation written directly on this type, if any."""
+        return None
+
+    def strip_annotations(self) -> "Type":
+        """This type without any alias annotation (how error messages name it)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class BaseType(Type):
+    """A named type: ``Tensor``, ``int``, ``Scalar``, ... with an optional annotation."""
+
+    name: BaseTy
+    alias: Optional[AliasInfo] = None
+
+    def __str__(self) -> str:
+        return self.name.value if self.alias is None else f"{self.name.value}{self.alias}"
+
+    def strip_annotations(self) -> "Type":
+        return self if self.alias is None else BaseType(self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class TypeVar(Type):
+    """A type variable (``t``, ``t1``): any lower-case name that is not a known type."""
+
+    name: str
+    alias: Optional[AliasInfo] = None
+
+    def __post_init__(self) -> None:
+        _check_ident(self.name, "a type variable")
+        if not self.name[0].islower() or self.name in _BASE_TYPES:
+            raise ValueError(f"{self.name!r} cannot be a type variable")
+
+    def __str__(self) -> str:
+        return self.name if self.alias is None else f"{self.name}{self.alias}"
+
+    def strip_annotations(self) -> "Type":
+        return self if self.alias is None else TypeVar(self.name)
+
+
+_CLASS_PREFIX = "__torch__.torch.classes."
+
+
+@dataclass(frozen=True, slots=True)
+class ClassType(Type):
+    """A custom class, ``__torch__.torch.classes.<namespace>.<name>``."""
+
+    qualified_name: str
+
+    def __post_init__(self) -> None:
+        parts = self.qualified_name.split(".") if isinstance(self.qualified_name, str) else ()
+        if len(parts) != 5 or not self.qualified_name.startswith(_CLASS_PREFIX):
+            raise ValueError(
+                f"a class type is spelled {_CLASS_PREFIX}<namespace>.<name>, "
+                f"got {self.qualified_name!r}"
+            )
+        _check_ident(parts[3], "a class namespace")
+        _check_ident(parts[4], "a class name")
+
+    def __str__(self) -> str:
+        return self.qualified_name
+
+    def strip_annotations(self) -> "Type":
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalType(Type):
+    """``T?``."""
+
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"{self.elem}?"
+
+    def strip_annotations(self) -> "Type":
+        elem = self.elem.strip_annotations()
+        return self if elem is self.elem else OptionalType(elem)
+
+
+@dataclass(frozen=True, slots=True)
+class ListType(Type):
+    """``T[]``, or ``T[N]`` (``size``: only at the top level of an argument)."""
+
+    elem: Type
+    size: Optional[int] = None
+    alias: Optional[AliasInfo] = None
+
+    def __post_init__(self) -> None:
+        if self.size is not None and (type(self.size) is not int or self.size < 0):
+            raise ValueError(f"a list size must be a non-negative int, got {self.size!r}")
+
+    def __str__(self) -> str:
+        size = "" if self.size is None else self.size
+        alias = "" if self.alias is None else self.alias
+        return f"{self.elem}[{size}]{alias}"
+
+    def strip_annotations(self) -> "Type":
+        elem = self.elem.strip_annotations()
+        if elem is self.elem and self.alias is None:
+            return self
+        return ListType(elem, self.size)
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType(Type):
+    """``(T1, T2, ...)``; ``()`` is the empty tuple."""
+
+    elems: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.elems)) + ")"
+
+    def strip_annotations(self) -> "Type":
+        return TupleType(tuple(e.strip_annotations() for e in self.elems))
+
+
+# name -> (min args, max args, may carry an alias annotation)
+_PARAMETERIZED = {
+    "Dict": (2, 2, True),
+    "Future": (1, 1, False),
+    "RRef": (1, 1, False),
+    "Await": (1, 1, False),
+    "Union": (1, None, False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterizedType(Type):
+    """``Dict(K, V)``, ``Future(T)``, ``RRef(T)``, ``Await(T)``, ``Union(T1, ...)``."""
+
+    name: str
+    args: tuple[Type, ...]
+    alias: Optional[AliasInfo] = None
+
+    def __post_init__(self) -> None:
+        if self.name not in _PARAMETERIZED:
+            raise ValueError(f"unknown parameterized type {self.name!r}")
+        lo, hi, annotatable = _PARAMETERIZED[self.name]
+        if len(self.args) < lo or (hi is not None and len(self.args) > hi):
+            raise ValueError(f"{self.name} takes {lo if lo == hi else f'at least {lo}'} type(s)")
+        if self.alias is not None and not annotatable:
+            raise ValueError(f"{self.name}(...) cannot carry an alias annotation")
+
+    def __str__(self) -> str:
+        text = f"{self.name}({', '.join(map(str, self.args))})"
+        return text if self.alias is None else f"{text}{self.alias}"
+
+    def strip_annotations(self) -> "Type":
+        return ParameterizedType(self.name, tuple(a.strip_annotations() for a in self.args))
+
+
+def _top_alias(t: Type) -> Optional[AliasInfo]:
+    if isinstance(t, OptionalType):
+        t = t.elem
+    return t.alias
+
+
+def _is_write(t: Type) -> bool:
+    """PyTorch's ``alias_info()->isWrite()`` for an argument of type ``t``."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if t.alias is not None:
+        return t.alias.is_write
+    # Tensor(a!)[]: PyTorch gives the list a set-less annotation that copies
+    # the element's write flag, so such out= lists count as mutated.
+    if isinstance(t, ListType):
+        elem_alias = _top_alias(t.elem)
+        return elem_alias is not None and elem_alias.is_write
+    return False
+
+
+class TensorArgKind(enum.IntEnum):
+    """How a dispatch-relevant argument holds tensors."""
+
+    TENSOR = 0  # Tensor
+    OPTIONAL_TENSOR = 1  # Tensor?
+    TENSOR_LIST = 2  # Tensor[]
+    OPTIONAL_TENSOR_LIST = 3  # Tensor?[]
+
+
+def _is_tensor(t: Type) -> bool:
+    return isinstance(t, BaseType) and t.name is BaseTy.Tensor
+
+
+def tensor_arg_kind(t: Type) -> Optional[TensorArgKind]:
+    """The kind of ``t`` if the dispatcher extracts keys from it, else None.
+
+    Exactly the four types PyTorch's DispatchKeyExtractor looks at; in
+    particular ``Tensor[]?`` and tensors inside tuples or dicts do not count.
+    """
+    if _is_tensor(t):
+        return TensorArgKind.TENSOR
+    if isinstance(t, OptionalType):
+        return TensorArgKind.OPTIONAL_TENSOR if _is_tensor(t.elem) else None
+    if isinstance(t, ListType):
+        if _is_tensor(t.elem):
+            return TensorArgKind.TENSOR_LIST
+        if isinstance(t.elem, OptionalType) and _is_tensor(t.elem.elem):
+            return TensorArgKind.OPTIONAL_TENSOR_LIST
+    return None
+
+
+# --------------------------------------------------------------------------
+# Default values
+# --------------------------------------------------------------------------
+class _NoDefault:
+    """The type of ``NO_DEFAULT``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+    def __reduce__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+"""``Argument.default`` of an argument without a default (None is a default)."""
+
+_INT_LIKE = frozenset(
+    {BaseTy.int, BaseTy.SymInt, BaseTy.ScalarType, BaseTy.Layout, BaseTy.MemoryFormat}
+)
+_FLOAT_LIKE = frozenset({BaseTy.float, BaseTy.SymFloat})
+_BOOL_LIKE = frozenset({BaseTy.bool, BaseTy.SymBool})
+_STR_LIKE = frozenset({BaseTy.str, BaseTy.Dimname, BaseTy.Device})
+_NONE_ONLY = frozenset({BaseTy.Tensor, BaseTy.Generator, BaseTy.NoneType})
+# Element types whose lists may have a default (PyTorch: convertToList).
+_LIST_DEFAULT_ELEMS = frozenset(
+    {BaseTy.int, BaseTy.SymInt, BaseTy.float, BaseTy.SymFloat, BaseTy.bool, BaseTy.SymBool}
+)
+# "int[N] x=1" stores N copies; bound N so a typo cannot allocate gigabytes.
+_MAX_REPEATED_DEFAULT = 1024
+
+
+def _default_error(t: Type, value: object, expected: str) -> ValueError:
+    return ValueError(f"a default for {t} must be {expected}, got {value!r}")
+
+
+def _scalar_default(t: BaseType, value: Any, float_from_int: bool) -> Any:
+    ty = t.name
+    if ty in _NONE_ONLY:
+        if value is None:
+            return None
+        raise _default_error(t, value, "None")
+    if ty in _BOOL_LIKE:
+        if type(value) is bool:
+            return value
+        raise _default_error(t, value, "True or False")
+    if ty in _INT_LIKE:
+        if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:
+            return value
+        raise _default_error(t, value, "a 64-bit integer")
+    if ty in _STR_LIKE:
+        if type(value) is str:
+            return value
+        raise _default_error(t, value, "a string literal")
+    number = type(value) in (int, float)
+    if ty is BaseTy.Scalar and (number or type(value) is bool) or ty is BaseTy.complex and number:
+        return _checked_number(t, value)
+    if ty in _FLOAT_LIKE and number:
+        # PyTorch stores a number written for a float argument as a double
+        # ("float x=5" prints "5."), but keeps the literal's kind under
+        # Optional ("float? x=5" prints "5").
+        value = _checked_number(t, value)
+        return float(value) if float_from_int else value
+    if ty in _FLOAT_LIKE or ty in (BaseTy.Scalar, BaseTy.complex):
+        raise _default_error(t, value, "a number")
+    raise ValueError(f"an argument of type {t} cannot have a default value")
+
+
+def _checked_number(t: Type, value: Any) -> Any:
+    if type(value) is float and not math.isfinite(value):
+        raise _default_error(t, value, "finite")
+    if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+        raise _default_error(t, value, "within 64 bits")
+    return value
+
+
+def normalize_default(t: Type, value: Any) -> Any:
+    """``value`` as a default of an argument of type ``t``, or ValueError.
+
+    Mirrors what PyTorch's parser stores: ``float`` defaults become floats,
+    a scalar for a sized list ``int[2] x=1`` is repeated (``(1, 1)``), lists
+    become tuples (defaults are shared, so they must be immutable).
+    Idempotent: a normalized default normalizes to itself.
+    """
+    if value is NO_DEFAULT:
+        return value
+    if isinstance(t, OptionalType):
+        if value is None:
+            return None
+        inner = t.elem
+        if isinstance(inner, BaseType):
+            return _scalar_default(inner, value, float_from_int=False)
+        return normalize_default(inner, value)
+    if isinstance(t, BaseType):
+        return _scalar_default(t, value, float_from_int=True)
+    if isinstance(t, ListType):
+        elem = t.elem
+        if not (isinstance(elem, BaseType) and elem.name in _LIST_DEFAULT_ELEMS):
+            raise ValueError(
+                f"an argument of type {t} cannot have a default value "
+                "(list defaults exist for int, SymInt, float and bool lists)"
+            )
+        if isinstance(value, (tuple, list)):
+            return tuple(_scalar_default(elem, v, float_from_int=True) for v in value)
+        if t.size is not None:
+            if t.size > _MAX_REPEATED_DEFAULT:
+                raise ValueError(
+                    f"a single default for {t} would be repeated {t.size} times "
+                    f"(at most {_MAX_REPEATED_DEFAULT}); write the list"
+                )
+            return (_scalar_default(elem, value, float_from_int=True),) * t.size
+        raise _default_error(t, value, "a list")
+    raise ValueError(f"an argument of type {t} cannot have a default value")
+
+
+def _format_float(value: float) -> str:
+    # c10's IValue printer: integral doubles that fit in int64 print as the
+    # integer plus a dot ("1.", "-0." prints "0."), everything else with
+    # max_digits10 significant digits, i.e. printf's %.17g.
+    if value.is_integer() and -(2.0**63) <= value < 2.0**63:
+        return f"{int(value)}."
+    return "%.17g" % value
+
+
+_ESCAPES = {
+    "\\": "\\\\", "'": "\\'", '"': '\\"', "\a": "\\a", "\b": "\\b",
+    "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+}
+
+
+def _quote(text: str) -> str:
+    # c10::printQuotedString works on bytes: printable ASCII as is, the usual
+    # escapes, every other byte (including UTF-8 ones) as \ooo octal.
+    out = ['"']
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.extend("\\%03o" % b for b in ch.encode("utf-8"))
+    out.append('"')
+    return "".join(out)
+
+
+def _format_value(value: Any) -> str:
+    if value is None or type(value) is bool:
+        return str(value)
+    if type(value) is int:
+        return str(value)
+    if type(value) is float:
+        return _format_float(value)
+    if type(value) is str:
+        return _quote(value)
+    return "[" + ", ".join(map(_format_value, value)) + "]"
+
+
+def _format_default(t: Type, value: Any) -> str:
+    # PyTorch prints an int[] default whose elements are all equal as one
+    # number ("int[2] stride=1"), but only for plain int lists: SymInt[2] and
+    # int[2]? print the whole list.
+    if (
+        isinstance(t, ListType)
+        and isinstance(t.elem, BaseType)
+        and t.elem.name is BaseTy.int
+        and len(value) > 1
+        and value.count(value[0]) == len(value)
+    ):
+        return _format_value(value[0])
+    return _format_value(value)
+
+
+def _default_key(value: Any) -> Any:
+    # Equality must tell 1, 1.0 and True apart: they print differently.
+    if type(value) is tuple:
+        return tuple(map(_default_key, value))
+    return (type(value), value)
+
+
+# --------------------------------------------------------------------------
+# Arguments, returns, names
+# --------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One parameter: ``Tensor(a!) self``, ``int[2] stride=1``, ``*, Scalar alpha=1``.
+
+    The alias annotation lives in ``type`` (where it was written: on the
+    tensor in ``Tensor(a!)[]``, on the list in ``t[](a!)``); ``alias_info``
+    gives the argument-level one.
+    """
+
+    name: str
+    type: Type
+    default: Any = field(default=NO_DEFAULT, compare=False)
+    kwarg_only: bool = False
+    _default_key: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_ident(self.name, "an argument name")
+        if not isinstance(self.type, Type):
+            raise TypeError(f"Argument.type must be a Type, got {type(self.type).__name__}")
+        default = normalize_default(self.type, self.default)
+        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "_default_key", _default_key(default))
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
+
+    @property
+    def alias_info(self) -> Optional[AliasInfo]:
+        """The annotation of the argument itself (``Tensor(a!)``, ``Tensor(a)?``, ``t[](a)``)."""
+        return _top_alias(self.type)
+
+    @property
+    def is_write(self) -> bool:
+        """True if the operator may write to this argument (PyTorch's ``isWrite``)."""
+        return _is_write(self.type)
+
+    def __str__(self) -> str:
+        text = f"{self.type} {self.name}"
+        if self.default is NO_DEFAULT:
+            return text
+        return f"{text}={_format_default(self.type, self.default)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    """One result: ``Tensor``, ``Tensor(a!) out``, ``(Tensor values, Tensor indices)`` items."""
+
+    type: Type
+    name: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.name is not None:
+            _check_ident(self.name, "a return name")
+        if not isinstance(self.type, Type):
+            raise TypeError(f"Return.type must be a Type, got {type(self.type).__name__}")
+
+    @property
+    def alias_info(self) -> Optional[AliasInfo]:
+        return _top_alias(self.type)
+
+    @property
+    def is_write(self) -> bool:
+        return _is_write(self.type)
+
+    def __str__(self) -> str:
+        return str(self.type) if self.name is None else f"{self.type} {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorName:
+    """``namespace::name.overload_name``; namespace and overload may be empty."""
+
+    namespace: str
+    name: str
+    overload_name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.namespace:
+            _check_ident(self.namespace, "an operator namespace")
+        _check_ident(self.name, "an operator name")
+        if self.overload_name:
+            _check_ident(self.overload_name, "an overload name")
+
+    @property
+    def qualified_name(self) -> str:
+        """``ns::name`` without the overload (PyTorch's ``OperatorName::name``)."""
+        return f"{self.namespace}::{self.name}" if self.namespace else self.name
+
+    def __str__(self) -> str:
+        if self.overload_name:
+            return f"{self.qualified_name}.{self.overload_name}"
+        return self.qualified_name
+
+    @staticmethod
+    def parse(text: str) -> "OperatorName":
+        """Parse ``ns::name`` or ``ns::name.overload``."""
+        parser = _Parser(text)
+        name = parser.operator_name()
+        parser.expect("eof", "end of the operator name")
+        return name
+
+
+class DispatchArg(NamedTuple):
+    """A dispatch-relevant argument: where it is and how it holds tensors."""
+
+    position: int
+    name: str
+    kind: TensorArgKind
+
+
+def _and_list(names: list[str]) -> str:
+    # Python's own wording: 'a' / 'a' and 'b' / 'a', 'b', and 'c'.
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) == 1:
+        return quoted[0]
+    if len(quoted) == 2:
+        return f"{quoted[0]} and {quoted[1]}"
+    return ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# --------------------------------------------------------------------------
+# FunctionSchema
+# --------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FunctionSchema:
+    """A whole operator schema.  Equal schemas print identically.
+
+    Derived data the call path reads on every call is computed once in
+    ``__post_init__``: ``dispatch_args`` and the binding tables.
+    """
+
+    name: OperatorName
+    arguments: tuple[Argument, ...]
+    returns: tuple[Return, ...]
+    is_vararg: bool = False
+    is_varret: bool = False
+    dispatch_args: tuple[DispatchArg, ...] = field(init=False, repr=False, compare=False)
+    _hash: Optional[int] = field(init=False, repr=False, compare=False)
+    # Binding tables: names, name -> first position, names that occur twice
+    # (the corpus has one such schema), defaults (NO_DEFAULT where required),
+    # the count of positional parameters, of leading parameters without a
+    # default, and the defaults that finish a call passing only positionals.
+    _names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _ambiguous: frozenset[str] = field(init=False, repr=False, compare=False)
+    _defaults: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+    _n_positional: int = field(init=False, repr=False, compare=False)
+    _n_required: int = field(init=False, repr=False, compare=False)
+    _tail: Optional[tuple[Any, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "arguments", tuple(self.arguments))
+        set_(self, "returns", tuple(self.returns))
+        if not isinstance(self.name, OperatorName):
+            raise TypeError(f"FunctionSchema.name must be an OperatorName, got {self.name!r}")
+        if not all(isinstance(a, Argument) for a in self.arguments):
+            raise TypeError("FunctionSchema.arguments must be Arguments")
+        if not all(isinstance(r, Return) for r in self.returns):
+            raise TypeError("FunctionSchema.returns must be Returns")
+
+        args = self.arguments
+        n_positional = 0
+        while n_positional < len(args) and not args[n_positional].kwarg_only:
+            n_positional += 1
+        if not all(a.kwarg_only for a in args[n_positional:]):
+            raise ValueError(f"{self.name}: positional argument after a keyword-only one")
+        n_required = 0
+        while n_required < n_positional and not args[n_required].has_default:
+            n_required += 1
+        for a in args[n_required:n_positional]:
+            if not a.has_default:
+                raise ValueError(
+                    f"{self.name}: non-default argument '{a.name}' follows default argument"
+                )
+
+        names = tuple(a.name for a in args)
+        index: dict[str, int] = {}
+        for i, n in enumerate(names):
+            index.setdefault(n, i)
+        defaults = tuple(a.default for a in args)
+        tail = defaults[n_required:]
+        set_(self, "_names", names)
+        set_(self, "_index", index)
+        set_(self, "_ambiguous", frozenset(n for n in names if names.count(n) > 1))
+        set_(self, "_defaults", defaults)
+        set_(self, "_n_positional", n_positional)
+        set_(self, "_n_required", n_required)
+        set_(self, "_tail", None if NO_DEFAULT in tail else tail)
+        set_(self, "_hash", None)
+        set_(
+            self,
+            "dispatch_args",
+            tuple(
+                DispatchArg(i, a.name, kind)
+                for i, a in enumerate(args)
+                if (kind := tensor_arg_kind(a.type)) is not None
+            ),
+        )
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.name, self.arguments, self.returns, self.is_vararg, self.is_varret))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    # -- parsing and printing ----------------------------------------------
+    @staticmethod
+    def parse(text: str) -> "FunctionSchema":
+        """Parse a schema; SchemaParseError (a ValueError) says where it went wrong."""
+        return _Parser(text).schema()
+
+    def __str__(self) -> str:
+        params = []
+        for a in self.arguments:
+            if a.kwarg_only and len(params) == self._n_positional:
+                params.append("*")
+            params.append(str(a))
+        if self.is_vararg:
+            params.append("...")
+        returns = [str(r) for r in self.returns]
+        if self.is_varret:
+            returns.append("...")
+        if len(returns) == 1 and not returns[0].startswith("("):
+            # A single return prints bare, unless it starts with "(", which
+            # would read back as a return list: "-> ((str, str))".
+            result = returns[0]
+        else:
+            result = "(" + ", ".join(returns) + ")"
+        return f"{self.name}({', '.join(params)}) -> {result}"
+
+    # -- queries -----------------------------------------------------------
+    @property
+    def is_mutable(self) -> bool:
+        """True if any argument may be written to (PyTorch's ``is_mutable()``)."""
+        return any(a.is_write for a in self.arguments)
+
+    def aliased_arguments(self, return_index: int) -> tuple[int, ...]:
+        """Positions of the arguments that return ``return_index`` may alias.
+
+        Two values may alias when their after-sets share a set (PyTorch's
+        ``may_alias``), e.g. ``Tensor(a) self -> Tensor(a)``.
+        """
+        ret = self.returns[return_index].alias_info
+        if ret is None:
+            return ()
+        after = ret._sets[1]
+        return tuple(
+            i
+            for i, a in enumerate(self.arguments)
+            if (info := a.alias_info) is not None and info._sets[1] & after
+        )
+
+    # -- binding -----------------------------------------------------------
+    def bind(self, args: Union[tuple, list], kwargs: Optional[dict] = None) -> tuple:
+        """All arguments in schema order, defaults filled in, like a Python call.
+
+        Raises TypeError worded as Python's own for a missing, surplus,
+        duplicate or unknown argument and for a keyword-only argument passed
+        positionally.  Extra positionals of a ``...`` schema follow the
+        declared arguments.
+        """
+        n = len(args)
+        if not kwargs:
+            if n == len(self._names) == self._n_positional:
+                return args if type(args) is tuple else tuple(args)
+            tail = self._tail
+            if tail is not None and self._n_required <= n <= self._n_positional:
+                return tuple(args) + tail[n - self._n_required :]
+        return self._bind_slow(args, kwargs or {})
+
+    def _bind_slow(self, args: Union[tuple, list], kwargs: dict) -> tuple:
+        names = self._names
+        n_declared = len(names)
+        n_pos = self._n_positional
+        n_args = len(args)
+        who = f"{self.name}()"
+        bound = list(args[:n_pos]) + [NO_DEFAULT] * (n_declared - min(n_args, n_pos))
+        for key, value in kwargs.items():
+            i = self._index.get(key)
+            if i is None:
+                raise TypeError(f"{who} got an unexpected keyword argument '{key}'")
+            if key in self._ambiguous:
+                raise TypeError(
+                    f"{who} has more than one argument named '{key}'; pass it positionally"
+                )
+            if i < n_args and i < n_pos:
+                raise TypeError(f"{who} got multiple values for argument '{key}'")
+            bound[i] = value
+        if n_args > n_pos and not self.is_vararg:
+            n_opt = n_pos - self._n_required
+            takes = (
+                f"from {self._n_required} to {n_pos} positional arguments"
+                if n_opt
+                else f"{_plural(n_pos, 'positional argument')}"
+            )
+            given = f"{n_args} {'was' if n_args == 1 else 'were'} given"
+            n_kw = sum(1 for key in kwargs if self._index[key] >= n_pos)
+            if n_kw:
+                given = (
+                    f"{_plural(n_args, 'positional argument')} "
+                    f"(and {_plural(n_kw, 'keyword-only argument')}) were given"
+                )
+            raise TypeError(f"{who} takes {takes} but {given}")
+        missing_pos: list[str] = []
+        missing_kw: list[str] = []
+        for i, value in enumerate(bound):
+            if value is NO_DEFAULT:
+                default = self._defaults[i]
+                if default is NO_DEFAULT:
+                    (missing_pos if i < n_pos else missing_kw).append(names[i])
+                bound[i] = default
+        if missing_pos:
+            raise TypeError(
+                f"{who} missing {len(missing_pos)} required positional "
+                f"argument{'s' if len(missing_pos) > 1 else ''}: {_and_list(missing_pos)}"
+            )
+        if missing_kw:
+            raise TypeError(
+                f"{who} missing {len(missing_kw)} required keyword-only "
+                f"argument{'s' if len(missing_kw) > 1 else ''}: {_and_list(missing_kw)}"
+            )
+        if n_args > n_pos:
+            bound.extend(args[n_pos:])
+        return tuple(bound)
+
+
+# --------------------------------------------------------------------------
+# The parser: one regex pass to tokenize, then recursive descent.
+# --------------------------------------------------------------------------
+_TOKEN = re.compile(
+    r"""
+     (?P<ws>\s+)
+    |(?P<id>[A-Za-z_][A-Za-z0-9_]*)
+    |(?P<num>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
+    |(?P<str>"(?:[^"\\\n]|\\[^\n])*"|'(?:[^'\\\n]|\\[^\n])*')
+    |(?P<op>->|\.\.\.|::|[()\[\],.?!*|=:-])
+    |(?P<bad>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+# Names PyTorch's parser accepts where an integer default is expected.
+_NAMED_CONSTANTS = {"float": 6, "long": 4, "strided": 0, "Mean": 1, "contiguous_format": 0}
+
+_SIMPLE_ESCAPES = {
+    "\\": 0x5C, "'": 0x27, '"': 0x22, "a": 0x07, "b": 0x08,
+    "f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B,
+}
+_OCTAL = frozenset("01234567")
+
+
+class _Parser:
+    """Recursive descent over a token list; every method leaves ``i`` on the next token."""
+
+    __slots__ = ("src", "kinds", "texts", "starts", "i", "depth")
+
+    def __init__(self, src: str) -> None:
+        if not isinstance(src, str):
+            raise TypeError(f"a schema must be a str, not {type(src).__name__}")
+        self.src = src
+        kinds: list[str] = []
+        texts: list[str] = []
+        starts: list[int] = []
+        for m in _TOKEN.finditer(src):
+            kind = m.lastgroup
+            if kind == "ws":
+                continue
+            text = m.group()
+            # Punctuation is its own kind, so the grammar compares kinds only.
+            kinds.append(text if kind == "op" else kind)  # type: ignore[arg-type]
+            texts.append(text)
+            starts.append(m.start())
+        kinds.append("eof")
+        texts.append("")
+        starts.append(len(src))
+        self.kinds = kinds
+        self.texts = texts
+        self.starts = starts
+        self.i = 0
+        self.depth = 0
+
+    # -- token helpers -----------------------------------------------------
+    def error(self, msg: str, token: Optional[int] = None, end: Optional[int] = None) -> SchemaParseError:
+        """An error at ``token`` (default: the current one), marking up to token ``end``."""
+        t = self.i if token is None else token
+        start = self.starts[t]
+        last = t if end is None else end
+        width = self.starts[last] + len(self.texts[last]) - start
+        return SchemaParseError(msg, self.src, start, width)
+
+    def found(self) -> str:
+        kind = self.kinds[self.i]
+        text = self.texts[self.i]
+        if kind == "eof":
+            return "end of input"
+        if kind == "id":
+            return f"identifier '{text}'"
+        if kind == "num":
+            return f"number '{text}'"
+        if kind == "str":
+            return "a string literal"
+        if kind == "bad":
+            if text in "\"'":
+                return "an unterminated string literal"
+            return f"invalid character {text!r}"
+        return f"'{text}'"
+
+    def expected(self, what: str) -> SchemaParseError:
+        return self.error(f"expected {what} but found {self.found()}")
+
+    def expect(self, kind: str, what: str) -> str:
+        if self.kinds[self.i] != kind:
+            raise self.expected(what)
+        text = self.texts[self.i]
+        self.i += 1
+        return text
+
+    def accept(self, kind: str) -> bool:
+        if self.kinds[self.i] == kind:
+            self.i += 1
+            return True
+        return False
+
+    # -- declarations ------------------------------------------------------
+    def operator_name(self) -> OperatorName:
+        first = self.expect("id", "an operator name")
+        namespace = ""
+        name = first
+        if self.accept("::"):
+            namespace = first
+            name = self.expect("id", "an operator name after '::'")
+        overload = ""
+        if self.accept("."):
+            overload = self.expect("id", "an overload name after '.'")
+        return OperatorName(namespace, name, overload)
+
+    def schema(self) -> FunctionSchema:
+        name = self.operator_name()
+        arguments, is_vararg = self.parameters()
+        self.expect("->", "'->'")
+        returns, is_varret = self.return_list()
+        self.expect("eof", "end of the schema")
+        return FunctionSchema(name, arguments, returns, is_vararg, is_varret)
+
+    def parameters(self) -> tuple[tuple[Argument, ...], bool]:
+        self.expect("(", "'(' to start the argument list")
+        args: list[Argument] = []
+        kwarg_only = False
+        vararg = False
+        star: Optional[int] = None  # token of a '*' not yet followed by an argument
+        seen_default = False
+        if self.kinds[self.i] != ")":
+            while True:
+                if vararg:
+                    raise self.error("'...' must be the last element of the argument list")
+                kind = self.kinds[self.i]
+                if kind == "*":
+                    if kwarg_only:
+                        raise self.error("'*' may appear only once in an argument list")
+                    kwarg_only = True
+                    star = self.i
+                    self.i += 1
+                elif kind == "...":
+                    vararg = True
+                    self.i += 1
+                else:
+                    first = self.i
+                    arg = self.argument(kwarg_only)
+                    if not kwarg_only:
+                        if arg.has_default:
+                            seen_default = True
+                        elif seen_default:
+                            raise self.error(
+                                f"non-default argument '{arg.name}' follows default argument",
+                                first,
+                                self.i - 1,
+                            )
+                    star = None
+                    args.append(arg)
+                if not self.accept(","):
+                    break
+        if star is not None and self.kinds[self.i] == ")":
+            raise self.error("named arguments must follow bare '*'", star)
+        self.expect(")", "',' or ')'")
+        return tuple(args), vararg
+
+    def return_list(self) -> tuple[tuple[Return, ...], bool]:
+        if self.accept("..."):
+            return (), True
+        if not self.accept("("):
+            return (self.return_(),), False
+        returns: list[Return] = []
+        varret = False
+        if self.kinds[self.i] != ")":
+            while True:
+                if varret:
+                    raise self.error("'...' must be the last element of the return list")
+                if self.accept("..."):
+                    varret = True
+                else:
+                    returns.append(self.return_())
+                if not self.accept(","):
+                    break
+        self.expect(")", "',' or ')'")
+        return tuple(returns), varret
+
+    def return_(self) -> Return:
+        t = self.sized_type()
+        name = None
+        if self.kinds[self.i] == "id":
+            name = self.texts[self.i]
+            self.i += 1
+        return Return(t, name)
+
+    def argument(self, kwarg_only: bool) -> Argument:
+        t = self.sized_type()
+        name = self.expect("id", "an argument name")
+        default: Any = NO_DEFAULT
+        if self.accept("="):
+            first = self.i
+            value = self.literal()
+            try:
+                default = normalize_default(t, value)
+            except ValueError as exc:
+                raise self.error(str(exc), first, self.i - 1) from None
+        return Argument(name, t, default, kwarg_only)
+
+    # -- types -------------------------------------------------------------
+    def sized_type(self) -> Type:
+        """A type, then PyTorch's argument-level size ``[N]``: ``int[2]``, ``int[1]?``."""
+        t = self.type_()
+        if self.accept("["):
+            tok = self.i
+            size = self.expect("num", "a list size or ']'")
+            if not size.isdigit():
+                raise self.error("a list size must be a non-negative integer", tok)
+            self.expect("]", "']'")
+            t = ListType(t, int(size), self.alias_annotation())
+            if self.accept("?"):
+                t = OptionalType(t)
+        return t
+
+    def type_(self) -> Type:
+        self.depth += 1
+        if self.depth > _MAX_TYPE_NESTING:
+            raise self.error("types are nested too deeply")
+        kind = self.kinds[self.i]
+        t: Type
+        if kind == "(":
+            self.i += 1
+            elems = self.type_list(")")
+            t = TupleType(elems)
+        elif kind == "id":
+            text = self.texts[self.i]
+            tok = self.i
+            self.i += 1
+            base = _BASE_TYPES.get(text)
+            if base is not None or text == "None":
+                base = base or BaseTy.NoneType
+                alias = self.alias_annotation()
+                t = _PLAIN[base] if alias is None else BaseType(base, alias)
+            elif text in _PARAMETERIZED:
+                self.expect("(", f"'(' after {text}")
+                args = self.type_list(")")
+                lo, hi, annotatable = _PARAMETERIZED[text]
+                if len(args) < lo or (hi is not None and len(args) > hi):
+                    count = f"{lo}" if lo == hi else f"at least {lo}"
+                    raise self.error(f"{text} takes {count} type(s), got {len(args)}", tok, self.i - 1)
+                t = ParameterizedType(text, args, self.alias_annotation() if annotatable else None)
+            elif text == "__torch__":
+                t = self.class_type(tok)
+            elif text[0].islower():
+                t = TypeVar(text, self.alias_annotation())
+            else:
+                raise self.error(f"unknown type '{text}'", tok)
+        else:
+            raise self.expected("a type")
+        # Postfix: T[] (with an optional annotation on the list) and T?.
+        kinds = self.kinds
+        while True:
+            kind = kinds[self.i]
+            if kind == "[" and kinds[self.i + 1] == "]":
+                self.i += 2
+                t = ListType(t, None, self.alias_annotation())
+            elif kind == "?":
+                self.i += 1
+                t = OptionalType(t)
+            else:
+                break
+        self.depth -= 1
+        return t
+
+    def type_list(self, close: str) -> tuple[Type, ...]:
+        elems: list[Type] = []
+        if self.kinds[self.i] != close:
+            elems.append(self.type_())
+            while self.accept(","):
+                elems.append(self.type_())
+        self.expect(close, f"',' or '{close}'")
+        return tuple(elems)
+
+    def class_type(self, first: int) -> ClassType:
+        for part in ("torch", "classes"):
+            self.expect(".", f"'.{part}' (custom classes are __torch__.torch.classes.<ns>.<name>)")
+            if self.expect("id", f"'{part}'") != part:
+                raise self.error(
+                    f"expected '{part}' (custom classes are __torch__.torch.classes.<ns>.<name>)",
+                    self.i - 1,
+                )
+        self.expect(".", "'.' and the class namespace")
+        namespace = self.expect("id", "the class namespace")
+        self.expect(".", "'.' and the class name")
+        name = self.expect("id", "the class name")
+        return ClassType(f"{_CLASS_PREFIX}{namespace}.{name}")
+
+    def alias_annotation(self) -> Optional[AliasInfo]:
+        if self.kinds[self.i] != "(":
+            return None
+        self.i += 1
+        before = self.alias_sets()
+        is_write = self.accept("!")
+        after = self.alias_sets() if self.accept("->") else None
+        self.expect(")", "')' to close the alias annotation")
+        return AliasInfo(before, is_write, after)
+
+    def alias_sets(self) -> tuple[str, ...]:
+        sets: list[str] = []
+        while True:
+            kind = self.kinds[self.i]
+            if kind != "id" and kind != "*":
+                raise self.expected("an alias set name or '*'")
+            name = self.texts[self.i]
+            self.i += 1
+            if name not in sets:
+                sets.append(name)
+            if not self.accept("|"):
+                return tuple(sets)
+
+    # -- literals ----------------------------------------------------------
+    def literal(self) -> Any:
+        """A default value as written: None, True, False, number, string, name, [list]."""
+        if self.accept("["):
+            values: list[Any] = []
+            if self.kinds[self.i] != "]":
+                values.append(self.scalar_literal())
+                while self.accept(","):
+                    values.append(self.scalar_literal())
+            self.expect("]", "',' or ']'")
+            return values
+        return self.scalar_literal()
+
+    def scalar_literal(self) -> Any:
+        kind = self.kinds[self.i]
+        text = self.texts[self.i]
+        if kind == "id":
+            if text in ("None", "True", "False"):
+                self.i += 1
+                return {"None": None, "True": True, "False": False}[text]
+            if text in _NAMED_CONSTANTS:
+                self.i += 1
+                return _NAMED_CONSTANTS[text]
+            raise self.error(
+                f"unknown default value '{text}' (expected a number, a string, True, "
+                f"False, None or one of {', '.join(_NAMED_CONSTANTS)})"
+            )
+        if kind == "str":
+            value = self.string_value(text)  # errors point at the literal
+            self.i += 1
+            return value
+        negative = self.accept("-")
+        first = self.i - negative
+        text = self.expect("num", "a default value")
+        if "." in text or "e" in text or "E" in text:
+            value: Any = float(text)
+            if math.isinf(value):
+                raise self.error("float literal out of range", first, self.i - 1)
+        else:
+            value = int(text)
+        value = -value if negative else value
+        if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+            raise self.error("integer literal out of the 64-bit range", first, self.i - 1)
+        return value
+
+    def string_value(self, token: str) -> str:
+        """Decode a quoted literal the way PyTorch's parseStringLiteral does, on bytes."""
+        body = token[1:-1]
+        if "\\" not in body:
+            return body
+        out = bytearray()
+        i = 0
+        n = len(body)
+        while i < n:
+            ch = body[i]
+            if ch != "\\":
+                out += ch.encode("utf-8")
+                i += 1
+                continue
+            nxt = body[i + 1]  # the token regex guarantees a character here
+            if nxt in _SIMPLE_ESCAPES:
+                out.append(_SIMPLE_ESCAPES[nxt])
+                i += 2
+            elif len(digits := body[i + 1 : i + 4]) == 3 and set(digits) <= _OCTAL:
+                code = int(digits, 8)
+                if code > 0xFF:
+                    raise self.error(f"octal escape \\{digits} is above \\377")
+                out.append(code)
+                i += 4
+            else:
+                raise self.error(
+                    f"invalid escape sequence '\\{nxt}' in string literal "
+                    "(use \\\\ \\' \\\" \\a \\b \\f \\n \\r \\t \\v or \\ooo octal)"
+                )
+        try:
+            return out.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.error("string literal is not valid UTF-8") from None
+
+
+# One shared instance per unannotated base type: most types in a schema are
+# plain "Tensor", "int", ..., and sharing them keeps parsing fast and small.
+_PLAIN = {ty: BaseType(ty) for ty in BaseTy}
