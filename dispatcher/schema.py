@@ -672,7 +672,7 @@ class OperatorName:
         """Parse ``ns::name`` or ``ns::name.overload``."""
         parser = _Parser(text)
         name = parser.operator_name()
-        parser.expect("eof", "end of the operator name")
+        parser.expect(_EOF, "end of the operator name")
         return name
 
 
@@ -715,68 +715,30 @@ class FunctionSchema:
     is_vararg: bool = False
     is_varret: bool = False
     dispatch_args: tuple[DispatchArg, ...] = field(init=False, repr=False, compare=False)
+    _sig: "_Signature" = field(init=False, repr=False, compare=False)
     _hash: Optional[int] = field(init=False, repr=False, compare=False)
-    # Binding tables: names, name -> first position, names that occur twice
-    # (the corpus has one such schema), defaults (NO_DEFAULT where required),
-    # the count of positional parameters, of leading parameters without a
-    # default, and the defaults that finish a call passing only positionals.
-    _names: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    _index: dict[str, int] = field(init=False, repr=False, compare=False)
-    _ambiguous: frozenset[str] = field(init=False, repr=False, compare=False)
-    _defaults: tuple[Any, ...] = field(init=False, repr=False, compare=False)
-    _n_positional: int = field(init=False, repr=False, compare=False)
-    _n_required: int = field(init=False, repr=False, compare=False)
-    _tail: Optional[tuple[Any, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "arguments", tuple(self.arguments))
-        set_(self, "returns", tuple(self.returns))
+        if type(self.arguments) is not tuple:
+            set_(self, "arguments", tuple(self.arguments))
+        if type(self.returns) is not tuple:
+            set_(self, "returns", tuple(self.returns))
         if not isinstance(self.name, OperatorName):
             raise TypeError(f"FunctionSchema.name must be an OperatorName, got {self.name!r}")
-        if not all(isinstance(a, Argument) for a in self.arguments):
-            raise TypeError("FunctionSchema.arguments must be Arguments")
-        if not all(isinstance(r, Return) for r in self.returns):
-            raise TypeError("FunctionSchema.returns must be Returns")
-
-        args = self.arguments
-        n_positional = 0
-        while n_positional < len(args) and not args[n_positional].kwarg_only:
-            n_positional += 1
-        if not all(a.kwarg_only for a in args[n_positional:]):
-            raise ValueError(f"{self.name}: positional argument after a keyword-only one")
-        n_required = 0
-        while n_required < n_positional and not args[n_required].has_default:
-            n_required += 1
-        for a in args[n_required:n_positional]:
-            if not a.has_default:
-                raise ValueError(
-                    f"{self.name}: non-default argument '{a.name}' follows default argument"
-                )
-
-        names = tuple(a.name for a in args)
-        index: dict[str, int] = {}
-        for i, n in enumerate(names):
-            index.setdefault(n, i)
-        defaults = tuple(a.default for a in args)
-        tail = defaults[n_required:]
-        set_(self, "_names", names)
-        set_(self, "_index", index)
-        set_(self, "_ambiguous", frozenset(n for n in names if names.count(n) > 1))
-        set_(self, "_defaults", defaults)
-        set_(self, "_n_positional", n_positional)
-        set_(self, "_n_required", n_required)
-        set_(self, "_tail", None if NO_DEFAULT in tail else tail)
+        for r in self.returns:
+            if not isinstance(r, Return):
+                raise TypeError(f"FunctionSchema.returns must be Returns, got {r!r}")
+        dispatch_args = []
+        for i, a in enumerate(self.arguments):
+            if not isinstance(a, Argument):
+                raise TypeError(f"FunctionSchema.arguments must be Arguments, got {a!r}")
+            kind = tensor_arg_kind(a.type)
+            if kind is not None:
+                dispatch_args.append(DispatchArg(i, a.name, kind))
+        set_(self, "dispatch_args", tuple(dispatch_args))
+        set_(self, "_sig", _Signature(self))
         set_(self, "_hash", None)
-        set_(
-            self,
-            "dispatch_args",
-            tuple(
-                DispatchArg(i, a.name, kind)
-                for i, a in enumerate(args)
-                if (kind := tensor_arg_kind(a.type)) is not None
-            ),
-        )
 
     def __hash__(self) -> int:
         h = self._hash
@@ -794,7 +756,7 @@ class FunctionSchema:
     def __str__(self) -> str:
         params = []
         for a in self.arguments:
-            if a.kwarg_only and len(params) == self._n_positional:
+            if a.kwarg_only and len(params) == self._sig.n_positional:
                 params.append("*")
             params.append(str(a))
         if self.is_vararg:
@@ -841,27 +803,79 @@ class FunctionSchema:
         positionally.  Extra positionals of a ``...`` schema follow the
         declared arguments.
         """
+        sig = self._sig
         n = len(args)
         if not kwargs:
-            if n == len(self._names) == self._n_positional:
+            if n == sig.n_declared == sig.n_positional:
                 return args if type(args) is tuple else tuple(args)
-            tail = self._tail
-            if tail is not None and self._n_required <= n <= self._n_positional:
-                return tuple(args) + tail[n - self._n_required :]
-        return self._bind_slow(args, kwargs or {})
+            tail = sig.tail
+            if tail is not None and sig.n_required <= n <= sig.n_positional:
+                return tuple(args) + tail[n - sig.n_required :]
+        return sig.bind_slow(args, kwargs or {})
 
-    def _bind_slow(self, args: Union[tuple, list], kwargs: dict) -> tuple:
-        names = self._names
-        n_declared = len(names)
-        n_pos = self._n_positional
+
+class _Signature:
+    """The tables behind ``FunctionSchema.bind``, built once per schema."""
+
+    __slots__ = (
+        "schema_name", "names", "index", "ambiguous", "defaults", "n_declared",
+        "n_positional", "n_required", "tail", "is_vararg",
+    )
+
+    def __init__(self, schema: FunctionSchema) -> None:
+        names: list[str] = []
+        index: dict[str, int] = {}
+        ambiguous = set()
+        defaults: list[Any] = []
+        n_positional = n_required = -1  # -1: not reached yet
+        for i, a in enumerate(schema.arguments):
+            name = a.name
+            if name in index:
+                ambiguous.add(name)  # the corpus has one schema with a repeated name
+            else:
+                index[name] = i
+            names.append(name)
+            default = a.default
+            defaults.append(default)
+            if a.kwarg_only:
+                if n_positional < 0:
+                    n_positional = i
+            elif n_positional >= 0:
+                raise ValueError(
+                    f"{schema.name}: positional argument '{name}' follows a keyword-only one"
+                )
+            elif default is not NO_DEFAULT:
+                if n_required < 0:
+                    n_required = i
+            elif n_required >= 0:
+                raise ValueError(
+                    f"{schema.name}: non-default argument '{name}' follows default argument"
+                )
+        n = len(names)
+        self.schema_name = schema.name
+        self.names = tuple(names)
+        self.index = index
+        self.ambiguous = frozenset(ambiguous)
+        self.defaults = tuple(defaults)
+        self.n_declared = n
+        self.n_positional = n if n_positional < 0 else n_positional
+        self.n_required = self.n_positional if n_required < 0 else n_required
+        # What completes a call that passes only positionals, if anything can.
+        tail = self.defaults[self.n_required :]
+        self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
+        self.is_vararg = schema.is_vararg
+
+    def bind_slow(self, args: Union[tuple, list], kwargs: dict) -> tuple:
+        names = self.names
+        n_pos = self.n_positional
         n_args = len(args)
-        who = f"{self.name}()"
-        bound = list(args[:n_pos]) + [NO_DEFAULT] * (n_declared - min(n_args, n_pos))
+        who = f"{self.schema_name}()"
+        bound = list(args[:n_pos]) + [NO_DEFAULT] * (self.n_declared - min(n_args, n_pos))
         for key, value in kwargs.items():
-            i = self._index.get(key)
+            i = self.index.get(key)
             if i is None:
                 raise TypeError(f"{who} got an unexpected keyword argument '{key}'")
-            if key in self._ambiguous:
+            if key in self.ambiguous:
                 raise TypeError(
                     f"{who} has more than one argument named '{key}'; pass it positionally"
                 )
@@ -869,14 +883,12 @@ class FunctionSchema:
                 raise TypeError(f"{who} got multiple values for argument '{key}'")
             bound[i] = value
         if n_args > n_pos and not self.is_vararg:
-            n_opt = n_pos - self._n_required
-            takes = (
-                f"from {self._n_required} to {n_pos} positional arguments"
-                if n_opt
-                else f"{_plural(n_pos, 'positional argument')}"
-            )
+            if n_pos > self.n_required:
+                takes = f"from {self.n_required} to {n_pos} positional arguments"
+            else:
+                takes = _plural(n_pos, "positional argument")
             given = f"{n_args} {'was' if n_args == 1 else 'were'} given"
-            n_kw = sum(1 for key in kwargs if self._index[key] >= n_pos)
+            n_kw = sum(1 for key in kwargs if self.index[key] >= n_pos)
             if n_kw:
                 given = (
                     f"{_plural(n_args, 'positional argument')} "
@@ -887,20 +899,16 @@ class FunctionSchema:
         missing_kw: list[str] = []
         for i, value in enumerate(bound):
             if value is NO_DEFAULT:
-                default = self._defaults[i]
+                default = self.defaults[i]
                 if default is NO_DEFAULT:
                     (missing_pos if i < n_pos else missing_kw).append(names[i])
                 bound[i] = default
-        if missing_pos:
-            raise TypeError(
-                f"{who} missing {len(missing_pos)} required positional "
-                f"argument{'s' if len(missing_pos) > 1 else ''}: {_and_list(missing_pos)}"
-            )
-        if missing_kw:
-            raise TypeError(
-                f"{who} missing {len(missing_kw)} required keyword-only "
-                f"argument{'s' if len(missing_kw) > 1 else ''}: {_and_list(missing_kw)}"
-            )
+        for missing, kind in ((missing_pos, "positional"), (missing_kw, "keyword-only")):
+            if missing:
+                raise TypeError(
+                    f"{who} missing {len(missing)} required {kind} "
+                    f"argument{'s' if len(missing) > 1 else ''}: {_and_list(missing)}"
+                )
         if n_args > n_pos:
             bound.extend(args[n_pos:])
         return tuple(bound)
@@ -909,20 +917,26 @@ class FunctionSchema:
 # --------------------------------------------------------------------------
 # The parser: one regex pass to tokenize, then recursive descent.
 # --------------------------------------------------------------------------
+# One token per match, whitespace skipped.  Only the texts are kept: the
+# grammar tells tokens apart by text (punctuation) or first character
+# (identifier, number, string); positions are recomputed for an error only.
 _TOKEN = re.compile(
-    r"""
-     (?P<ws>\s+)
-    |(?P<id>[A-Za-z_][A-Za-z0-9_]*)
-    |(?P<num>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
-    |(?P<str>"(?:[^"\\\n]|\\[^\n])*"|'(?:[^'\\\n]|\\[^\n])*')
-    |(?P<op>->|\.\.\.|::|[()\[\],.?!*|=:-])
-    |(?P<bad>.)
-    """,
-    re.VERBOSE | re.DOTALL,
+    r"""\s*(
+       [A-Za-z_][A-Za-z0-9_]*
+     | (?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
+     | "(?:[^"\\\n]|\\[^\n])*" | '(?:[^'\\\n]|\\[^\n])*'
+     | -> | \.\.\. | :: | [()\[\],.?!*|=:-]
+     | \S
+    )""",
+    re.VERBOSE,
 )
+_ID_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_DIGITS = frozenset("0123456789")
+_EOF = ""  # the token after the last one
 
 # Names PyTorch's parser accepts where an integer default is expected.
 _NAMED_CONSTANTS = {"float": 6, "long": 4, "strided": 0, "Mean": 1, "contiguous_format": 0}
+_KEYWORD_VALUES = {"None": None, "True": True, "False": False}
 
 _SIMPLE_ESCAPES = {
     "\\": 0x5C, "'": 0x27, '"': 0x22, "a": 0x07, "b": 0x08,
@@ -931,89 +945,90 @@ _SIMPLE_ESCAPES = {
 _OCTAL = frozenset("01234567")
 
 
-class _Parser:
-    """Recursive descent over a token list; every method leaves ``i`` on the next token."""
+def _is_id(tok: str) -> bool:
+    return tok[:1] in _ID_START
 
-    __slots__ = ("src", "kinds", "texts", "starts", "i", "depth")
+
+def _is_num(tok: str) -> bool:
+    return tok[:1] in _DIGITS or (tok[:1] == "." and tok[1:2] in _DIGITS)
+
+
+def _is_str(tok: str) -> bool:
+    return len(tok) >= 2 and tok[0] in "\"'"
+
+
+class _Parser:
+    """Recursive descent over the token texts; ``i`` is always the next token."""
+
+    __slots__ = ("src", "toks", "i", "depth")
 
     def __init__(self, src: str) -> None:
         if not isinstance(src, str):
             raise TypeError(f"a schema must be a str, not {type(src).__name__}")
         self.src = src
-        kinds: list[str] = []
-        texts: list[str] = []
-        starts: list[int] = []
-        for m in _TOKEN.finditer(src):
-            kind = m.lastgroup
-            if kind == "ws":
-                continue
-            text = m.group()
-            # Punctuation is its own kind, so the grammar compares kinds only.
-            kinds.append(text if kind == "op" else kind)  # type: ignore[arg-type]
-            texts.append(text)
-            starts.append(m.start())
-        kinds.append("eof")
-        texts.append("")
-        starts.append(len(src))
-        self.kinds = kinds
-        self.texts = texts
-        self.starts = starts
+        self.toks = _TOKEN.findall(src)
+        self.toks.append(_EOF)
         self.i = 0
         self.depth = 0
 
     # -- token helpers -----------------------------------------------------
     def error(self, msg: str, token: Optional[int] = None, end: Optional[int] = None) -> SchemaParseError:
-        """An error at ``token`` (default: the current one), marking up to token ``end``."""
-        t = self.i if token is None else token
-        start = self.starts[t]
-        last = t if end is None else end
-        width = self.starts[last] + len(self.texts[last]) - start
-        return SchemaParseError(msg, self.src, start, width)
+        """An error at ``token`` (default: the current one), marking through token ``end``."""
+        starts = [m.start(1) for m in _TOKEN.finditer(self.src)]
+        starts.append(len(self.src))
+        first = self.i if token is None else token
+        last = first if end is None else end
+        width = starts[last] + len(self.toks[last]) - starts[first]
+        return SchemaParseError(msg, self.src, starts[first], width)
 
     def found(self) -> str:
-        kind = self.kinds[self.i]
-        text = self.texts[self.i]
-        if kind == "eof":
+        tok = self.toks[self.i]
+        if tok == _EOF:
             return "end of input"
-        if kind == "id":
-            return f"identifier '{text}'"
-        if kind == "num":
-            return f"number '{text}'"
-        if kind == "str":
+        if _is_id(tok):
+            return f"identifier '{tok}'"
+        if _is_num(tok):
+            return f"number '{tok}'"
+        if _is_str(tok):
             return "a string literal"
-        if kind == "bad":
-            if text in "\"'":
-                return "an unterminated string literal"
-            return f"invalid character {text!r}"
-        return f"'{text}'"
+        if tok in "\"'":
+            return "an unterminated string literal"
+        if tok in _PUNCTUATION:
+            return f"'{tok}'"
+        return f"invalid character {tok!r}"
 
     def expected(self, what: str) -> SchemaParseError:
         return self.error(f"expected {what} but found {self.found()}")
 
-    def expect(self, kind: str, what: str) -> str:
-        if self.kinds[self.i] != kind:
+    def expect(self, punct: str, what: str) -> None:
+        if self.toks[self.i] != punct:
             raise self.expected(what)
-        text = self.texts[self.i]
         self.i += 1
-        return text
 
-    def accept(self, kind: str) -> bool:
-        if self.kinds[self.i] == kind:
+    def accept(self, punct: str) -> bool:
+        if self.toks[self.i] == punct:
             self.i += 1
             return True
         return False
 
+    def identifier(self, what: str) -> str:
+        tok = self.toks[self.i]
+        if not _is_id(tok):
+            raise self.expected(what)
+        self.i += 1
+        return tok
+
     # -- declarations ------------------------------------------------------
     def operator_name(self) -> OperatorName:
-        first = self.expect("id", "an operator name")
+        first = self.identifier("an operator name")
         namespace = ""
         name = first
         if self.accept("::"):
             namespace = first
-            name = self.expect("id", "an operator name after '::'")
+            name = self.identifier("an operator name after '::'")
         overload = ""
         if self.accept("."):
-            overload = self.expect("id", "an overload name after '.'")
+            overload = self.identifier("an overload name after '.'")
         return OperatorName(namespace, name, overload)
 
     def schema(self) -> FunctionSchema:
@@ -1021,35 +1036,36 @@ class _Parser:
         arguments, is_vararg = self.parameters()
         self.expect("->", "'->'")
         returns, is_varret = self.return_list()
-        self.expect("eof", "end of the schema")
+        self.expect(_EOF, "end of the schema")
         return FunctionSchema(name, arguments, returns, is_vararg, is_varret)
 
     def parameters(self) -> tuple[tuple[Argument, ...], bool]:
         self.expect("(", "'(' to start the argument list")
+        toks = self.toks
         args: list[Argument] = []
         kwarg_only = False
         vararg = False
         star: Optional[int] = None  # token of a '*' not yet followed by an argument
         seen_default = False
-        if self.kinds[self.i] != ")":
+        if toks[self.i] != ")":
             while True:
                 if vararg:
                     raise self.error("'...' must be the last element of the argument list")
-                kind = self.kinds[self.i]
-                if kind == "*":
+                tok = toks[self.i]
+                if tok == "*":
                     if kwarg_only:
                         raise self.error("'*' may appear only once in an argument list")
                     kwarg_only = True
                     star = self.i
                     self.i += 1
-                elif kind == "...":
+                elif tok == "...":
                     vararg = True
                     self.i += 1
                 else:
                     first = self.i
-                    arg = self.argument(kwarg_only)
+                    arg = self.cached_argument(kwarg_only)
                     if not kwarg_only:
-                        if arg.has_default:
+                        if arg.default is not NO_DEFAULT:
                             seen_default = True
                         elif seen_default:
                             raise self.error(
@@ -1059,9 +1075,10 @@ class _Parser:
                             )
                     star = None
                     args.append(arg)
-                if not self.accept(","):
+                if toks[self.i] != ",":
                     break
-        if star is not None and self.kinds[self.i] == ")":
+                self.i += 1
+        if star is not None and toks[self.i] == ")":
             raise self.error("named arguments must follow bare '*'", star)
         self.expect(")", "',' or ')'")
         return tuple(args), vararg
@@ -1073,7 +1090,7 @@ class _Parser:
             return (self.return_(),), False
         returns: list[Return] = []
         varret = False
-        if self.kinds[self.i] != ")":
+        if self.toks[self.i] != ")":
             while True:
                 if varret:
                     raise self.error("'...' must be the last element of the return list")
@@ -1088,34 +1105,66 @@ class _Parser:
 
     def return_(self) -> Return:
         t = self.sized_type()
-        name = None
-        if self.kinds[self.i] == "id":
-            name = self.texts[self.i]
+        tok = self.toks[self.i]
+        if _is_id(tok):
             self.i += 1
-        return Return(t, name)
+            return Return(t, tok)
+        return Return(t)
+
+    def cached_argument(self, kwarg_only: bool) -> Argument:
+        """``argument()``, memoized on its tokens: schemas repeat most arguments
+        ("Tensor self", "Scalar alpha=1"), and a hit skips parsing them again."""
+        toks = self.toks
+        start = self.i
+        end = start
+        depth = 0
+        while True:
+            tok = toks[end]
+            if tok in _OPENERS:
+                depth += 1
+            elif tok in _CLOSERS:
+                if depth == 0:
+                    break
+                depth -= 1
+            elif tok == "," and depth == 0 or tok == _EOF:
+                break
+            end += 1
+        key = (kwarg_only, *toks[start:end])
+        arg = _ARGUMENT_CACHE.get(key)
+        if arg is not None:
+            self.i = end
+            return arg
+        arg = self.argument(kwarg_only)
+        if self.i == end:
+            if len(_ARGUMENT_CACHE) >= _ARGUMENT_CACHE_SIZE:
+                _ARGUMENT_CACHE.clear()
+            _ARGUMENT_CACHE[key] = arg
+        return arg
 
     def argument(self, kwarg_only: bool) -> Argument:
         t = self.sized_type()
-        name = self.expect("id", "an argument name")
-        default: Any = NO_DEFAULT
-        if self.accept("="):
-            first = self.i
-            value = self.literal()
-            try:
-                default = normalize_default(t, value)
-            except ValueError as exc:
-                raise self.error(str(exc), first, self.i - 1) from None
+        name = self.identifier("an argument name")
+        if self.toks[self.i] != "=":
+            return Argument(name, t, NO_DEFAULT, kwarg_only)
+        self.i += 1
+        first = self.i
+        value = self.literal()
+        try:
+            default = normalize_default(t, value)
+        except ValueError as exc:
+            raise self.error(str(exc), first, self.i - 1) from None
         return Argument(name, t, default, kwarg_only)
 
     # -- types -------------------------------------------------------------
     def sized_type(self) -> Type:
         """A type, then PyTorch's argument-level size ``[N]``: ``int[2]``, ``int[1]?``."""
         t = self.type_()
-        if self.accept("["):
-            tok = self.i
-            size = self.expect("num", "a list size or ']'")
+        if self.toks[self.i] == "[":
+            self.i += 1
+            size = self.toks[self.i]
             if not size.isdigit():
-                raise self.error("a list size must be a non-negative integer", tok)
+                raise self.expected("a list size (a non-negative integer) or ']'")
+            self.i += 1
             self.expect("]", "']'")
             t = ListType(t, int(size), self.alias_annotation())
             if self.accept("?"):
@@ -1126,45 +1175,42 @@ class _Parser:
         self.depth += 1
         if self.depth > _MAX_TYPE_NESTING:
             raise self.error("types are nested too deeply")
-        kind = self.kinds[self.i]
+        toks = self.toks
+        tok = toks[self.i]
         t: Type
-        if kind == "(":
+        if tok == "(":
             self.i += 1
-            elems = self.type_list(")")
-            t = TupleType(elems)
-        elif kind == "id":
-            text = self.texts[self.i]
-            tok = self.i
+            t = TupleType(self.type_list())
+        elif _is_id(tok):
+            first = self.i
             self.i += 1
-            base = _BASE_TYPES.get(text)
-            if base is not None or text == "None":
-                base = base or BaseTy.NoneType
-                alias = self.alias_annotation()
-                t = _PLAIN[base] if alias is None else BaseType(base, alias)
-            elif text in _PARAMETERIZED:
-                self.expect("(", f"'(' after {text}")
-                args = self.type_list(")")
-                lo, hi, annotatable = _PARAMETERIZED[text]
+            plain = _PLAIN.get(tok)
+            if plain is not None:
+                alias = self.alias_annotation() if toks[self.i] == "(" else None
+                t = plain if alias is None else BaseType(plain.name, alias)
+            elif tok in _PARAMETERIZED:
+                self.expect("(", f"'(' after {tok}")
+                args = self.type_list()
+                lo, hi, annotatable = _PARAMETERIZED[tok]
                 if len(args) < lo or (hi is not None and len(args) > hi):
                     count = f"{lo}" if lo == hi else f"at least {lo}"
-                    raise self.error(f"{text} takes {count} type(s), got {len(args)}", tok, self.i - 1)
-                t = ParameterizedType(text, args, self.alias_annotation() if annotatable else None)
-            elif text == "__torch__":
-                t = self.class_type(tok)
-            elif text[0].islower():
-                t = TypeVar(text, self.alias_annotation())
+                    raise self.error(f"{tok} takes {count} type(s), got {len(args)}", first, self.i - 1)
+                t = ParameterizedType(tok, args, self.alias_annotation() if annotatable else None)
+            elif tok == "__torch__":
+                t = self.class_type()
+            elif tok[0].islower():
+                t = TypeVar(tok, self.alias_annotation())
             else:
-                raise self.error(f"unknown type '{text}'", tok)
+                raise self.error(f"unknown type '{tok}'", first)
         else:
             raise self.expected("a type")
         # Postfix: T[] (with an optional annotation on the list) and T?.
-        kinds = self.kinds
         while True:
-            kind = kinds[self.i]
-            if kind == "[" and kinds[self.i + 1] == "]":
+            tok = toks[self.i]
+            if tok == "[" and toks[self.i + 1] == "]":
                 self.i += 2
                 t = ListType(t, None, self.alias_annotation())
-            elif kind == "?":
+            elif tok == "?":
                 self.i += 1
                 t = OptionalType(t)
             else:
@@ -1172,31 +1218,31 @@ class _Parser:
         self.depth -= 1
         return t
 
-    def type_list(self, close: str) -> tuple[Type, ...]:
+    def type_list(self) -> tuple[Type, ...]:
+        """``T1, T2, ...)``: the rest of a parenthesized list of types."""
         elems: list[Type] = []
-        if self.kinds[self.i] != close:
+        if self.toks[self.i] != ")":
             elems.append(self.type_())
             while self.accept(","):
                 elems.append(self.type_())
-        self.expect(close, f"',' or '{close}'")
+        self.expect(")", "',' or ')'")
         return tuple(elems)
 
-    def class_type(self, first: int) -> ClassType:
+    def class_type(self) -> ClassType:
+        hint = f"(custom classes are {_CLASS_PREFIX}<namespace>.<name>)"
         for part in ("torch", "classes"):
-            self.expect(".", f"'.{part}' (custom classes are __torch__.torch.classes.<ns>.<name>)")
-            if self.expect("id", f"'{part}'") != part:
-                raise self.error(
-                    f"expected '{part}' (custom classes are __torch__.torch.classes.<ns>.<name>)",
-                    self.i - 1,
-                )
-        self.expect(".", "'.' and the class namespace")
-        namespace = self.expect("id", "the class namespace")
-        self.expect(".", "'.' and the class name")
-        name = self.expect("id", "the class name")
+            self.expect(".", f"'.' {hint}")
+            if self.toks[self.i] != part:
+                raise self.expected(f"'{part}' {hint}")
+            self.i += 1
+        self.expect(".", f"'.' {hint}")
+        namespace = self.identifier(f"the class namespace {hint}")
+        self.expect(".", f"'.' {hint}")
+        name = self.identifier(f"the class name {hint}")
         return ClassType(f"{_CLASS_PREFIX}{namespace}.{name}")
 
     def alias_annotation(self) -> Optional[AliasInfo]:
-        if self.kinds[self.i] != "(":
+        if self.toks[self.i] != "(":
             return None
         self.i += 1
         before = self.alias_sets()
@@ -1208,60 +1254,61 @@ class _Parser:
     def alias_sets(self) -> tuple[str, ...]:
         sets: list[str] = []
         while True:
-            kind = self.kinds[self.i]
-            if kind != "id" and kind != "*":
+            tok = self.toks[self.i]
+            if tok != WILDCARD and not _is_id(tok):
                 raise self.expected("an alias set name or '*'")
-            name = self.texts[self.i]
             self.i += 1
-            if name not in sets:
-                sets.append(name)
+            if tok not in sets:
+                sets.append(tok)
             if not self.accept("|"):
                 return tuple(sets)
 
     # -- literals ----------------------------------------------------------
     def literal(self) -> Any:
         """A default value as written: None, True, False, number, string, name, [list]."""
-        if self.accept("["):
-            values: list[Any] = []
-            if self.kinds[self.i] != "]":
+        if not self.accept("["):
+            return self.scalar_literal()
+        values: list[Any] = []
+        if self.toks[self.i] != "]":
+            values.append(self.scalar_literal())
+            while self.accept(","):
                 values.append(self.scalar_literal())
-                while self.accept(","):
-                    values.append(self.scalar_literal())
-            self.expect("]", "',' or ']'")
-            return values
-        return self.scalar_literal()
+        self.expect("]", "',' or ']'")
+        return values
 
     def scalar_literal(self) -> Any:
-        kind = self.kinds[self.i]
-        text = self.texts[self.i]
-        if kind == "id":
-            if text in ("None", "True", "False"):
+        tok = self.toks[self.i]
+        if _is_id(tok):
+            if tok in _KEYWORD_VALUES:
                 self.i += 1
-                return {"None": None, "True": True, "False": False}[text]
-            if text in _NAMED_CONSTANTS:
+                return _KEYWORD_VALUES[tok]
+            if tok in _NAMED_CONSTANTS:
                 self.i += 1
-                return _NAMED_CONSTANTS[text]
+                return _NAMED_CONSTANTS[tok]
             raise self.error(
-                f"unknown default value '{text}' (expected a number, a string, True, "
+                f"unknown default value '{tok}' (expected a number, a string, True, "
                 f"False, None or one of {', '.join(_NAMED_CONSTANTS)})"
             )
-        if kind == "str":
-            value = self.string_value(text)  # errors point at the literal
+        if _is_str(tok):
+            value = self.string_value(tok)  # errors point at the literal
             self.i += 1
             return value
+        first = self.i
         negative = self.accept("-")
-        first = self.i - negative
-        text = self.expect("num", "a default value")
-        if "." in text or "e" in text or "E" in text:
-            value: Any = float(text)
-            if math.isinf(value):
+        tok = self.toks[self.i]
+        if not _is_num(tok):
+            raise self.expected("a default value")
+        self.i += 1
+        if "." in tok or "e" in tok or "E" in tok:
+            number: Any = float(tok)
+            if math.isinf(number):
                 raise self.error("float literal out of range", first, self.i - 1)
         else:
-            value = int(text)
-        value = -value if negative else value
-        if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+            number = int(tok)
+        number = -number if negative else number
+        if type(number) is int and not _INT64_MIN <= number <= _INT64_MAX:
             raise self.error("integer literal out of the 64-bit range", first, self.i - 1)
-        return value
+        return number
 
     def string_value(self, token: str) -> str:
         """Decode a quoted literal the way PyTorch's parseStringLiteral does, on bytes."""
@@ -1298,6 +1345,16 @@ class _Parser:
             raise self.error("string literal is not valid UTF-8") from None
 
 
+_PUNCTUATION = frozenset(["->", "...", "::", *"()[],.?!*|=:-"])
+_OPENERS = frozenset("([")
+_CLOSERS = frozenset(")]")
+# Parsed arguments by (kwarg_only, *tokens).  The corpus has about 2,700
+# distinct ones; the bound only keeps hostile input from growing it forever.
+_ARGUMENT_CACHE: dict[tuple[Any, ...], Argument] = {}
+_ARGUMENT_CACHE_SIZE = 16384
+
 # One shared instance per unannotated base type: most types in a schema are
 # plain "Tensor", "int", ..., and sharing them keeps parsing fast and small.
-_PLAIN = {ty: BaseType(ty) for ty in BaseTy}
+# "None" is PyTorch's spelling of NoneType in a schema.
+_PLAIN = {ty.value: BaseType(ty) for ty in BaseTy}
+_PLAIN["None"] = _PLAIN["NoneType"]

@@ -1,0 +1,579 @@
+"""Boxed values: ``IValue`` (a tagged value) and ``Stack``, PyTorch's boxed calling convention.
+
+A boxed kernel sees an operator's arguments as a stack of IValues instead of
+Python parameters, so one kernel (a fallback, a tracer) can serve every
+operator.  ``box`` turns an ordinary call into such a stack, checking each
+argument against the schema; ``unbox_arguments`` turns it back.  A boxed
+kernel leaves its results on the stack (``box_returns`` pushes a Python
+result there), and ``unbox_returns`` makes them ``None``, a value, or a tuple.
+
+Tags follow ``c10::IValue``.  Payloads are plain Python values; typed lists
+(IntList, ..., TensorList) hold a tuple of plain elements, generic lists and
+tuples a tuple of IValues, as in c10 (``c10::List<int64_t>`` vs
+``c10::List<IValue>``).
+
+Tensors are recognised by ``dispatcher._core.tensor_key_set`` -- the one test
+the call path uses too -- so anything that dispatches as a tensor boxes as one.
+"""
+from __future__ import annotations
+
+import enum
+import numbers
+import operator
+import random
+from typing import Any, Callable, NamedTuple, Optional, Union
+
+from dispatcher._core import tensor_key_set
+from dispatcher.schema import (
+    BaseTy,
+    BaseType,
+    ClassType,
+    FunctionSchema,
+    ListType,
+    OptionalType,
+    ParameterizedType,
+    TupleType,
+    Type,
+    TypeVar,
+)
+
+__all__ = [
+    "IValue",
+    "Stack",
+    "Tag",
+    "box",
+    "box_returns",
+    "register_value_type",
+    "unbox_arguments",
+    "unbox_returns",
+]
+
+
+class Tag(enum.IntEnum):
+    """What an IValue holds (``c10::IValue::Tag``)."""
+
+    NONE = 0
+    TENSOR = 1
+    DOUBLE = 2
+    INT = 3
+    BOOL = 4
+    STRING = 5
+    COMPLEX = 6
+    DEVICE = 7
+    SCALAR_TYPE = 8
+    LAYOUT = 9
+    MEMORY_FORMAT = 10
+    GENERATOR = 11
+    INT_LIST = 12
+    DOUBLE_LIST = 13
+    BOOL_LIST = 14
+    TENSOR_LIST = 15
+    GENERIC_LIST = 16
+    TUPLE = 17
+    OBJECT = 18
+
+
+# Reading an enum member (Tag.INT) costs ~250 ns on Python 3.11; the code that
+# runs per value uses these module constants instead.
+_TENSOR, _DOUBLE, _INT, _BOOL, _STRING, _COMPLEX = (
+    Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.BOOL, Tag.STRING, Tag.COMPLEX
+)
+_GENERIC_LIST, _TUPLE, _OBJECT = Tag.GENERIC_LIST, Tag.TUPLE, Tag.OBJECT
+_TYPED_LISTS = frozenset({Tag.INT_LIST, Tag.DOUBLE_LIST, Tag.BOOL_LIST, Tag.TENSOR_LIST})
+
+
+class IValue(NamedTuple):
+    """A tagged value.  Immutable; a tuple so that making one is cheap."""
+
+    tag: Tag
+    payload: Any
+
+    def to_python(self) -> Any:
+        """The plain Python value: lists come back as fresh lists, tuples as tuples."""
+        tag = self.tag
+        if tag in _TYPED_LISTS:
+            return list(self.payload)
+        if tag is _GENERIC_LIST:
+            return [iv.to_python() for iv in self.payload]
+        if tag is _TUPLE:
+            return tuple(iv.to_python() for iv in self.payload)
+        return self.payload
+
+    @staticmethod
+    def from_python(value: Any) -> "IValue":
+        """Box ``value`` with the tag its Python type suggests (for ``Any``, ``t``, ``...``)."""
+        if value is None:
+            return _NONE
+        cls = type(value)
+        if cls is bool:
+            return _new(IValue, (_BOOL, value))
+        if cls is int:
+            return _new(IValue, (_INT, value))
+        if cls is float:
+            return _new(IValue, (_DOUBLE, value))
+        if cls is str:
+            return _new(IValue, (_STRING, value))
+        if cls is complex:
+            return _new(IValue, (_COMPLEX, value))
+        if tensor_key_set(value) is not None:
+            return _new(IValue, (_TENSOR, value))
+        if cls is list:
+            for tag, test in _LIST_INFERENCE:
+                if value and all(test(x) for x in value):
+                    return _new(IValue, (tag, tuple(value)))
+            return _new(IValue, (_GENERIC_LIST, tuple(map(IValue.from_python, value))))
+        if cls is tuple:
+            return _new(IValue, (_TUPLE, tuple(map(IValue.from_python, value))))
+        return _new(IValue, (_OBJECT, value))
+
+
+_new = tuple.__new__  # IValue(tag, payload) without NamedTuple's Python-level __new__
+_NONE = IValue(Tag.NONE, None)
+_LIST_INFERENCE = (
+    (Tag.BOOL_LIST, lambda x: type(x) is bool),
+    (Tag.INT_LIST, lambda x: type(x) is int),
+    (Tag.DOUBLE_LIST, lambda x: type(x) is float),
+    (Tag.TENSOR_LIST, lambda x: tensor_key_set(x) is not None),
+)
+
+
+class Stack(list):
+    """A list of IValues with torch::jit's stack helpers (``torch/csrc/jit/runtime/vararg_functions``).
+
+    The top of the stack is the end of the list.  ``push`` checks that it is
+    given IValues; the list methods themselves stay the raw, unchecked vector
+    interface (as ``std::vector<IValue>`` is in PyTorch) for hot code.
+    """
+
+    __slots__ = ()
+
+    def push(self, *values: IValue) -> None:
+        for v in values:
+            if type(v) is not IValue:
+                raise TypeError(f"a Stack holds IValues, not {type(v).__name__}")
+        self.extend(values)
+
+    def peek(self, i: int, n: int) -> IValue:
+        """Item ``i`` of the top ``n`` items (torch::jit::peek(stack, i, N))."""
+        if not 0 <= i < n <= len(self):
+            raise IndexError(f"cannot peek at item {i} of the top {n} of a stack of {len(self)}")
+        return self[len(self) - n + i]
+
+    def pop_n(self, n: int) -> list[IValue]:
+        """Remove and return the top ``n`` items, deepest first (torch::jit::pop(stack, N))."""
+        self._check_depth(n, "pop")
+        items = self[len(self) - n :]
+        del self[len(self) - n :]
+        return items
+
+    def drop(self, n: int) -> None:
+        """Remove the top ``n`` items (torch::jit::drop(stack, n))."""
+        self._check_depth(n, "drop")
+        del self[len(self) - n :]
+
+    def _check_depth(self, n: int, what: str) -> None:
+        if type(n) is not int or n < 0:
+            raise ValueError(f"cannot {what} {n!r} items: expected a non-negative int")
+        if n > len(self):
+            raise IndexError(f"cannot {what} {n} items from a stack of {len(self)}")
+
+
+# --------------------------------------------------------------------------
+# Python values accepted for the enum-like and opaque types
+# --------------------------------------------------------------------------
+# Without torch there are no torch.dtype / torch.device objects; a project
+# brings its own and registers them.  The defaults: ints (and IntEnums) for the
+# enum-like types, strings such as "cpu" for devices, random.Random generators.
+_ACCEPTED: dict[Tag, tuple[type, ...]] = {
+    Tag.SCALAR_TYPE: (int,),
+    Tag.LAYOUT: (int,),
+    Tag.MEMORY_FORMAT: (int,),
+    Tag.DEVICE: (str,),
+    Tag.GENERATOR: (random.Random,),
+}
+
+
+def register_value_type(tag: Tag, cls: type) -> None:
+    """Accept instances of ``cls`` where the schema expects ``tag``'s type.
+
+    For ``Tag.SCALAR_TYPE``, ``LAYOUT``, ``MEMORY_FORMAT``, ``DEVICE`` and
+    ``GENERATOR``: e.g. ``register_value_type(Tag.DEVICE, MyDevice)``.
+    """
+    if tag not in _ACCEPTED:
+        raise ValueError(
+            f"only {', '.join(t.name for t in _ACCEPTED)} take registered types, not {tag!r}"
+        )
+    if not isinstance(cls, type):
+        raise TypeError(f"register_value_type expects a type, got {cls!r}")
+    if cls not in _ACCEPTED[tag]:
+        _ACCEPTED[tag] += (cls,)
+    _CONVERTERS.clear()
+    _PLANS.clear()
+
+
+# --------------------------------------------------------------------------
+# Converters: one function per schema type, Python value -> IValue
+# --------------------------------------------------------------------------
+class _Mismatch(Exception):
+    """Raised by a converter; ``received`` describes the offending value."""
+
+    def __init__(self, received: str) -> None:
+        super().__init__(received)
+        self.received = received
+
+
+def _type_name(value: Any) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+Converter = Callable[[Any], IValue]
+
+
+def _simple(
+    tag: Tag, test: Callable[[Any], bool], convert: Optional[Callable[[Any], Any]] = None
+) -> Converter:
+    def conv(v: Any) -> IValue:
+        if not test(v):
+            raise _Mismatch(_type_name(v))
+        return _new(IValue, (tag, v if convert is None else convert(v)))
+
+    return conv
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int or isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v: Any) -> bool:
+    return type(v) in (float, int) or isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _is_complex(v: Any) -> bool:
+    return isinstance(v, numbers.Complex) and not isinstance(v, bool)
+
+
+def _is_tensor(v: Any) -> bool:
+    return tensor_key_set(v) is not None
+
+
+def _tensor(v: Any) -> IValue:
+    if tensor_key_set(v) is None:
+        raise _Mismatch(_type_name(v))
+    return _new(IValue, (_TENSOR, v))
+
+
+def _scalar(v: Any) -> IValue:
+    cls = type(v)
+    if cls is int:
+        return _new(IValue, (_INT, v))
+    if cls is float:
+        return _new(IValue, (_DOUBLE, v))
+    if cls is bool:
+        return _new(IValue, (_BOOL, v))
+    if cls is complex:
+        return _new(IValue, (_COMPLEX, v))
+    if _is_int(v):
+        return _new(IValue, (_INT, operator.index(v)))
+    if _is_real(v):
+        return _new(IValue, (_DOUBLE, float(v)))
+    if _is_complex(v):
+        return _new(IValue, (_COMPLEX, complex(v)))
+    raise _Mismatch(_type_name(v))
+
+
+def _registered(tag: Tag) -> Converter:
+    accepted = _ACCEPTED[tag]
+    return _simple(tag, lambda v: isinstance(v, accepted) and type(v) is not bool)
+
+
+def _base_converter(name: BaseTy) -> Converter:
+    if name is BaseTy.Tensor:
+        return _tensor
+    if name in (BaseTy.int, BaseTy.SymInt):
+        return _simple(Tag.INT, _is_int, operator.index)
+    if name in (BaseTy.float, BaseTy.SymFloat):
+        return _simple(Tag.DOUBLE, _is_real, float)
+    if name in (BaseTy.bool, BaseTy.SymBool):
+        return _simple(Tag.BOOL, lambda v: type(v) is bool)
+    if name in (BaseTy.str, BaseTy.Dimname):
+        return _simple(Tag.STRING, lambda v: type(v) is str)
+    if name is BaseTy.complex:
+        return _simple(Tag.COMPLEX, _is_complex, complex)
+    if name is BaseTy.Scalar:
+        return _scalar
+    if name is BaseTy.ScalarType:
+        return _registered(Tag.SCALAR_TYPE)
+    if name is BaseTy.Layout:
+        return _registered(Tag.LAYOUT)
+    if name is BaseTy.MemoryFormat:
+        return _registered(Tag.MEMORY_FORMAT)
+    if name is BaseTy.Device:
+        return _registered(Tag.DEVICE)
+    if name is BaseTy.Generator:
+        return _registered(Tag.GENERATOR)
+    if name is BaseTy.NoneType:
+        return _simple(Tag.NONE, lambda v: v is None)
+    if name is BaseTy.Any:
+        return IValue.from_python
+    # Storage, Stream, QScheme, Capsule, AnyClassType, AnyEnumType: opaque.
+    return _simple(Tag.OBJECT, lambda v: v is not None)
+
+
+def _optional(inner: Converter) -> Converter:
+    def conv(v: Any) -> IValue:
+        return _NONE if v is None else inner(v)
+
+    return conv
+
+
+def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple:
+    if type(v) not in (list, tuple):
+        raise _Mismatch(_type_name(v))
+    out = []
+    for i, x in enumerate(v):
+        try:
+            out.append(convert(x))
+        except _Mismatch as exc:
+            raise _Mismatch(f"{type(v).__name__} whose element {i} is {exc.received}") from None
+    return tuple(out)
+
+
+def _list_converter(t: ListType) -> Converter:
+    elem = t.elem.strip_annotations()
+    elem_conv = _converter(elem)
+    size = t.size
+    typed = {
+        BaseTy.int: Tag.INT_LIST, BaseTy.SymInt: Tag.INT_LIST, BaseTy.float: Tag.DOUBLE_LIST,
+        BaseTy.SymFloat: Tag.DOUBLE_LIST, BaseTy.bool: Tag.BOOL_LIST, BaseTy.SymBool: Tag.BOOL_LIST,
+        BaseTy.Tensor: Tag.TENSOR_LIST,
+    }.get(elem.name) if isinstance(elem, BaseType) else None
+    if typed is None:
+        return lambda v: _new(IValue, (_GENERIC_LIST, _elements(v, elem_conv)))
+
+    def payload_of(x: Any) -> Any:
+        return elem_conv(x).payload
+
+    expands = size is not None and typed is Tag.INT_LIST
+
+    def conv(v: Any) -> IValue:
+        # PyTorch accepts one int for a sized int list: stride=2 is [2, 2].
+        if expands and _is_int(v):
+            return _new(IValue, (typed, (operator.index(v),) * size))
+        return _new(IValue, (typed, _elements(v, payload_of)))
+
+    return conv
+
+
+def _tuple_converter(t: TupleType) -> Converter:
+    convs = tuple(_converter(e) for e in t.elems)
+
+    def conv(v: Any) -> IValue:
+        if type(v) not in (list, tuple) or len(v) != len(convs):
+            got = f"{type(v).__name__} of {len(v)}" if type(v) in (list, tuple) else _type_name(v)
+            raise _Mismatch(got)
+        items = []
+        for i, (c, x) in enumerate(zip(convs, v)):
+            try:
+                items.append(c(x))
+            except _Mismatch as exc:
+                raise _Mismatch(f"{type(v).__name__} whose element {i} is {exc.received}") from None
+        return _new(IValue, (_TUPLE, tuple(items)))
+
+    return conv
+
+
+def _union_converter(t: ParameterizedType) -> Converter:
+    convs = tuple(_converter(a) for a in t.args)
+
+    def conv(v: Any) -> IValue:
+        for c in convs:
+            try:
+                return c(v)
+            except _Mismatch:
+                pass
+        raise _Mismatch(_type_name(v))
+
+    return conv
+
+
+def _build_converter(t: Type) -> Converter:
+    if isinstance(t, BaseType):
+        return _base_converter(t.name)
+    if isinstance(t, OptionalType):
+        return _optional(_converter(t.elem))
+    if isinstance(t, ListType):
+        return _list_converter(t)
+    if isinstance(t, TupleType):
+        return _tuple_converter(t)
+    if isinstance(t, TypeVar):
+        return IValue.from_python
+    if isinstance(t, ParameterizedType):
+        if t.name == "Union":
+            return _union_converter(t)
+        if t.name == "Dict":
+            return _simple(Tag.OBJECT, lambda v: isinstance(v, dict))
+        return _simple(Tag.OBJECT, lambda v: v is not None)  # Future, RRef, Await
+    assert isinstance(t, ClassType), t
+    return _simple(Tag.OBJECT, lambda v: v is not None)
+
+
+_CONVERTERS: dict[Type, Converter] = {}
+
+
+def _converter(t: Type) -> Converter:
+    t = t.strip_annotations()
+    conv = _CONVERTERS.get(t)
+    if conv is None:
+        conv = _CONVERTERS[t] = _build_converter(t)
+    return conv
+
+
+# --------------------------------------------------------------------------
+# Boxing and unboxing against a schema
+# --------------------------------------------------------------------------
+class _Plan:
+    """Per schema: the converters of its arguments and returns."""
+
+    __slots__ = ("schema", "arguments", "returns")
+
+    def __init__(self, schema: FunctionSchema) -> None:
+        self.schema = schema
+        self.arguments = tuple(
+            # An argument whose default is None takes None whatever its type
+            # ("Tensor x=None"): binding fills that default in.
+            _optional(_converter(a.type))
+            if a.default is None and not isinstance(a.type, OptionalType)
+            else _converter(a.type)
+            for a in schema.arguments
+        )
+        self.returns = tuple(_converter(r.type) for r in schema.returns)
+
+    def argument_error(self, values: tuple) -> TypeError:
+        """The TypeError for the first of ``values`` that does not convert."""
+        for i, (conv, v) in enumerate(zip(self.arguments, values)):
+            try:
+                conv(v)
+            except _Mismatch as exc:
+                arg = self.schema.arguments[i]
+                return TypeError(
+                    f"{self.schema.name}(): argument '{arg.name}' (position {i + 1}) must be "
+                    f"{arg.type.strip_annotations()}, not {exc.received}"
+                )
+        raise AssertionError("argument_error() called for values that convert")
+
+    def return_error(self, i: int, mismatch: _Mismatch) -> TypeError:
+        ret = self.schema.returns[i]
+        which = f"return value {i + 1}" + ("" if ret.name is None else f" ('{ret.name}')")
+        return TypeError(
+            f"{self.schema.name}(): {which} must be {ret.type.strip_annotations()}, "
+            f"not {mismatch.received}"
+        )
+
+
+# Plans by id(schema): hashing a FunctionSchema runs Python code, id() does not.
+# The entry holds the schema, so its id cannot be reused while cached.
+_PLANS: dict[int, tuple[FunctionSchema, _Plan]] = {}
+
+
+def _plan(schema: FunctionSchema) -> _Plan:
+    entry = _PLANS.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    if not isinstance(schema, FunctionSchema):
+        raise TypeError(f"expected a FunctionSchema, got {type(schema).__name__}")
+    plan = _Plan(schema)
+    _PLANS[id(schema)] = (schema, plan)
+    return plan
+
+
+def box(schema: FunctionSchema, args: Union[tuple, list], kwargs: Optional[dict] = None) -> Stack:
+    """The stack a boxed kernel gets for ``op(*args, **kwargs)``.
+
+    Binds like ``schema.bind`` (TypeError for a bad call), then checks and
+    boxes every argument: TypeError names the operator, the argument, its
+    position (from 1), the expected and the received type.
+    """
+    plan = _plan(schema)
+    values = schema.bind(args, kwargs)
+    try:
+        stack = Stack([conv(v) for conv, v in zip(plan.arguments, values)])
+    except _Mismatch:
+        raise plan.argument_error(values) from None
+    if len(values) > len(plan.arguments):  # the extra arguments of a "..." schema
+        stack.extend(map(IValue.from_python, values[len(plan.arguments) :]))
+    return stack
+
+
+def _take(stack: Stack, n: Optional[int], schema: FunctionSchema, what: str) -> list:
+    """The top ``n`` items of ``stack`` (all of them if None), removed, as Python values."""
+    if not isinstance(stack, Stack):
+        raise TypeError(f"expected a Stack, got {type(stack).__name__}")
+    if n is None:
+        n = len(stack)
+    elif n > len(stack):
+        raise RuntimeError(
+            f"{schema.name}: expected {n} {what} on the stack, found {len(stack)}"
+        )
+    items = stack.pop_n(n)
+    for iv in items:
+        if type(iv) is not IValue:
+            raise TypeError(f"{schema.name}: the stack holds a {type(iv).__name__}, not an IValue")
+    return [iv.to_python() for iv in items]
+
+
+def unbox_arguments(schema: FunctionSchema, stack: Stack) -> tuple:
+    """Pop the arguments ``box`` pushed and return them as Python values, in order.
+
+    A ``...`` schema's arguments are the whole stack.
+    """
+    n = None if schema.is_vararg else len(schema.arguments)
+    return tuple(_take(stack, n, schema, "arguments"))
+
+
+def box_returns(schema: FunctionSchema, result: Any, stack: Stack) -> None:
+    """Push an unboxed kernel's ``result`` (None, a value, or a tuple) as IValues.
+
+    Checked against the schema's returns like ``box`` checks arguments.
+    """
+    plan = _plan(schema)
+    n = len(schema.returns)
+    if schema.is_varret:
+        # "-> ..." (or "-> (Tensor, ...)"): the kernel returns a tuple of all its values.
+        if type(result) is not tuple or len(result) < n:
+            got = f"a tuple of {len(result)}" if type(result) is tuple else _type_name(result)
+            raise TypeError(
+                f"{schema.name}() returns a tuple of at least {n} values, but the kernel returned {got}"
+            )
+        values = result
+    elif n == 0:
+        if result is not None:
+            raise TypeError(f"{schema.name}() returns nothing, but the kernel returned {_type_name(result)}")
+        return
+    elif n == 1:
+        values = (result,)
+    elif type(result) is not tuple or len(result) != n:
+        got = f"a tuple of {len(result)}" if type(result) is tuple else _type_name(result)
+        raise TypeError(f"{schema.name}() returns a tuple of {n}, but the kernel returned {got}")
+    else:
+        values = result
+    i = 0
+    try:
+        for i, conv in enumerate(plan.returns):
+            stack.push(conv(values[i]))
+    except _Mismatch as exc:
+        raise plan.return_error(i, exc) from None
+    for v in values[n:]:
+        stack.push(IValue.from_python(v))
+
+
+def unbox_returns(schema: FunctionSchema, stack: Stack) -> Any:
+    """Pop a boxed kernel's results: None for no returns, the value for one, else a tuple.
+
+    A ``-> ...`` schema's results are the whole stack (always a tuple).
+    """
+    if schema.is_varret:
+        return tuple(_take(stack, None, schema, "return values"))
+    values = _take(stack, len(schema.returns), schema, "return values")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
