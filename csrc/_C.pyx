@@ -10,6 +10,7 @@ cimport cython
 from libc.stdint cimport uint16_t, uint64_t
 
 from dispatcher import _layout
+from dispatcher._kernel_kind import DUMP_STATE, KernelKind
 from dispatcher.keys import (
     NUM_BACKENDS as _NUM_BACKENDS_PY,
     NUM_FUNCTIONALITY_KEYS as _NUM_FUNCTIONALITY_KEYS_PY,
@@ -21,11 +22,20 @@ from dispatcher.keys import (
 )
 
 __all__ = [
+    "AutoDispatchBelowADInplaceOrView",
+    "AutoDispatchBelowAutograd",
     "DEFAULT_EXCLUDED_SET",
+    "ExcludeDispatchKeyGuard",
+    "IncludeDispatchKeyGuard",
+    "KernelFunction",
+    "KernelKind",
+    "OperatorHandle",
     "DEFAULT_INCLUDED_SET",
     "DispatchKeySet",
     "TensorBase",
     "register_tensor_type",
+    "set_show_dispatch_trace",
+    "show_dispatch_trace",
     "tensor_key_set",
     "tls_is_dispatch_key_excluded",
     "tls_is_dispatch_key_included",
@@ -485,3 +495,515 @@ cpdef object tensor_key_set(object obj):
     if isinstance(how, DispatchKeySet):
         return how
     return _checked(how(obj), obj)
+
+
+# -- kernels -----------------------------------------------------------------------
+cdef enum:
+    # Mirrors dispatcher._kernel_kind.KernelKind (checked at import below).
+    KIND_UNBOXED = 0
+    KIND_WITH_KEYSET = 1
+    KIND_BOXED = 2
+    KIND_FALLTHROUGH = 3
+    KIND_MISSING = 4
+    KIND_AMBIGUOUS_AUTOGRAD_OTHER = 5
+
+assert [int(k) for k in KernelKind] == [KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, KIND_FALLTHROUGH,
+                                        KIND_MISSING, KIND_AMBIGUOUS_AUTOGRAD_OTHER]
+
+
+
+@cython.final
+cdef class KernelFunction:
+    """How to call one kernel: its kind (a KernelKind) and its callable."""
+    cdef readonly int _kind
+    cdef readonly object fn
+
+    def __init__(self, kind, fn):
+        self._kind = KernelKind(kind)
+        self.fn = fn
+
+    @property
+    def kind(self):
+        return KernelKind(self._kind)
+
+    def is_fallthrough(self):
+        return self._kind == KIND_FALLTHROUGH
+
+    def is_valid(self):
+        return self._kind != KIND_MISSING
+
+    def dump_state(self):
+        return DUMP_STATE[self._kind]
+
+    def __repr__(self):
+        return f"KernelFunction({self.kind.name}, {self.fn!r})"
+
+
+# -- thread-local guards -----------------------------------------------------------
+cdef uint64_t AUTOGRAD_KEYS = DispatchKeySet(
+    [DispatchKey.AutogradFunctionality, DispatchKey.AutogradOther, DispatchKey.AutogradNestedTensor]).repr_
+cdef uint64_t AUTOGRAD_AND_INPLACE_KEYS = AUTOGRAD_KEYS | DispatchKeySet(DispatchKey.ADInplaceOrView).repr_
+
+
+cdef uint64_t _guard_bits(object keys) except? 0:
+    if isinstance(keys, DispatchKeySet):
+        return (<DispatchKeySet>keys).repr_
+    return DispatchKeySet(keys).repr_
+
+
+cdef class _TLSGuard:
+    # Shared by the four guards: c10's Include/ExcludeDispatchKeyGuard.  On
+    # entry only the keys not already in the set are added (``keys - set``,
+    # which keeps backend bits, as c10 does), and exactly those are taken
+    # out on exit, so nesting and exceptions restore the previous state.
+    cdef uint64_t keys
+    cdef uint64_t added
+    cdef bint is_include
+    cdef bint active
+
+    def __enter__(self):
+        global tls_included_delta, tls_excluded_delta
+        if self.active:
+            raise RuntimeError(f"{type(self).__name__} is already active; use a new guard to nest")
+        self.active = True
+        cdef uint64_t current = _tls_included_bits() if self.is_include else _tls_excluded_bits()
+        self.added = self.keys & (FULL_BACKEND_MASK | ~current)
+        if self.is_include:
+            tls_included_delta = (current | self.added) ^ DEFAULT_INCLUDED
+        else:
+            tls_excluded_delta = (current | self.added) ^ DEFAULT_EXCLUDED
+        return self
+
+    def __exit__(self, *exc_info):
+        global tls_included_delta, tls_excluded_delta
+        self.active = False
+        cdef uint64_t current = _tls_included_bits() if self.is_include else _tls_excluded_bits()
+        current &= FULL_BACKEND_MASK | ~self.added
+        if self.is_include:
+            tls_included_delta = current ^ DEFAULT_INCLUDED
+        else:
+            tls_excluded_delta = current ^ DEFAULT_EXCLUDED
+        return False
+
+
+@cython.final
+cdef class IncludeDispatchKeyGuard(_TLSGuard):
+    """``with IncludeDispatchKeyGuard(keys):`` adds keys to this thread's included set."""
+
+    def __init__(self, keys):
+        self.keys = _guard_bits(keys)
+        self.is_include = True
+
+
+@cython.final
+cdef class ExcludeDispatchKeyGuard(_TLSGuard):
+    """``with ExcludeDispatchKeyGuard(keys):`` adds keys to this thread's excluded set."""
+
+    def __init__(self, keys):
+        self.keys = _guard_bits(keys)
+        self.is_include = False
+
+
+@cython.final
+cdef class AutoDispatchBelowAutograd(_TLSGuard):
+    """Exclude the autograd keys: calls inside go straight below autograd."""
+
+    def __init__(self):
+        self.keys = AUTOGRAD_KEYS
+        self.is_include = False
+
+
+@cython.final
+cdef class AutoDispatchBelowADInplaceOrView(_TLSGuard):
+    """Exclude the autograd keys and ADInplaceOrView."""
+
+    def __init__(self):
+        self.keys = AUTOGRAD_AND_INPLACE_KEYS
+        self.is_include = False
+
+
+# -- the call path ---------------------------------------------------------------------
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject_Call
+from cpython.ref cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+
+import os
+import sys
+
+cdef bint _show_trace = os.environ.get("DISPATCHER_SHOW_DISPATCH_TRACE", "") not in ("", "0")
+cdef object _trace_state = __import__("threading").local()
+
+
+def set_show_dispatch_trace(enabled):
+    global _show_trace
+    _show_trace = bool(enabled)
+
+
+def show_dispatch_trace():
+    return _show_trace
+
+
+cdef void _print_trace(str what, str name, uint64_t bits) except *:
+    depth = getattr(_trace_state, "depth", 0)
+    key = KEYS_BY_VALUE[_highest_priority_value(bits)]
+    print(f"{' ' * depth}{what} op=[{name}], key=[{key.name if key is not None else 'Undefined'}]",
+          file=sys.stderr)
+
+
+cdef object _ivalue = None
+
+
+cdef object _boxing():
+    global _ivalue
+    if _ivalue is None:
+        from dispatcher import ivalue  # imported late: ivalue imports the core
+        _ivalue = ivalue
+    return _ivalue
+
+
+cdef enum:
+    ARG_TENSOR = 0
+    ARG_OPTIONAL_TENSOR = 1
+    ARG_TENSOR_LIST = 2
+    ARG_OPTIONAL_TENSOR_LIST = 3
+
+
+@cython.final
+cdef class _DispatchArgs:
+    # Where a schema's dispatch-relevant arguments are, as C arrays.  Calls
+    # hold a reference while they read it, so replacing it (a re-def) never
+    # frees arrays under a running call.
+    cdef Py_ssize_t n
+    cdef Py_ssize_t* positions
+    cdef int* kinds
+    cdef tuple names
+
+    def __dealloc__(self):
+        PyMem_Free(self.positions)
+        PyMem_Free(self.kinds)
+
+
+cdef _DispatchArgs _make_dispatch_args(object schema):
+    cdef _DispatchArgs d = _DispatchArgs.__new__(_DispatchArgs)
+    entries = () if schema is None else tuple(schema.dispatch_args)
+    d.n = len(entries)
+    d.names = tuple(a.name for a in entries)
+    d.positions = <Py_ssize_t*>PyMem_Malloc(max(d.n, 1) * sizeof(Py_ssize_t))
+    d.kinds = <int*>PyMem_Malloc(max(d.n, 1) * sizeof(int))
+    if d.positions == NULL or d.kinds == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t i
+    for i in range(d.n):
+        d.positions[i] = entries[i].position
+        d.kinds[i] = int(entries[i].kind)
+    return d
+
+
+@cython.final
+cdef class _DispatchState:
+    # The runtime table and per-backend fallthrough masks, replaced together.
+    cdef tuple table
+    cdef uint64_t masks[16]
+
+
+cdef _DispatchArgs _NO_DISPATCH_ARGS = _make_dispatch_args(None)
+cdef object _NOT_GIVEN = object()
+
+# Note [Vectorcall fast path]
+# A call ``op(a, b)`` from Python arrives as a C array of arguments
+# (vectorcall, PEP 590) if the type says it accepts that.  Cython's __call__
+# would pack them into a tuple and a dict; instead OperatorHandle installs
+# _op_vectorcall in a per-instance slot, reads the tensors straight from the
+# array, and passes the same array on to an unboxed kernel: no allocation on
+# the way.  A with-keyset kernel needs the keyset in front of the arguments;
+# when the caller allows it (PY_VECTORCALL_ARGUMENTS_OFFSET) the slot before
+# the array is borrowed for it, as PEP 590 intends.
+cdef extern from *:
+    """
+    typedef PyObject *(*dispatcher_vectorcallfunc)(PyObject *, PyObject *const *, size_t, PyObject *);
+    """
+    ctypedef PyObject* (*dispatcher_vectorcallfunc)(PyObject*, PyObject**, size_t, PyObject*)
+
+cdef extern from "Python.h":
+    ctypedef struct PyTypeObject:
+        Py_ssize_t tp_vectorcall_offset
+        unsigned long tp_flags
+    unsigned long Py_TPFLAGS_HAVE_VECTORCALL
+    size_t PY_VECTORCALL_ARGUMENTS_OFFSET
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+    object PyObject_Vectorcall(object callable, PyObject** args, size_t nargsf, PyObject* kwnames)
+    void PyType_Modified(PyTypeObject* tp)
+
+
+@cython.final
+cdef class OperatorHandle:
+    """The call side of one operator: what registration publishes, and calls.
+
+    Registration (dispatcher.operator.OperatorEntry) hands it the schema, the
+    runtime table and the per-backend fallthrough masks; a call reads only
+    these.  Each is replaced whole, so a call racing a registration sees the
+    old state or the new one.
+    """
+    cdef readonly str name
+    cdef readonly object schema
+    cdef _DispatchState _state
+    cdef _DispatchArgs _dargs
+    cdef object _report_error
+    cdef dispatcher_vectorcallfunc _vectorcall
+
+    def __cinit__(self, *args, **kwargs):
+        self._vectorcall = <dispatcher_vectorcallfunc>_op_vectorcall
+        self._dargs = _NO_DISPATCH_ARGS
+
+    def __init__(self, str name):
+        self.name = name
+
+    def __repr__(self):
+        return f"OperatorHandle({self.name})"
+
+    # -- published by registration ---------------------------------------------
+    def _set_dispatch_state(self, tuple table, tuple masks):
+        if len(table) != len(_layout.RUNTIME_SLOT_KEYS) or len(masks) != NUM_BACKENDS:
+            raise ValueError("a dispatch state has one entry per runtime slot and one mask per backend")
+        for entry in table:
+            if not isinstance(entry, KernelFunction):
+                raise TypeError("table entries must be KernelFunctions")
+        cdef _DispatchState state = _DispatchState.__new__(_DispatchState)
+        state.table = table
+        cdef int i
+        for i in range(NUM_BACKENDS):
+            state.masks[i] = masks[i]
+        self._state = state
+
+    def _set_schema(self, schema):
+        self._dargs = _make_dispatch_args(schema)
+        self.schema = schema
+
+    def _set_error_reporter(self, report):
+        self._report_error = report
+
+    # -- key extraction ------------------------------------------------------------
+    cdef int _wrong_type(self, object value, Py_ssize_t i, _DispatchArgs d, str expected) except -1:
+        raise TypeError(
+            f"{self.name}: argument '{d.names[i]}' (position {d.positions[i]}) must be {expected}, "
+            f"not {type(value).__name__}"
+        )
+
+    cdef inline int _tensor_bits(self, object value, Py_ssize_t i, _DispatchArgs d, uint64_t* bits) except -1:
+        if isinstance(value, TensorBase):
+            bits[0] |= (<TensorBase>value)._key_set.repr_
+            return 0
+        ks = tensor_key_set(value)
+        if ks is None:
+            self._wrong_type(value, i, d, "a tensor")
+        bits[0] |= (<DispatchKeySet>ks).repr_
+        return 0
+
+    cdef int _extract(self, _DispatchArgs d, tuple args, dict kwargs, uint64_t* bits) except -1:
+        cdef Py_ssize_t i, position, nargs = PyTuple_GET_SIZE(args)
+        cdef int kind
+        for i in range(d.n):
+            position = d.positions[i]
+            if position < nargs:
+                value = <object>PyTuple_GET_ITEM(args, position)
+            elif kwargs:
+                value = kwargs.get(d.names[i], _NOT_GIVEN)
+                if value is _NOT_GIVEN:
+                    continue  # an omitted argument: its default is no tensor
+            else:
+                continue
+            kind = d.kinds[i]
+            if kind == ARG_TENSOR:
+                self._tensor_bits(value, i, d, bits)
+            elif kind == ARG_OPTIONAL_TENSOR:
+                if value is not None:
+                    self._tensor_bits(value, i, d, bits)
+            else:
+                if not isinstance(value, (list, tuple)):
+                    self._wrong_type(value, i, d, "a list of tensors")
+                for item in value:
+                    if item is None and kind == ARG_OPTIONAL_TENSOR_LIST:
+                        continue
+                    self._tensor_bits(item, i, d, bits)
+        return 0
+
+    cdef inline _DispatchState _live_state(self):
+        if self._state is None:
+            raise RuntimeError(f"operator {self.name} has no dispatch state")
+        return self._state
+
+    # -- calling ---------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        cdef _DispatchState state = self._live_state()
+        cdef uint64_t bits = 0
+        self._extract(self._dargs, args, kwargs, &bits)
+        bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
+        bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
+        cdef KernelFunction entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
+        if entry._kind == KIND_UNBOXED and not _show_trace:
+            return PyObject_Call(entry.fn, args, kwargs)
+        return self._dispatch("[call]", state, bits, args, kwargs)
+
+    def redispatch(self, keyset, *args, **kwargs):
+        """Call the kernel for ``keyset`` as given: no extraction, no TLS, no mask."""
+        cdef uint64_t bits = _keyset_arg(keyset, "redispatch")
+        cdef _DispatchState state = self._live_state()
+        cdef KernelFunction entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
+        if entry._kind == KIND_UNBOXED and not _show_trace:
+            return PyObject_Call(entry.fn, args, kwargs)
+        return self._dispatch("[redispatch]", state, bits, args, kwargs)
+
+    cdef object _dispatch(self, str what, _DispatchState state, uint64_t bits, tuple args, dict kwargs):
+        cdef KernelFunction entry
+        while True:
+            entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
+            if entry._kind != KIND_FALLTHROUGH or bits == 0:
+                break
+            # Only a call racing a registration (or a redispatch with a keyset
+            # that still holds a fallthrough key) gets here: skip the key.
+            bits &= ~(KEY_REPRS[_highest_priority_value(bits)] & ~FULL_BACKEND_MASK)
+        if not _show_trace:
+            return self._run(entry, bits, args, kwargs)
+        _print_trace(what, self.name, bits)
+        _trace_state.depth = getattr(_trace_state, "depth", 0) + 1
+        try:
+            return self._run(entry, bits, args, kwargs)
+        finally:
+            _trace_state.depth -= 1
+
+    cdef object _run(self, KernelFunction entry, uint64_t bits, tuple args, dict kwargs):
+        if entry._kind == KIND_UNBOXED:
+            return PyObject_Call(entry.fn, args, kwargs)
+        if entry._kind == KIND_WITH_KEYSET:
+            return PyObject_Call(entry.fn, (_make(bits),) + args, kwargs)
+        if entry._kind == KIND_BOXED:
+            ivalue = _boxing()
+            schema = self.schema
+            stack = ivalue.box(schema, args, kwargs)
+            entry.fn(self, _make(bits), stack)
+            return ivalue.unbox_returns(schema, stack)
+        return self._raise_for(entry, bits)
+
+    cdef object _raise_for(self, KernelFunction entry, uint64_t bits):
+        if self._report_error is None:
+            raise RuntimeError(f"operator {self.name} has no kernels")
+        key = KEYS_BY_VALUE[_highest_priority_value(bits)]
+        self._report_error(KernelKind(entry._kind), DispatchKey.Undefined if key is None else key)
+        raise AssertionError("the error reporter returned")  # it always raises
+
+    def call_boxed(self, stack):
+        """Dispatch a call whose arguments are on ``stack`` (a dispatcher.ivalue.Stack);
+        the results replace them, as in c10's callBoxed."""
+        cdef _DispatchState state = self._live_state()
+        ivalue = _boxing()
+        args = tuple(ivalue.peek_arguments(self.schema, stack))
+        cdef uint64_t bits = 0
+        self._extract(self._dargs, args, {}, &bits)
+        bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
+        bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
+        self._dispatch_boxed("[call]", state, bits, stack)
+
+    def redispatch_boxed(self, keyset, stack):
+        self._dispatch_boxed("[redispatch]", self._live_state(), _keyset_arg(keyset, "redispatch_boxed"), stack)
+
+    cdef object _dispatch_boxed(self, str what, _DispatchState state, uint64_t bits, object stack):
+        cdef KernelFunction entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
+        if entry._kind == KIND_BOXED:
+            if _show_trace:
+                _print_trace(what, self.name, bits)
+            entry.fn(self, _make(bits), stack)
+            return None
+        # An unboxed kernel: unbox the arguments, call, box the results.
+        ivalue = _boxing()
+        args = tuple(ivalue.pop_arguments(self.schema, stack))
+        result = self._dispatch(what, state, bits, args, {})
+        ivalue.push_returns(self.schema, stack, result)
+        return None
+
+
+
+
+cdef inline object _vector_arg(PyObject** args, Py_ssize_t nargs, PyObject* kwnames, Py_ssize_t position,
+                               object name):
+    # The argument at ``position`` or passed by ``name``; _NOT_GIVEN if neither.
+    cdef Py_ssize_t j, nkw
+    if position < nargs:
+        return <object>args[position]
+    if kwnames != NULL:
+        nkw = PyTuple_GET_SIZE(<tuple>kwnames)
+        for j in range(nkw):
+            if <object>PyTuple_GET_ITEM(<tuple>kwnames, j) is name:  # interned: the usual case
+                return <object>args[nargs + j]
+        for j in range(nkw):
+            if <object>PyTuple_GET_ITEM(<tuple>kwnames, j) == name:
+                return <object>args[nargs + j]
+    return _NOT_GIVEN
+
+
+cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyObject* kwnames):
+    """See Note [Vectorcall fast path]."""
+    cdef OperatorHandle self = <OperatorHandle>self_obj
+    cdef _DispatchState state = self._live_state()
+    cdef _DispatchArgs d = self._dargs
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef Py_ssize_t i
+    cdef int kind
+    cdef uint64_t bits = 0
+    for i in range(d.n):
+        value = _vector_arg(args, nargs, kwnames, d.positions[i], d.names[i])
+        if value is _NOT_GIVEN:
+            continue  # an omitted argument: its default is no tensor
+        kind = d.kinds[i]
+        if kind == ARG_TENSOR:
+            if isinstance(value, TensorBase):  # the common case, inline
+                bits |= (<TensorBase>value)._key_set.repr_
+            else:
+                self._tensor_bits(value, i, d, &bits)
+        elif kind == ARG_OPTIONAL_TENSOR:
+            if value is not None:
+                self._tensor_bits(value, i, d, &bits)
+        else:
+            if not isinstance(value, (list, tuple)):
+                self._wrong_type(value, i, d, "a list of tensors")
+            for item in value:
+                if item is None and kind == ARG_OPTIONAL_TENSOR_LIST:
+                    continue
+                self._tensor_bits(item, i, d, &bits)
+    bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
+    bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
+    cdef KernelFunction entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
+    if not _show_trace:
+        if entry._kind == KIND_UNBOXED:
+            return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)
+        if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
+            return _call_with_keyset_in_front(entry.fn, _make(bits), args, nargs, kwnames)
+    # Everything else takes the general path, with the arguments packed.
+    cdef tuple packed = tuple([<object>args[i] for i in range(nargs)])
+    cdef dict kw = {}
+    if kwnames != NULL:
+        for i in range(PyTuple_GET_SIZE(<tuple>kwnames)):
+            kw[<object>PyTuple_GET_ITEM(<tuple>kwnames, i)] = <object>args[nargs + i]
+    return self._dispatch("[call]", state, bits, packed, kw)
+
+
+cdef object _call_with_keyset_in_front(object fn, DispatchKeySet keyset, PyObject** args, Py_ssize_t nargs,
+                                       PyObject* kwnames):
+    # PY_VECTORCALL_ARGUMENTS_OFFSET lets us use args[-1] for the duration of the call.
+    cdef PyObject* saved = args[-1]
+    args[-1] = <PyObject*>keyset
+    try:
+        return PyObject_Vectorcall(fn, args - 1, <size_t>(nargs + 1), kwnames)
+    finally:
+        args[-1] = saved
+
+
+def _install_vectorcall():
+    cdef OperatorHandle probe = OperatorHandle.__new__(OperatorHandle)
+    cdef PyTypeObject* tp = <PyTypeObject*>OperatorHandle
+    tp.tp_vectorcall_offset = <Py_ssize_t>(<char*>&probe._vectorcall - <char*><PyObject*>probe)
+    tp.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL
+    PyType_Modified(tp)
+
+
+_install_vectorcall()

@@ -7,10 +7,13 @@ a change to one is a change to the other.
 """
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from . import _layout
+from ._kernel_kind import DUMP_STATE, KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, KEYS_BY_VALUE, MASKS, OFFSETS
 from .keys import (
     NUM_BACKENDS,
@@ -22,11 +25,20 @@ from .keys import (
 )
 
 __all__ = [
+    "AutoDispatchBelowADInplaceOrView",
+    "AutoDispatchBelowAutograd",
     "DEFAULT_EXCLUDED_SET",
+    "ExcludeDispatchKeyGuard",
+    "IncludeDispatchKeyGuard",
+    "KernelFunction",
+    "KernelKind",
+    "OperatorHandle",
     "DEFAULT_INCLUDED_SET",
     "DispatchKeySet",
     "TensorBase",
     "register_tensor_type",
+    "set_show_dispatch_trace",
+    "show_dispatch_trace",
     "tensor_key_set",
     "tls_is_dispatch_key_excluded",
     "tls_is_dispatch_key_included",
@@ -331,6 +343,83 @@ def tls_set_dispatch_key_excluded(key: Any, state: bool) -> None:
     tls_set_local_exclude_set(ks.add(key) if state else ks.remove(key))
 
 
+# -- thread-local guards -----------------------------------------------------------
+_AUTOGRAD_KEYS = DispatchKeySet(
+    [DispatchKey.AutogradFunctionality, DispatchKey.AutogradOther, DispatchKey.AutogradNestedTensor]
+)._repr
+_AUTOGRAD_AND_INPLACE_KEYS = _AUTOGRAD_KEYS | DispatchKeySet(DispatchKey.ADInplaceOrView)._repr
+
+
+def _guard_bits(keys: Any) -> int:
+    return keys._repr if isinstance(keys, DispatchKeySet) else DispatchKeySet(keys)._repr
+
+
+class _TLSGuard:
+    # Shared by the four guards: c10's Include/ExcludeDispatchKeyGuard.  On
+    # entry only the keys not already in the set are added (``keys - set``,
+    # which keeps backend bits, as c10 does), and exactly those are taken
+    # out on exit, so nesting and exceptions restore the previous state.
+    _keys = 0
+    _is_include = False
+
+    def __init__(self) -> None:
+        self._added = 0
+        self._active = False
+
+    def _get(self) -> int:
+        return _tls_included_bits() if self._is_include else _tls_excluded_bits()
+
+    def _set(self, bits: int) -> None:
+        if self._is_include:
+            _tls.included_delta = bits ^ _DEFAULT_INCLUDED
+        else:
+            _tls.excluded_delta = bits ^ _DEFAULT_EXCLUDED
+
+    def __enter__(self) -> "_TLSGuard":
+        if self._active:
+            raise RuntimeError(f"{type(self).__name__} is already active; use a new guard to nest")
+        self._active = True
+        current = self._get()
+        self._added = self._keys & (FULL_BACKEND_MASK | ~current)
+        self._set(current | self._added)
+        return self
+
+    def __exit__(self, *exc_info: object) -> bool:
+        self._active = False
+        self._set(self._get() & (FULL_BACKEND_MASK | ~self._added))
+        return False
+
+
+class IncludeDispatchKeyGuard(_TLSGuard):
+    """``with IncludeDispatchKeyGuard(keys):`` adds keys to this thread's included set."""
+
+    _is_include = True
+
+    def __init__(self, keys: Any) -> None:
+        super().__init__()
+        self._keys = _guard_bits(keys)
+
+
+class ExcludeDispatchKeyGuard(_TLSGuard):
+    """``with ExcludeDispatchKeyGuard(keys):`` adds keys to this thread's excluded set."""
+
+    def __init__(self, keys: Any) -> None:
+        super().__init__()
+        self._keys = _guard_bits(keys)
+
+
+class AutoDispatchBelowAutograd(_TLSGuard):
+    """Exclude the autograd keys: calls inside go straight below autograd."""
+
+    _keys = _AUTOGRAD_KEYS
+
+
+class AutoDispatchBelowADInplaceOrView(_TLSGuard):
+    """Exclude the autograd keys and ADInplaceOrView."""
+
+    _keys = _AUTOGRAD_AND_INPLACE_KEYS
+
+
 # -- tensors --------------------------------------------------------------------
 class TensorBase:
     """Base for tensor types: carries the DispatchKeySet the dispatcher reads."""
@@ -433,3 +522,210 @@ def tensor_key_set(obj: object) -> Optional[DispatchKeySet]:
     if isinstance(how, DispatchKeySet):
         return how
     return _checked(how(obj), obj)  # type: ignore[operator]
+
+
+# -- kernels -----------------------------------------------------------------------
+
+
+class KernelFunction:
+    """How to call one kernel: its kind (a KernelKind) and its callable."""
+
+    __slots__ = ("kind", "fn")
+
+    def __init__(self, kind: int, fn: Optional[Callable]) -> None:
+        object.__setattr__(self, "kind", KernelKind(kind))
+        object.__setattr__(self, "fn", fn)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("KernelFunction is immutable")
+
+    def is_fallthrough(self) -> bool:
+        return self.kind == KernelKind.FALLTHROUGH
+
+    def is_valid(self) -> bool:
+        return self.kind != KernelKind.MISSING
+
+    def dump_state(self) -> str:
+        return DUMP_STATE[self.kind]
+
+    def __repr__(self) -> str:
+        return f"KernelFunction({self.kind.name}, {self.fn!r})"
+
+
+# -- the call path ---------------------------------------------------------------------
+# The dispatch trace: DISPATCHER_SHOW_DISPATCH_TRACE=1, or set_show_dispatch_trace().
+class _Trace(threading.local):
+    depth = 0
+
+
+_trace_state = _Trace()
+_show_trace = [os.environ.get("DISPATCHER_SHOW_DISPATCH_TRACE", "") not in ("", "0")]
+
+
+def set_show_dispatch_trace(enabled: bool) -> None:
+    _show_trace[0] = bool(enabled)
+
+
+def show_dispatch_trace() -> bool:
+    return _show_trace[0]
+
+
+def _print_trace(what: str, name: str, bits: int) -> None:
+    key = DispatchKeySet._from_bits(bits).highest_priority_key()
+    print(f"{' ' * _trace_state.depth}{what} op=[{name}], key=[{key.name}]", file=sys.stderr)
+
+
+def _boxing():
+    from . import ivalue  # imported late: ivalue imports the core
+
+    return ivalue
+
+
+_TENSOR, _OPTIONAL_TENSOR, _TENSOR_LIST, _OPTIONAL_TENSOR_LIST = range(4)
+_MISSING_ARG = object()
+
+
+class OperatorHandle:
+    """The call side of one operator: what registration publishes, and calls.
+
+    Registration (dispatcher.operator.OperatorEntry) hands it the schema, the
+    runtime table and the per-backend fallthrough masks; a call reads only
+    these.  Each is replaced whole, so a call racing a registration sees the
+    old state or the new one.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.schema = None
+        self._table: tuple = ()
+        self._masks: tuple = ()
+        self._dispatch_args: tuple = ()
+        self._report_error: Optional[Callable] = None
+
+    def __repr__(self) -> str:
+        return f"OperatorHandle({self.name})"
+
+    # -- published by registration ---------------------------------------------
+    def _set_dispatch_state(self, table: tuple, masks: tuple) -> None:
+        self._table, self._masks = table, masks
+
+    def _set_schema(self, schema: Any) -> None:
+        self.schema = schema
+        self._dispatch_args = () if schema is None else tuple(
+            (a.position, a.name, int(a.kind)) for a in schema.dispatch_args
+        )
+
+    def _set_error_reporter(self, report: Callable) -> None:
+        self._report_error = report
+
+    # -- key extraction ------------------------------------------------------------
+    def _extract(self, args: tuple, kwargs: dict) -> int:
+        bits = 0
+        for position, name, kind in self._dispatch_args:
+            if position < len(args):
+                value = args[position]
+            elif name in kwargs:
+                value = kwargs[name]
+            else:
+                continue  # an omitted argument: its default is no tensor
+            if kind == _TENSOR or kind == _OPTIONAL_TENSOR:
+                if value is None and kind == _OPTIONAL_TENSOR:
+                    continue
+                bits |= self._tensor_bits(value, name, position)
+            else:
+                if not isinstance(value, (list, tuple)):
+                    self._wrong_type(value, name, position, "a list of tensors")
+                for item in value:
+                    if item is None and kind == _OPTIONAL_TENSOR_LIST:
+                        continue
+                    bits |= self._tensor_bits(item, name, position)
+        return bits
+
+    def _tensor_bits(self, value: object, name: str, position: int) -> int:
+        ks = tensor_key_set(value)
+        if ks is None:
+            self._wrong_type(value, name, position, "a tensor")
+        return ks._repr  # type: ignore[union-attr]
+
+    def _wrong_type(self, value: object, name: str, position: int, expected: str) -> None:
+        raise TypeError(
+            f"{self.name}: argument '{name}' (position {position}) must be {expected}, "
+            f"not {type(value).__name__}"
+        )
+
+    # -- calling ---------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        bits = self._extract(args, kwargs) | _tls_included_bits()
+        bits &= FULL_BACKEND_MASK | ~_tls_excluded_bits()
+        masks = self._masks
+        if not masks:
+            raise RuntimeError(f"operator {self.name} has been removed")
+        bits &= masks[(bits & FULL_BACKEND_MASK).bit_length() - 1 if bits & FULL_BACKEND_MASK else 0]
+        return self._dispatch("[call]", bits, args, kwargs)
+
+    def redispatch(self, keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        """Call the kernel for ``keyset`` as given: no extraction, no TLS, no mask."""
+        return self._dispatch("[redispatch]", _keyset_arg(keyset, "redispatch"), args, kwargs)
+
+    def _dispatch(self, what: str, bits: int, args: tuple, kwargs: dict) -> Any:
+        table = self._table
+        while True:
+            entry = table[_layout.table_index(bits)]
+            if entry.kind != KernelKind.FALLTHROUGH or not bits:
+                break
+            # Only a call racing a registration (or a redispatch with a keyset
+            # that still holds a fallthrough key) gets here: skip the key.
+            bits = DispatchKeySet._from_bits(bits).remove(DispatchKeySet._from_bits(bits).highest_priority_key())._repr
+        if _show_trace[0]:
+            _print_trace(what, self.name, bits)
+            _trace_state.depth += 1
+            try:
+                return self._run(entry, bits, args, kwargs)
+            finally:
+                _trace_state.depth -= 1
+        return self._run(entry, bits, args, kwargs)
+
+    def _run(self, entry: KernelFunction, bits: int, args: tuple, kwargs: dict) -> Any:
+        kind = entry.kind
+        if kind == KernelKind.UNBOXED:
+            return entry.fn(*args, **kwargs)
+        if kind == KernelKind.WITH_KEYSET:
+            return entry.fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
+        if kind == KernelKind.BOXED:
+            ivalue = _boxing()
+            stack = ivalue.box(self.schema, args, kwargs)
+            entry.fn(self, DispatchKeySet._from_bits(bits), stack)
+            return ivalue.unbox_returns(self.schema, stack)
+        return self._raise_for(entry, bits)
+
+    def _raise_for(self, entry: KernelFunction, bits: int) -> Any:
+        if self._report_error is None:
+            raise RuntimeError(f"operator {self.name} has no kernels")
+        self._report_error(entry.kind, DispatchKeySet._from_bits(bits).highest_priority_key())
+        raise AssertionError("the error reporter returned")  # it always raises
+
+    def call_boxed(self, stack: Any) -> None:
+        """Dispatch a call whose arguments are on ``stack`` (a dispatcher.ivalue.Stack);
+        the results replace them, as in c10's callBoxed."""
+        ivalue = _boxing()
+        args = ivalue.peek_arguments(self.schema, stack)
+        bits = self._extract(args, {}) | _tls_included_bits()
+        bits &= FULL_BACKEND_MASK | ~_tls_excluded_bits()
+        bits &= self._masks[(bits & FULL_BACKEND_MASK).bit_length() - 1 if bits & FULL_BACKEND_MASK else 0]
+        self._dispatch_boxed("[call]", bits, stack)
+
+    def redispatch_boxed(self, keyset: DispatchKeySet, stack: Any) -> None:
+        self._dispatch_boxed("[redispatch]", _keyset_arg(keyset, "redispatch_boxed"), stack)
+
+    def _dispatch_boxed(self, what: str, bits: int, stack: Any) -> None:
+        entry = self._table[_layout.table_index(bits)]
+        if entry.kind == KernelKind.BOXED:
+            if _show_trace[0]:
+                _print_trace(what, self.name, bits)
+            entry.fn(self, DispatchKeySet._from_bits(bits), stack)
+            return
+        # An unboxed kernel: unbox the arguments, call, box the results.
+        ivalue = _boxing()
+        args = ivalue.pop_arguments(self.schema, stack)
+        result = self._dispatch(what, bits, args, {})
+        ivalue.push_returns(self.schema, stack, result)

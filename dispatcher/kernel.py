@@ -1,0 +1,103 @@
+"""Kernels as the registration side knows them.
+
+A ``KernelFunction`` (from the core, so the call path can read it at C level)
+says how to call a kernel: its ``kind`` and its Python callable.  An
+``AnnotatedKernel`` adds what only debugging needs: the debug text shown by
+dumps and the schema inferred for the kernel, if any (c10's AnnotatedKernel).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ._core import KernelFunction, KernelKind
+
+__all__ = [
+    "AMBIGUOUS_AUTOGRAD_OTHER",
+    "AnnotatedKernel",
+    "KernelFunction",
+    "KernelKind",
+    "fallthrough_kernel",
+    "make_fallback_kernel",
+    "make_kernel",
+    "registration_site",
+]
+
+
+def fallthrough_kernel(*args, **kwargs):
+    """Register this as a kernel or fallback to make the dispatcher skip the key.
+
+    It is never called: a fallthrough takes its key out of the operator's
+    dispatch mask (see OperatorEntry._update_fallthrough_masks).
+    """
+    raise RuntimeError(
+        "fallthrough_kernel was executed but it should have been short-circuited by the dispatcher"
+    )
+
+
+def make_kernel(fn: Callable, *, with_keyset: bool = False, boxed: bool = False) -> KernelFunction:
+    """The KernelFunction for a user callable, validated."""
+    if fn is fallthrough_kernel:
+        if with_keyset or boxed:
+            raise ValueError("fallthrough_kernel takes neither with_keyset nor boxed")
+        return KernelFunction(KernelKind.FALLTHROUGH, None)
+    if not callable(fn):
+        raise TypeError(f"a kernel must be callable, got {type(fn).__name__}")
+    if with_keyset and boxed:
+        raise ValueError("a kernel is either boxed or with_keyset, not both (boxed kernels get the keyset anyway)")
+    if boxed:
+        return KernelFunction(KernelKind.BOXED, fn)
+    return KernelFunction(KernelKind.WITH_KEYSET if with_keyset else KernelKind.UNBOXED, fn)
+
+
+def make_fallback_kernel(fn: Callable, with_keyset: bool) -> KernelFunction:
+    """A backend fallback is boxed: ``fn(op, keyset, stack)`` with the keyset,
+    ``fn(op, stack)`` without (adapted here, off the hot path)."""
+    if fn is fallthrough_kernel or with_keyset:
+        return make_kernel(fn, boxed=fn is not fallthrough_kernel)
+    if not callable(fn):
+        raise TypeError(f"a fallback must be callable, got {type(fn).__name__}")
+    return KernelFunction(KernelKind.BOXED, lambda op, keyset, stack: fn(op, stack))
+
+
+@dataclass(frozen=True, eq=False)
+class AnnotatedKernel:
+    """A registered kernel with its debug text and optional inferred schema.
+
+    Identity matters, not value: the same function registered twice is two
+    registrations, each removed by its own handle.
+    """
+
+    kernel: KernelFunction
+    debug: str
+    inferred_schema: Optional[str] = None
+
+    def dump_line(self, key_desc: str, inactive: bool) -> str:
+        """One kernel line of OperatorEntry::dumpState."""
+        schema = self.inferred_schema if self.inferred_schema is not None else "(none)"
+        return (
+            f"{key_desc}{' (inactive)' if inactive else ''}: {self.debug} :: {schema} "
+            f"[ {self.kernel.dump_state()}]"
+        )
+
+
+# c10's ambiguousAutogradOtherKernel(): chosen for AutogradOther when a
+# CompositeImplicitAutograd kernel exists and so does a kernel for one of
+# AutogradOther's backends; calling it raises.
+AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(
+    KernelFunction(KernelKind.AMBIGUOUS_AUTOGRAD_OTHER, None), "ambiguous_autogradother"
+)
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def registration_site() -> str:
+    """``registered at FILE:LINE`` of the first caller outside this package."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return "registered at <unknown>"
+    return f"registered at {frame.f_code.co_filename}:{frame.f_lineno}"

@@ -1,0 +1,321 @@
+"""One operator's registrations and its computed runtime dispatch table.
+
+The logic of c10's ``OperatorEntry``: kernels registered per dispatch key
+(alias keys included, newest first), and for every runtime slot the kernel
+chosen by PyTorch 2.13's precedence (``compute_entry``).  The computed table
+and the per-backend fallthrough masks are published to the operator's core
+``OperatorHandle`` after every change, as plain arrays: the call path never
+reads anything in this module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from . import keysets
+from ._core import DispatchKeySet, KernelFunction, KernelKind, OperatorHandle
+from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
+from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel
+from .keys import (
+    NUM_BACKENDS,
+    BackendComponent,
+    DispatchKey,
+    is_alias_key,
+    is_per_backend_functionality_key,
+    is_runtime_key,
+    to_backend_component,
+    to_functionality_key,
+)
+
+if TYPE_CHECKING:
+    from .registry import Dispatcher
+
+K = DispatchKey
+MISSING = KernelFunction(KernelKind.MISSING, None)
+
+_CIA = K.CompositeImplicitAutograd
+_CEA = K.CompositeExplicitAutograd
+_CEANF = K.CompositeExplicitAutogradNonFunctional
+
+
+@dataclass(frozen=True)
+class RegisteredSchema:
+    """A def(): the schema, where it was registered, its alias analysis kind."""
+
+    schema: object  # a dispatcher.schema.FunctionSchema
+    debug: str
+    alias_analysis: str = "FROM_SCHEMA"
+    alias_analysis_is_default: bool = False
+
+
+def _autograd_slots_depending_on(k: DispatchKey) -> tuple[DispatchKey, ...]:
+    # The autograd keys whose entry asks "is there a kernel for one of my
+    # backends?" (has_backend_kernel in compute_entry) about k.
+    return tuple(
+        a
+        for a in RUNTIME_SLOT_KEYS
+        if keysets.AUTOGRAD_DISPATCH_KEYSET.has(to_functionality_key(a))
+        and not is_alias_key(k)
+        and keysets.get_backend_key_set_from_autograd(a).has(k)
+    )
+
+
+# Note [Which slots a registration changes]
+# compute_entry(slot) reads the kernels of: the slot's own key, the alias keys
+# (for slots in their runtime sets, and Undefined), and - for autograd slots -
+# the keys of the backends they guard.  So a kernel change on runtime key k
+# can only change slot k and the autograd slots that guard k; a change on an
+# alias key may change any slot.  c10 refreshes a slightly smaller set
+# (it misses e.g. AutogradOther after a SparseCPU kernel arrives, and the
+# autograd slots after a CompositeExplicitAutograd kernel), which leaves its
+# stored table briefly out of step with what dump_table computes; refreshing
+# every dependent slot keeps the table equal to a recomputation from scratch,
+# whatever the order of registrations.
+_SLOTS_CHANGED_BY: dict[DispatchKey, tuple[DispatchKey, ...]] = {
+    k: (k, *_autograd_slots_depending_on(k)) for k in RUNTIME_SLOT_KEYS
+}
+_ALL_SLOTS = RUNTIME_SLOT_KEYS
+
+
+class OperatorEntry:
+    """Registrations of one operator (by qualified name) and its runtime table."""
+
+    def __init__(self, name: str, dispatcher: "Dispatcher") -> None:
+        self.name = name
+        self.schema: Optional[RegisteredSchema] = None
+        # Newest first; the first kernel of a key is the active one.
+        self.kernels: dict[DispatchKey, list[AnnotatedKernel]] = {}
+        self._dispatcher = dispatcher
+        # With no kernels, every slot is its backend fallback: start from the
+        # dispatcher's copy of that table instead of computing 137 entries.
+        self._table: list[KernelFunction] = list(dispatcher.fallback_table)
+        # Note [Per-backend fallthrough masks]
+        # c10 keeps, per backend, the keys that are not fallthrough for this
+        # operator; a call ANDs its keyset with the mask of its highest
+        # backend, so fallthrough keys are never visited.  A fallthrough on
+        # a per-backend key (AutogradCPU) only affects its backend's mask; one
+        # on another key (Python) affects them all.
+        self._masks: list[int] = list(dispatcher.fallback_masks)
+        self.handle = OperatorHandle(name)
+        self.handle._set_error_reporter(self.report_error)
+        self._publish()
+
+    # -- queries ---------------------------------------------------------------
+    def kernel_for(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
+        kernels = self.kernels.get(key)
+        return kernels[0] if kernels else None
+
+    def has_kernel_for_dispatch_key(self, key: DispatchKey) -> bool:
+        return bool(self.kernels.get(key))
+
+    def has_kernel_for_any_dispatch_key(self, ks: DispatchKeySet) -> bool:
+        # Alias keys have no bits, so ks.has() would call them always present.
+        return any(kernels and not is_alias_key(k) and ks.has(k) for k, kernels in self.kernels.items())
+
+    def has_any_kernel(self) -> bool:
+        return any(self.kernels.values())
+
+    def computed_kernel(self, key: DispatchKey) -> KernelFunction:
+        return self._table[SLOT_OF_KEY[key]]
+
+    def non_fallthrough_mask(self, backend: BackendComponent = BackendComponent.CPUBit) -> DispatchKeySet:
+        index = max(int(backend) - 1, 0)
+        return DispatchKeySet.from_raw_repr(self._masks[index])
+
+    # -- the precedence ------------------------------------------------------------
+    def compute_entry(self, key: DispatchKey) -> tuple[Optional[AnnotatedKernel], str]:
+        """The kernel for runtime slot ``key`` and the tag dump_table prints
+        (c10's computeDispatchTableEntryWithDebug); (None, "missing") if none."""
+        direct = self.kernel_for(key)
+        if direct is not None:
+            return direct, "kernel"
+        undefined = key == K.Undefined
+
+        # Composite kernels serve Undefined too: a call with no tensor arguments
+        # (and no TLS keys) lands there.
+        for alias in (_CEANF, _CEA):
+            if undefined or keysets.is_included_in_alias(key, alias):
+                kernel = self.kernel_for(alias)
+                if kernel is not None:
+                    return kernel, "default backend kernel"
+
+        # An autograd key only takes a composite-implicit kernel when its
+        # backends have no kernel of their own (else autograd would bypass it).
+        has_backend_kernel = self.has_kernel_for_any_dispatch_key(
+            keysets.get_backend_key_set_from_autograd(key)
+        ) or self.has_kernel_for_dispatch_key(_CEA)
+
+        if not undefined and keysets.is_included_in_alias(key, K.CompositeImplicitAutogradNestedTensor):
+            kernel = self.kernel_for(K.CompositeImplicitAutogradNestedTensor)
+            if kernel is not None and not has_backend_kernel:
+                return kernel, "nested kernel"
+
+        if undefined or keysets.is_included_in_alias(key, _CIA):
+            kernel = self.kernel_for(_CIA)
+            if kernel is not None:
+                # Note [Ambiguity in AutogradOther kernel]: AutogradOther serves
+                # many backends; with a kernel for one of them, c10 cannot tell
+                # whether the composite kernel or autograd-of-that-kernel is
+                # meant, and makes calling it an error.
+                if key == K.AutogradOther and self.has_kernel_for_any_dispatch_key(
+                    keysets.AUTOGRADOTHER_BACKENDS
+                ):
+                    return AMBIGUOUS_AUTOGRAD_OTHER, "ambiguous autogradother"
+                if not has_backend_kernel:
+                    return kernel, "math kernel"
+
+        if keysets.is_included_in_alias(key, K.Autograd):
+            kernel = self.kernel_for(K.Autograd)
+            if kernel is not None:
+                return kernel, "autograd kernel"
+
+        if keysets.is_included_in_alias(key, K.FuncTorchBatchedDecomposition):
+            kernel = self.kernel_for(K.FuncTorchBatchedDecomposition)
+            if kernel is not None:
+                return kernel, "batched kernel"
+
+        fallback = self._dispatcher.backend_fallback(key)
+        if fallback is not None:
+            return fallback, "backend fallback"
+        return None, "missing"
+
+    # -- updates -------------------------------------------------------------------
+    def refresh_slots(self, changed_key: DispatchKey) -> None:
+        """Recompute the slots a kernel change on ``changed_key`` can affect
+        (see Note [Which slots a registration changes]) and publish them."""
+        if is_alias_key(changed_key):
+            slots = _ALL_SLOTS
+        else:
+            slots = _SLOTS_CHANGED_BY[changed_key]
+        for key in slots:
+            self._update_slot(key)
+        self._publish()
+
+    def refresh_fallback_slot(self, key: DispatchKey) -> None:
+        """A backend fallback of ``key`` changed: only its own slot can change."""
+        self._update_slot(key)
+        self._publish()
+
+    def _update_slot(self, key: DispatchKey) -> None:
+        annotated, _tag = self.compute_entry(key)
+        kernel = MISSING if annotated is None else annotated.kernel
+        self._table[SLOT_OF_KEY[key]] = kernel
+        update_fallthrough_masks(self._masks, key, kernel.is_fallthrough())
+
+    def _publish(self) -> None:
+        self.handle._set_dispatch_state(tuple(self._table), tuple(self._masks))
+
+    # -- registration --------------------------------------------------------------
+    def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+        self.kernels.setdefault(key, []).insert(0, kernel)
+        self.refresh_slots(key)
+
+    def deregister_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+        kernels = self.kernels[key]
+        # By identity: the same function registered twice is two registrations.
+        index = next(i for i, k in enumerate(kernels) if k is kernel)
+        del kernels[index]
+        if not kernels:
+            del self.kernels[key]
+        self.refresh_slots(key)
+
+    # -- debugging ----------------------------------------------------------------
+    def dump_state(self) -> str:
+        """c10's OperatorEntry::dumpState (torch._C._dispatch_dump)."""
+        lines = [f"name: {self.name}"]
+        if self.schema is not None:
+            s = self.schema
+            lines.append(f"schema: {s.schema}")
+            lines.append(f"debug: {s.debug}")
+            default = " (default)" if s.alias_analysis_is_default else ""
+            lines.append(f"alias analysis kind: {s.alias_analysis}{default}")
+        else:
+            lines.append("schema: (none)")
+        for key in sorted(self.kernels):
+            desc = key.name + ("[alias]" if is_alias_key(key) else "")
+            for i, kernel in enumerate(self.kernels[key]):
+                lines.append(kernel.dump_line(desc, inactive=i > 0))
+        return "\n".join(lines) + "\n"
+
+    def dump_computed_table(self) -> str:
+        """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table)."""
+        lines = []
+        for key in RUNTIME_SLOT_KEYS:
+            annotated, tag = self.compute_entry(key)
+            if annotated is not None:
+                prefix = "fallthrough " if annotated.kernel.is_fallthrough() else ""
+                lines.append(f"{key.name}: {prefix}{annotated.debug} [{tag}]")
+        return "".join(line + "\n" for line in lines)
+
+    def list_all_dispatch_keys(self) -> str:
+        """The runtime keys with a valid entry, as c10's listAllDispatchKeys prints them."""
+        keys = [k.name for k in RUNTIME_SLOT_KEYS[1:] if self._table[SLOT_OF_KEY[k]].is_valid()]
+        return "[" + ", ".join(keys) + "]"
+
+    def report_error(self, kind: KernelKind, key: DispatchKey) -> None:
+        """Raise the error of calling a missing or ambiguous entry (c10's reportError)."""
+        if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
+            raise RuntimeError(
+                f"{self.name} has kernels registered to both CompositeImplicitAutograd and a backend mapped "
+                "to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
+                "prefer the CompositeImplicitAutograd lowering (see Note: [Ambiguity in AutogradOther kernel]). "
+                "If you want to override CompositeImplicitAutograd, please open an issue to request a "
+                "dedicated Autograd dispatch key for the backend.\nIf you only want to run inference instead "
+                "of training, in C++, add `c10::InferenceMode mode;` before model.forward(). Note this guard "
+                "is only available in C++ but not Python at present.\nCanonical state\n~~~~~~~~~~~\n"
+                f"{self.dump_state()}\n\n"
+            )
+        if key == K.Undefined:
+            raise NotImplementedError(
+                "There were no tensor arguments to this function (e.g., you passed an empty list of "
+                f"Tensors), but no fallback function is registered for schema {self.name}.  This usually "
+                "means that this function requires a non-empty list of Tensors, or that you (the operator "
+                "writer) forgot to register a fallback function.  Available functions are "
+                f"{self.list_all_dispatch_keys()}.\n\n{self.dump_computed_table()}"
+            )
+        raise NotImplementedError(
+            f"Could not run '{self.name}' with arguments from the '{key.name}' backend. This could be "
+            "because the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build). If you are a Facebook employee using "
+            "PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible resolutions. "
+            f"'{self.name}' is only available for these backends: {self.list_all_dispatch_keys()}."
+            f"\n\n{self.dump_computed_table()}"
+        )
+
+    def check_invariants(self) -> None:
+        """The stored table and masks equal a recomputation from scratch."""
+        masks = [FULL_REPR] * NUM_BACKENDS
+        for key in RUNTIME_SLOT_KEYS:
+            annotated, _tag = self.compute_entry(key)
+            expected = MISSING if annotated is None else annotated.kernel
+            actual = self._table[SLOT_OF_KEY[key]]
+            if actual is not expected:
+                raise AssertionError(
+                    f"{self.name}: table entry for {key.name} is {actual!r}, recomputation gives {expected!r}"
+                )
+            update_fallthrough_masks(masks, key, expected.is_fallthrough())
+        if masks != self._masks:
+            raise AssertionError(f"{self.name}: fallthrough masks are out of date")
+        for key, kernels in self.kernels.items():
+            if not kernels:
+                raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
+            if not (is_alias_key(key) or is_runtime_key(key)):
+                raise AssertionError(f"{self.name}: kernel registered for non-runtime key {key.name}")
+
+
+def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bool) -> None:
+    """c10's DispatchKeyExtractor::setOperatorHasFallthroughForKey, per backend.
+
+    See Note [Per-backend fallthrough masks].  Only functionality bits are
+    ever cleared: the backend bits of a mask stay set.
+    """
+    if key == K.Undefined:
+        return  # the Undefined slot has no bit to mask
+    bits = KEY_REPRS[key]
+    if is_per_backend_functionality_key(to_functionality_key(key)):
+        backend = int(to_backend_component(key))
+        indices = range(backend - 1, backend)
+    else:
+        indices = range(NUM_BACKENDS)
+    for i in indices:
+        masks[i] = masks[i] & ~(bits & ~FULL_BACKEND_MASK) if fallthrough else masks[i] | bits

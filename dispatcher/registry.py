@@ -1,0 +1,200 @@
+"""The Dispatcher singleton: operators by name, backend fallbacks, registration.
+
+Mirrors c10's ``Dispatcher``.  Every registration returns a handle (a
+zero-argument callable) that undoes exactly that registration; ``Library``
+keeps them.  All changes happen under one lock, and each one validates before
+it mutates, so a failed registration leaves the dispatcher unchanged.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Optional
+
+from ._core import KernelFunction
+from ._layout import FULL_REPR, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
+from .kernel import AnnotatedKernel
+from .keys import NUM_BACKENDS, DispatchKey, is_alias_key, is_runtime_key
+from .operator import MISSING, OperatorEntry, RegisteredSchema, update_fallthrough_masks
+from .schema import FunctionSchema, OperatorName
+
+__all__ = ["Dispatcher", "RegistrationHandle", "dispatcher"]
+
+RegistrationHandle = Callable[[], None]
+
+
+def _op_key(name: OperatorName) -> str:
+    return str(name)
+
+
+class Dispatcher:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._operators: dict[str, OperatorEntry] = {}
+        self._fallbacks: list[Optional[AnnotatedKernel]] = [None] * len(RUNTIME_SLOT_KEYS)
+        # What a slot holds for an operator with no kernels, and the masks
+        # that go with it: new operators start from these copies.
+        self.fallback_table: list[KernelFunction] = [MISSING] * len(RUNTIME_SLOT_KEYS)
+        self.fallback_masks: list[int] = [FULL_REPR] * NUM_BACKENDS
+        # Namespaces with a DEF library, and where that library was created.
+        self._def_namespaces: dict[str, str] = {}
+
+    # -- lookup ------------------------------------------------------------------
+    def find_op(self, name: str) -> Optional[OperatorEntry]:
+        return self._operators.get(name)
+
+    def find_schema_or_throw(self, name: str) -> OperatorEntry:
+        op = self._operators.get(name)
+        if op is None or op.schema is None:
+            raise RuntimeError(f"Could not find schema for {name}")
+        return op
+
+    def op_or_throw(self, name: str) -> OperatorEntry:
+        op = self._operators.get(name)
+        if op is None:
+            raise RuntimeError(f"Could not find operator {name}")
+        return op
+
+    def all_op_names(self) -> list[str]:
+        return sorted(self._operators)
+
+    def backend_fallback(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
+        return self._fallbacks[SLOT_OF_KEY[key]]
+
+    def has_backend_fallback(self, key: DispatchKey) -> bool:
+        return self._fallbacks[SLOT_OF_KEY[key]] is not None
+
+    def _get_or_create(self, name: str) -> OperatorEntry:
+        op = self._operators.get(name)
+        if op is None:
+            op = self._operators[name] = OperatorEntry(name, self)
+        return op
+
+    def _drop_if_unused(self, op: OperatorEntry) -> None:
+        if op.schema is None and not op.has_any_kernel():
+            del self._operators[op.name]
+
+    # -- libraries ---------------------------------------------------------------
+    def claim_namespace(self, ns: str, debug: str) -> RegistrationHandle:
+        """A DEF library owns its namespace: only one may exist at a time."""
+        with self._lock:
+            previous = self._def_namespaces.get(ns)
+            if previous is not None:
+                raise RuntimeError(
+                    f"Only a single TORCH_LIBRARY can be used to register the namespace {ns}; "
+                    "please put all of your definitions in a single TORCH_LIBRARY block.  "
+                    "If you were trying to specify implementations, consider using TORCH_LIBRARY_IMPL "
+                    "(which can be duplicated).  If you really intended to define operators for a "
+                    "single namespace in a distributed way, you can use TORCH_LIBRARY_FRAGMENT to "
+                    "explicitly indicate this.  Previous registration of TORCH_LIBRARY was "
+                    f"{previous}; latest registration was {debug}"
+                )
+            self._def_namespaces[ns] = debug
+
+        def release() -> None:
+            with self._lock:
+                del self._def_namespaces[ns]
+
+        return release
+
+    # -- def ---------------------------------------------------------------------
+    def register_def(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
+                     alias_analysis_is_default: bool = False) -> RegistrationHandle:
+        name = _op_key(schema.name)
+        with self._lock:
+            op = self._operators.get(name)
+            if op is not None and op.schema is not None:
+                raise RuntimeError(
+                    f"Tried to register an operator ({schema}) with the same name and overload name "
+                    "multiple times. Each overload's schema should only be registered with a single "
+                    f"call to def(). Duplicate registration: {debug}. Original registration: "
+                    f"{op.schema.debug}"
+                )
+            op = self._get_or_create(name)
+            registered = RegisteredSchema(schema, debug, alias_analysis, alias_analysis_is_default)
+            op.schema = registered
+            op.handle._set_schema(schema)
+
+        def deregister() -> None:
+            with self._lock:
+                assert op.schema is registered, f"{name}: schema removed twice"
+                op.schema = None
+                op.handle._set_schema(None)
+                self._drop_if_unused(op)
+
+        return deregister
+
+    # -- impl --------------------------------------------------------------------
+    def register_impl(self, name: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
+        """Register ``kernel`` for operator ``name`` at ``key`` (runtime or alias).
+
+        The operator need not be defined yet (impl before def, as in c10).
+        """
+        if not (is_alias_key(key) or is_runtime_key(key)) or key == DispatchKey.Undefined:
+            raise ValueError(
+                f"cannot register a kernel for {key.name}: it is neither a runtime key nor an alias key"
+            )
+        op_name = _op_key(name)
+        with self._lock:
+            op = self._get_or_create(op_name)
+            op.register_kernel(key, kernel)
+
+        def deregister() -> None:
+            with self._lock:
+                op.deregister_kernel(key, kernel)
+                self._drop_if_unused(op)
+
+        return deregister
+
+    # -- fallbacks -----------------------------------------------------------------
+    def register_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
+        """A backend fallback: the kernel of ``key``'s slot for every operator
+        that has nothing better there."""
+        if not is_runtime_key(key) or key == DispatchKey.Undefined:
+            raise ValueError(f"cannot register a backend fallback for {key.name}: it is not a runtime key")
+        slot = SLOT_OF_KEY[key]
+        with self._lock:
+            previous = self._fallbacks[slot]
+            if previous is not None:
+                raise RuntimeError(
+                    f"Tried to register multiple backend fallbacks for the same dispatch key {key.name}; "
+                    f"previous registration {previous.debug}, new registration {kernel.debug}"
+                )
+            self._set_fallback(key, kernel)
+
+        def deregister() -> None:
+            with self._lock:
+                assert self._fallbacks[slot] is kernel, f"fallback for {key.name} removed twice"
+                self._set_fallback(key, None)
+
+        return deregister
+
+    def _set_fallback(self, key: DispatchKey, kernel: Optional[AnnotatedKernel]) -> None:
+        slot = SLOT_OF_KEY[key]
+        self._fallbacks[slot] = kernel
+        function = MISSING if kernel is None else kernel.kernel
+        self.fallback_table[slot] = function
+        update_fallthrough_masks(self.fallback_masks, key, function.is_fallthrough())
+        for op in self._operators.values():
+            op.refresh_fallback_slot(key)
+
+    # -- debugging -------------------------------------------------------------------
+    def check_invariants(self, name: Optional[str] = None) -> None:
+        with self._lock:
+            ops = [self.op_or_throw(name)] if name is not None else list(self._operators.values())
+            for op in ops:
+                op.check_invariants()
+
+    def find_dangling_impls(self) -> list[OperatorEntry]:
+        """Operators with kernels but no def."""
+        with self._lock:
+            return [op for op in self._operators.values() if op.schema is None]
+
+    def registrations_for_dispatch_key(self, key: Optional[DispatchKey] = None) -> list[str]:
+        """Names of the operators with a kernel registered for ``key`` (all if None)."""
+        with self._lock:
+            return sorted(
+                name for name, op in self._operators.items() if key is None or op.has_kernel_for_dispatch_key(key)
+            )
+
+
+dispatcher = Dispatcher()
