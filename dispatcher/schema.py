@@ -118,7 +118,7 @@ class AliasInfo:
     the order they were written in (which is how the corpus spells them).
     """
 
-    before_set: tuple[str, ...]
+    before_set: tuple[str, ...] = field(compare=False)
     is_write: bool = False
     after_set: Optional[tuple[str, ...]] = field(default=None, compare=False)
     _sets: tuple[frozenset, frozenset] = field(init=False, repr=False)
@@ -442,9 +442,9 @@ def _scalar_default(t: BaseType, value: Any, float_from_int: bool) -> Any:
             return value
         raise _default_error(t, value, "a 64-bit integer")
     if ty in _STR_LIKE:
-        if type(value) is str:
+        if type(value) is str and _is_utf8(value):
             return value
-        raise _default_error(t, value, "a string literal")
+        raise _default_error(t, value, "a string (of valid Unicode)")
     number = type(value) in (int, float)
     if ty is BaseTy.Scalar and (number or type(value) is bool) or ty is BaseTy.complex and number:
         return _checked_number(t, value)
@@ -457,6 +457,15 @@ def _scalar_default(t: BaseType, value: Any, float_from_int: bool) -> Any:
     if ty in _FLOAT_LIKE or ty in (BaseTy.Scalar, BaseTy.complex):
         raise _default_error(t, value, "a number")
     raise ValueError(f"an argument of type {t} cannot have a default value")
+
+
+def _is_utf8(text: str) -> bool:
+    """False for strings with lone surrogates, which have no bytes to print."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _checked_number(t: Type, value: Any) -> Any:
@@ -549,14 +558,16 @@ def _format_value(value: Any) -> str:
 
 
 def _format_default(t: Type, value: Any) -> str:
-    # PyTorch prints an int[] default whose elements are all equal as one
+    # PyTorch prints an int list default whose elements are all equal as one
     # number ("int[2] stride=1"), but only for plain int lists: SymInt[2] and
-    # int[2]? print the whole list.
+    # int[2]? print the whole list.  It does so for any length, printing
+    # "int[] x=[2, 2]" as "int[] x=2", which it cannot parse back; so here only
+    # a list of exactly N items of an int[N] collapses, which parses back to it.
     if (
         isinstance(t, ListType)
+        and t.size == len(value) > 1
         and isinstance(t.elem, BaseType)
         and t.elem.name is BaseTy.int
-        and len(value) > 1
         and value.count(value[0]) == len(value)
     ):
         return _format_value(value[0])
@@ -703,7 +714,10 @@ def _plural(n: int, word: str) -> str:
 # --------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class FunctionSchema:
-    """A whole operator schema.  Equal schemas print identically.
+    """A whole operator schema.
+
+    Equal schemas print identically, but for the order of alias sets in an
+    annotation such as ``(a|b)``, which are sets.
 
     Derived data the call path reads on every call is computed once in
     ``__post_init__``: ``dispatch_args`` and the binding tables.
