@@ -677,11 +677,15 @@ cdef class _DispatchArgs:
     cdef Py_ssize_t n
     cdef Py_ssize_t* positions
     cdef int* kinds
+    # A required tensor argument that is missing is the caller's mistake,
+    # reported as Python would (via schema.bind).
+    cdef bint* required
     cdef tuple names
 
     def __dealloc__(self):
         PyMem_Free(self.positions)
         PyMem_Free(self.kinds)
+        PyMem_Free(self.required)
 
 
 cdef _DispatchArgs _make_dispatch_args(object schema):
@@ -691,12 +695,14 @@ cdef _DispatchArgs _make_dispatch_args(object schema):
     d.names = tuple(a.name for a in entries)
     d.positions = <Py_ssize_t*>PyMem_Malloc(max(d.n, 1) * sizeof(Py_ssize_t))
     d.kinds = <int*>PyMem_Malloc(max(d.n, 1) * sizeof(int))
-    if d.positions == NULL or d.kinds == NULL:
+    d.required = <bint*>PyMem_Malloc(max(d.n, 1) * sizeof(bint))
+    if d.positions == NULL or d.kinds == NULL or d.required == NULL:
         raise MemoryError()
     cdef Py_ssize_t i
     for i in range(d.n):
         d.positions[i] = entries[i].position
         d.kinds[i] = int(entries[i].kind)
+        d.required[i] = not schema.arguments[entries[i].position].has_default
     return d
 
 
@@ -784,6 +790,10 @@ cdef class OperatorHandle:
         self._report_error = report
 
     # -- key extraction ------------------------------------------------------------
+    cdef int _missing_argument(self, tuple args, dict kwargs, str name) except -1:
+        self.schema.bind(args, kwargs)  # raises Python's own TypeError wording
+        raise TypeError(f"{self.name}() missing required argument: '{name}'")
+
     cdef int _wrong_type(self, object value, Py_ssize_t i, _DispatchArgs d, str expected) except -1:
         raise TypeError(
             f"{self.name}: argument '{d.names[i]}' (position {d.positions[i]}) must be {expected}, "
@@ -807,12 +817,12 @@ cdef class OperatorHandle:
             position = d.positions[i]
             if position < nargs:
                 value = <object>PyTuple_GET_ITEM(args, position)
-            elif kwargs:
-                value = kwargs.get(d.names[i], _NOT_GIVEN)
-                if value is _NOT_GIVEN:
-                    continue  # an omitted argument: its default is no tensor
             else:
-                continue
+                value = kwargs.get(d.names[i], _NOT_GIVEN) if kwargs else _NOT_GIVEN
+                if value is _NOT_GIVEN:
+                    if d.required[i]:
+                        self._missing_argument(args, kwargs, d.names[i])
+                    continue  # an omitted argument: its default is no tensor
             kind = d.kinds[i]
             if kind == ARG_TENSOR:
                 self._tensor_bits(value, i, d, bits)
@@ -897,11 +907,12 @@ cdef class OperatorHandle:
         the results replace them, as in c10's callBoxed."""
         cdef _DispatchState state = self._live_state()
         ivalue = _boxing()
-        args = tuple(ivalue.peek_arguments(self.schema, stack))
+        args = tuple(ivalue.unbox_arguments(self.schema, stack))
         cdef uint64_t bits = 0
         self._extract(self._dargs, args, {}, &bits)
         bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
         bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
+        stack.extend(ivalue.box(self.schema, args))
         self._dispatch_boxed("[call]", state, bits, stack)
 
     def redispatch_boxed(self, keyset, stack):
@@ -914,14 +925,11 @@ cdef class OperatorHandle:
                 _print_trace(what, self.name, bits)
             entry.fn(self, _make(bits), stack)
             return None
-        # An unboxed kernel: unbox the arguments, call, box the results.
+        # Any other entry: unbox the arguments, call, box the results.
         ivalue = _boxing()
-        args = tuple(ivalue.pop_arguments(self.schema, stack))
-        result = self._dispatch(what, state, bits, args, {})
-        ivalue.push_returns(self.schema, stack, result)
+        args = tuple(ivalue.unbox_arguments(self.schema, stack))
+        ivalue.box_returns(self.schema, self._dispatch(what, state, bits, args, {}), stack)
         return None
-
-
 
 
 cdef inline object _vector_arg(PyObject** args, Py_ssize_t nargs, PyObject* kwnames, Py_ssize_t position,
@@ -953,6 +961,8 @@ cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyOb
     for i in range(d.n):
         value = _vector_arg(args, nargs, kwnames, d.positions[i], d.names[i])
         if value is _NOT_GIVEN:
+            if d.required[i]:
+                _raise_missing(self, args, nargs, kwnames, d.names[i])
             continue  # an omitted argument: its default is no tensor
         kind = d.kinds[i]
         if kind == ARG_TENSOR:
@@ -985,6 +995,16 @@ cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyOb
         for i in range(PyTuple_GET_SIZE(<tuple>kwnames)):
             kw[<object>PyTuple_GET_ITEM(<tuple>kwnames, i)] = <object>args[nargs + i]
     return self._dispatch("[call]", state, bits, packed, kw)
+
+
+cdef int _raise_missing(OperatorHandle self, PyObject** args, Py_ssize_t nargs, PyObject* kwnames,
+                        str name) except -1:
+    cdef tuple packed = tuple([<object>args[i] for i in range(nargs)])
+    cdef dict kw = {}
+    if kwnames != NULL:
+        for i in range(PyTuple_GET_SIZE(<tuple>kwnames)):
+            kw[<object>PyTuple_GET_ITEM(<tuple>kwnames, i)] = <object>args[nargs + i]
+    return self._missing_argument(packed, kw, name)
 
 
 cdef object _call_with_keyset_in_front(object fn, DispatchKeySet keyset, PyObject** args, Py_ssize_t nargs,

@@ -18,5 +18,11 @@ from ._core import (
     unregister_tensor_type,
 )
 from .keys import BackendComponent, DispatchKey
+from .kernel import fallthrough_kernel
+from .library import Library, define, impl
+from .ops import ops
+from ._framework import install_standard_fallbacks
+
+install_standard_fallbacks()
 
 __version__ = "0.1.0"

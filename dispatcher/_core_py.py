@@ -611,8 +611,11 @@ class OperatorHandle:
 
     def _set_schema(self, schema: Any) -> None:
         self.schema = schema
+        # (position, name, kind, required): a required tensor argument that is
+        # missing is the caller's mistake, reported as Python would.
         self._dispatch_args = () if schema is None else tuple(
-            (a.position, a.name, int(a.kind)) for a in schema.dispatch_args
+            (a.position, a.name, int(a.kind), not schema.arguments[a.position].has_default)
+            for a in schema.dispatch_args
         )
 
     def _set_error_reporter(self, report: Callable) -> None:
@@ -621,11 +624,13 @@ class OperatorHandle:
     # -- key extraction ------------------------------------------------------------
     def _extract(self, args: tuple, kwargs: dict) -> int:
         bits = 0
-        for position, name, kind in self._dispatch_args:
+        for position, name, kind, required in self._dispatch_args:
             if position < len(args):
                 value = args[position]
             elif name in kwargs:
                 value = kwargs[name]
+            elif required:
+                self._missing_argument(args, kwargs, name)
             else:
                 continue  # an omitted argument: its default is no tensor
             if kind == _TENSOR or kind == _OPTIONAL_TENSOR:
@@ -640,6 +645,10 @@ class OperatorHandle:
                         continue
                     bits |= self._tensor_bits(item, name, position)
         return bits
+
+    def _missing_argument(self, args: tuple, kwargs: dict, name: str) -> None:
+        self.schema.bind(args, kwargs)  # raises Python's own TypeError wording
+        raise TypeError(f"{self.name}() missing required argument: '{name}'")
 
     def _tensor_bits(self, value: object, name: str, position: int) -> int:
         ks = tensor_key_set(value)
@@ -708,10 +717,11 @@ class OperatorHandle:
         """Dispatch a call whose arguments are on ``stack`` (a dispatcher.ivalue.Stack);
         the results replace them, as in c10's callBoxed."""
         ivalue = _boxing()
-        args = ivalue.peek_arguments(self.schema, stack)
+        args = ivalue.unbox_arguments(self.schema, stack)
         bits = self._extract(args, {}) | _tls_included_bits()
         bits &= FULL_BACKEND_MASK | ~_tls_excluded_bits()
         bits &= self._masks[(bits & FULL_BACKEND_MASK).bit_length() - 1 if bits & FULL_BACKEND_MASK else 0]
+        stack.extend(ivalue.box(self.schema, args))
         self._dispatch_boxed("[call]", bits, stack)
 
     def redispatch_boxed(self, keyset: DispatchKeySet, stack: Any) -> None:
@@ -724,8 +734,7 @@ class OperatorHandle:
                 _print_trace(what, self.name, bits)
             entry.fn(self, DispatchKeySet._from_bits(bits), stack)
             return
-        # An unboxed kernel: unbox the arguments, call, box the results.
+        # Any other entry: unbox the arguments, call, box the results.
         ivalue = _boxing()
-        args = ivalue.pop_arguments(self.schema, stack)
-        result = self._dispatch(what, bits, args, {})
-        ivalue.push_returns(self.schema, stack, result)
+        args = ivalue.unbox_arguments(self.schema, stack)
+        ivalue.box_returns(self.schema, self._dispatch(what, bits, args, {}), stack)

@@ -22,7 +22,6 @@ from .keys import (
     DispatchKey,
     is_alias_key,
     is_per_backend_functionality_key,
-    is_runtime_key,
     to_backend_component,
     to_functionality_key,
 )
@@ -112,8 +111,9 @@ class OperatorEntry:
         # Alias keys have no bits, so ks.has() would call them always present.
         return any(kernels and not is_alias_key(k) and ks.has(k) for k, kernels in self.kernels.items())
 
-    def has_any_kernel(self) -> bool:
-        return any(self.kernels.values())
+    def in_use(self) -> bool:
+        """Defined or holding kernels; see Note [Operator entries live forever]."""
+        return self.schema is not None or bool(self.kernels)
 
     def computed_kernel(self, key: DispatchKey) -> KernelFunction:
         return self._table[SLOT_OF_KEY[key]]
@@ -186,7 +186,9 @@ class OperatorEntry:
         if is_alias_key(changed_key):
             slots = _ALL_SLOTS
         else:
-            slots = _SLOTS_CHANGED_BY[changed_key]
+            # A functionality key (Dense, ...) has no slot: as in c10, a
+            # kernel there is kept and dumped but never dispatched to.
+            slots = _SLOTS_CHANGED_BY.get(changed_key, ())
         for key in slots:
             self._update_slot(key)
         self._publish()
@@ -299,8 +301,6 @@ class OperatorEntry:
         for key, kernels in self.kernels.items():
             if not kernels:
                 raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
-            if not (is_alias_key(key) or is_runtime_key(key)):
-                raise AssertionError(f"{self.name}: kernel registered for non-runtime key {key.name}")
 
 
 def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bool) -> None:

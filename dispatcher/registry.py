@@ -13,7 +13,7 @@ from typing import Callable, Optional
 from ._core import KernelFunction
 from ._layout import FULL_REPR, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .kernel import AnnotatedKernel
-from .keys import NUM_BACKENDS, DispatchKey, is_alias_key, is_runtime_key
+from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
 from .operator import MISSING, OperatorEntry, RegisteredSchema, update_fallthrough_masks
 from .schema import FunctionSchema, OperatorName
 
@@ -35,27 +35,38 @@ class Dispatcher:
         # that go with it: new operators start from these copies.
         self.fallback_table: list[KernelFunction] = [MISSING] * len(RUNTIME_SLOT_KEYS)
         self.fallback_masks: list[int] = [FULL_REPR] * NUM_BACKENDS
+        # ns::name -> the overload names defined for it, in definition order.
+        self._overloads: dict[str, list[str]] = {}
         # Namespaces with a DEF library, and where that library was created.
         self._def_namespaces: dict[str, str] = {}
 
     # -- lookup ------------------------------------------------------------------
+    # Note [Operator entries live forever]
+    # An entry whose def and kernels are all gone is not deleted, only hidden
+    # from lookups: its OperatorHandle may be held by user code (ops.ns.op),
+    # and a later def() of the same name must reach that same handle.
     def find_op(self, name: str) -> Optional[OperatorEntry]:
-        return self._operators.get(name)
+        op = self._operators.get(name)
+        return op if op is not None and op.in_use() else None
+
+    def overload_names(self, qualified_name: str) -> list[str]:
+        """Overload names of the defined operators called ``ns::name``, in definition order."""
+        return list(self._overloads.get(qualified_name, ()))
 
     def find_schema_or_throw(self, name: str) -> OperatorEntry:
-        op = self._operators.get(name)
+        op = self.find_op(name)
         if op is None or op.schema is None:
             raise RuntimeError(f"Could not find schema for {name}")
         return op
 
     def op_or_throw(self, name: str) -> OperatorEntry:
-        op = self._operators.get(name)
+        op = self.find_op(name)
         if op is None:
             raise RuntimeError(f"Could not find operator {name}")
         return op
 
     def all_op_names(self) -> list[str]:
-        return sorted(self._operators)
+        return sorted(name for name, op in self._operators.items() if op.in_use())
 
     def backend_fallback(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
         return self._fallbacks[SLOT_OF_KEY[key]]
@@ -68,10 +79,6 @@ class Dispatcher:
         if op is None:
             op = self._operators[name] = OperatorEntry(name, self)
         return op
-
-    def _drop_if_unused(self, op: OperatorEntry) -> None:
-        if op.schema is None and not op.has_any_kernel():
-            del self._operators[op.name]
 
     # -- libraries ---------------------------------------------------------------
     def claim_namespace(self, ns: str, debug: str) -> RegistrationHandle:
@@ -113,13 +120,17 @@ class Dispatcher:
             registered = RegisteredSchema(schema, debug, alias_analysis, alias_analysis_is_default)
             op.schema = registered
             op.handle._set_schema(schema)
+            self._overloads.setdefault(schema.name.qualified_name, []).append(schema.name.overload_name)
 
         def deregister() -> None:
             with self._lock:
                 assert op.schema is registered, f"{name}: schema removed twice"
                 op.schema = None
                 op.handle._set_schema(None)
-                self._drop_if_unused(op)
+                overloads = self._overloads[schema.name.qualified_name]
+                overloads.remove(schema.name.overload_name)
+                if not overloads:
+                    del self._overloads[schema.name.qualified_name]
 
         return deregister
 
@@ -129,10 +140,8 @@ class Dispatcher:
 
         The operator need not be defined yet (impl before def, as in c10).
         """
-        if not (is_alias_key(key) or is_runtime_key(key)) or key == DispatchKey.Undefined:
-            raise ValueError(
-                f"cannot register a kernel for {key.name}: it is neither a runtime key nor an alias key"
-            )
+        if key == DispatchKey.Undefined:
+            raise ValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
         op_name = _op_key(name)
         with self._lock:
             op = self._get_or_create(op_name)
@@ -141,7 +150,6 @@ class Dispatcher:
         def deregister() -> None:
             with self._lock:
                 op.deregister_kernel(key, kernel)
-                self._drop_if_unused(op)
 
         return deregister
 
@@ -187,13 +195,15 @@ class Dispatcher:
     def find_dangling_impls(self) -> list[OperatorEntry]:
         """Operators with kernels but no def."""
         with self._lock:
-            return [op for op in self._operators.values() if op.schema is None]
+            return [op for op in self._operators.values() if op.schema is None and op.in_use()]
 
     def registrations_for_dispatch_key(self, key: Optional[DispatchKey] = None) -> list[str]:
         """Names of the operators with a kernel registered for ``key`` (all if None)."""
         with self._lock:
             return sorted(
-                name for name, op in self._operators.items() if key is None or op.has_kernel_for_dispatch_key(key)
+                name
+                for name, op in self._operators.items()
+                if op.in_use() and (key is None or op.has_kernel_for_dispatch_key(key))
             )
 
 

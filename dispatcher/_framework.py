@@ -1,0 +1,58 @@
+"""The backend fallbacks every process starts with, as PyTorch's framework registers.
+
+Fallthroughs, so calls skip these keys unless an operator has a kernel there:
+BackendSelect and ADInplaceOrView (included in every call by the default TLS),
+AutogradOther and every Autograd<backend> key, the Autocast keys PyTorch
+covers, VmapMode and FuncTorchVmapMode.
+
+PyTorch 2.13 itself registers its autograd fallbacks as boxed kernels that
+redispatch below autograd (and can warn about missing derivative formulas);
+without autograd state of our own a fallthrough routes the same way and keeps
+the call path short.  Tests that compare dumps with PyTorch's swap in
+PyTorch's exact set with ``remove_standard_fallbacks``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .kernel import fallthrough_kernel
+from .keys import BackendComponent, DispatchKey
+from .library import Library
+
+STANDARD_FALLTHROUGH_KEYS: tuple[DispatchKey, ...] = (
+    DispatchKey.BackendSelect,
+    DispatchKey.ADInplaceOrView,
+    DispatchKey.AutogradOther,
+    *(
+        DispatchKey["Autograd" + b.name[: -len("Bit")]]
+        for b in BackendComponent
+        if b != BackendComponent.InvalidBit
+    ),
+    DispatchKey.AutocastCPU,
+    DispatchKey.AutocastMTIA,
+    DispatchKey.AutocastMAIA,
+    DispatchKey.AutocastXPU,
+    DispatchKey.AutocastMPS,
+    DispatchKey.AutocastCUDA,
+    DispatchKey.FuncTorchVmapMode,
+    DispatchKey.VmapMode,
+)
+
+_library: Optional[Library] = None
+
+
+def install_standard_fallbacks() -> None:
+    global _library
+    if _library is not None:
+        return
+    library = Library("_", "IMPL")
+    for key in STANDARD_FALLTHROUGH_KEYS:
+        library.fallback(fallthrough_kernel, key, debug=f"registered by dispatcher at import (standard {key.name} fallthrough)")
+    _library = library
+
+
+def remove_standard_fallbacks() -> None:
+    global _library
+    if _library is not None:
+        _library.close()
+        _library = None
