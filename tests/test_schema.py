@@ -482,7 +482,7 @@ def _schemas(draw):
     return FunctionSchema(name, tuple(args), tuple(returns), draw(st.booleans()), draw(st.booleans()))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_schemas())
 def test_generated_schemas_round_trip(schema):
     text = str(schema)
