@@ -59,6 +59,37 @@ def _autograd_slots_depending_on(k: DispatchKey) -> tuple[DispatchKey, ...]:
     )
 
 
+@dataclass(frozen=True)
+class _SlotInfo:
+    """What compute_entry needs to know about a runtime slot, computed once."""
+
+    in_ceanf: bool
+    in_cea: bool
+    in_cia_nested: bool
+    in_cia: bool
+    in_autograd: bool
+    in_batched: bool
+    backend_bits: int  # raw get_backend_key_set_from_autograd(slot)
+
+
+def _slot_info(k: DispatchKey) -> _SlotInfo:
+    undefined = k == K.Undefined
+    return _SlotInfo(
+        # Note [Undefined in dispatchTable_]: the composite kernels also
+        # serve Undefined, which no alias key set can hold.
+        in_ceanf=undefined or keysets.is_included_in_alias(k, _CEANF),
+        in_cea=undefined or keysets.is_included_in_alias(k, _CEA),
+        in_cia_nested=not undefined and keysets.is_included_in_alias(k, K.CompositeImplicitAutogradNestedTensor),
+        in_cia=undefined or keysets.is_included_in_alias(k, _CIA),
+        in_autograd=keysets.is_included_in_alias(k, K.Autograd),
+        in_batched=keysets.is_included_in_alias(k, K.FuncTorchBatchedDecomposition),
+        backend_bits=keysets.get_backend_key_set_from_autograd(k).raw_repr(),
+    )
+
+
+_SLOT_INFO = {k: _slot_info(k) for k in RUNTIME_SLOT_KEYS}
+_AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
+
 # Note [Which slots a registration changes]
 # compute_entry(slot) reads the kernels of: the slot's own key, the alias keys
 # (for slots in their runtime sets, and Undefined), and - for autograd slots -
@@ -123,56 +154,57 @@ class OperatorEntry:
         return DispatchKeySet.from_raw_repr(self._masks[index])
 
     # -- the precedence ------------------------------------------------------------
+    def _has_kernel_in(self, bits: int) -> bool:
+        """c10's hasKernelForAnyDispatchKey on a raw keyset.  Alias keys have
+        no bits (repr 0) and so never count, as c10 requires."""
+        for key, kernels in self.kernels.items():
+            r = KEY_REPRS[key]
+            if r and r & bits == r and kernels:
+                return True
+        return False
+
     def compute_entry(self, key: DispatchKey) -> tuple[Optional[AnnotatedKernel], str]:
         """The kernel for runtime slot ``key`` and the tag dump_table prints
         (c10's computeDispatchTableEntryWithDebug); (None, "missing") if none."""
-        direct = self.kernel_for(key)
-        if direct is not None:
-            return direct, "kernel"
-        undefined = key == K.Undefined
+        kernels = self.kernels
+        direct = kernels.get(key)
+        if direct:
+            return direct[0], "kernel"
+        slot = _SLOT_INFO[key]
 
         # Composite kernels serve Undefined too: a call with no tensor arguments
         # (and no TLS keys) lands there.
-        for alias in (_CEANF, _CEA):
-            if undefined or keysets.is_included_in_alias(key, alias):
-                kernel = self.kernel_for(alias)
-                if kernel is not None:
-                    return kernel, "default backend kernel"
+        for alias, included in ((_CEANF, slot.in_ceanf), (_CEA, slot.in_cea)):
+            if included and kernels.get(alias):
+                return kernels[alias][0], "default backend kernel"
 
         # An autograd key only takes a composite-implicit kernel when its
         # backends have no kernel of their own (else autograd would bypass it).
-        has_backend_kernel = self.has_kernel_for_any_dispatch_key(
-            keysets.get_backend_key_set_from_autograd(key)
-        ) or self.has_kernel_for_dispatch_key(_CEA)
+        has_backend_kernel = bool(kernels.get(_CEA)) or (
+            slot.backend_bits != 0 and self._has_kernel_in(slot.backend_bits)
+        )
 
-        if not undefined and keysets.is_included_in_alias(key, K.CompositeImplicitAutogradNestedTensor):
-            kernel = self.kernel_for(K.CompositeImplicitAutogradNestedTensor)
-            if kernel is not None and not has_backend_kernel:
-                return kernel, "nested kernel"
+        nested = kernels.get(K.CompositeImplicitAutogradNestedTensor)
+        if slot.in_cia_nested and nested and not has_backend_kernel:
+            return nested[0], "nested kernel"
 
-        if undefined or keysets.is_included_in_alias(key, _CIA):
-            kernel = self.kernel_for(_CIA)
-            if kernel is not None:
-                # Note [Ambiguity in AutogradOther kernel]: AutogradOther serves
-                # many backends; with a kernel for one of them, c10 cannot tell
-                # whether the composite kernel or autograd-of-that-kernel is
-                # meant, and makes calling it an error.
-                if key == K.AutogradOther and self.has_kernel_for_any_dispatch_key(
-                    keysets.AUTOGRADOTHER_BACKENDS
-                ):
-                    return AMBIGUOUS_AUTOGRAD_OTHER, "ambiguous autogradother"
-                if not has_backend_kernel:
-                    return kernel, "math kernel"
+        math = kernels.get(_CIA)
+        if slot.in_cia and math:
+            # Note [Ambiguity in AutogradOther kernel]: AutogradOther serves
+            # many backends; with a kernel for one of them, c10 cannot tell
+            # whether the composite kernel or autograd-of-that-kernel is
+            # meant, and makes calling it an error.
+            if key == K.AutogradOther and self._has_kernel_in(_AUTOGRADOTHER_BACKEND_BITS):
+                return AMBIGUOUS_AUTOGRAD_OTHER, "ambiguous autogradother"
+            if not has_backend_kernel:
+                return math[0], "math kernel"
 
-        if keysets.is_included_in_alias(key, K.Autograd):
-            kernel = self.kernel_for(K.Autograd)
-            if kernel is not None:
-                return kernel, "autograd kernel"
-
-        if keysets.is_included_in_alias(key, K.FuncTorchBatchedDecomposition):
-            kernel = self.kernel_for(K.FuncTorchBatchedDecomposition)
-            if kernel is not None:
-                return kernel, "batched kernel"
+        for alias, included, tag in (
+            (K.Autograd, slot.in_autograd, "autograd kernel"),
+            (K.FuncTorchBatchedDecomposition, slot.in_batched, "batched kernel"),
+        ):
+            if included and kernels.get(alias):
+                return kernels[alias][0], tag
 
         fallback = self._dispatcher.backend_fallback(key)
         if fallback is not None:
@@ -303,19 +335,28 @@ class OperatorEntry:
                 raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
 
 
+def _mask_update(key: DispatchKey) -> tuple[int, int, range]:
+    # (bits to set, functionality bits to clear, backends whose mask changes)
+    bits = KEY_REPRS[key]
+    if is_per_backend_functionality_key(to_functionality_key(key)):
+        backend = int(to_backend_component(key))
+        return bits, bits & ~FULL_BACKEND_MASK, range(backend - 1, backend)
+    return bits, bits & ~FULL_BACKEND_MASK, range(NUM_BACKENDS)
+
+
+# The Undefined slot has no bit to mask.
+_MASK_UPDATES = {k: _mask_update(k) for k in RUNTIME_SLOT_KEYS if k != K.Undefined}
+
+
 def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bool) -> None:
     """c10's DispatchKeyExtractor::setOperatorHasFallthroughForKey, per backend.
 
     See Note [Per-backend fallthrough masks].  Only functionality bits are
     ever cleared: the backend bits of a mask stay set.
     """
-    if key == K.Undefined:
-        return  # the Undefined slot has no bit to mask
-    bits = KEY_REPRS[key]
-    if is_per_backend_functionality_key(to_functionality_key(key)):
-        backend = int(to_backend_component(key))
-        indices = range(backend - 1, backend)
-    else:
-        indices = range(NUM_BACKENDS)
-    for i in indices:
-        masks[i] = masks[i] & ~(bits & ~FULL_BACKEND_MASK) if fallthrough else masks[i] | bits
+    update = _MASK_UPDATES.get(key)
+    if update is None:
+        return
+    set_bits, clear_bits, backends = update
+    for i in backends:
+        masks[i] = masks[i] & ~clear_bits if fallthrough else masks[i] | set_bits

@@ -1,0 +1,55 @@
+"""Defining all 4374 PyTorch 2.13 schemas with one CPU kernel each.
+
+Goal (DESIGN.md): under 1 s and under 60 MB of extra memory.  The time is the
+benchmark; the memory (tracemalloc peak, which slows the run, so it is
+measured in a separate pass) is recorded in extra_info.
+"""
+import pathlib
+import tracemalloc
+
+from dispatcher.kernel import AnnotatedKernel, make_kernel
+from dispatcher.keys import DispatchKey
+from dispatcher.registry import dispatcher
+from dispatcher.schema import FunctionSchema
+
+SCHEMAS = (pathlib.Path(__file__).parent.parent / "tests" / "data" / "schemas.txt").read_text().splitlines()
+
+
+def kernel(*args, **kwargs):
+    return None
+
+
+def define_all():
+    handles = []
+    for line in SCHEMAS:
+        schema = FunctionSchema.parse(line)
+        handles.append(dispatcher.register_def(schema, "bench"))
+        handles.append(dispatcher.register_impl(schema.name, DispatchKey.CPU, AnnotatedKernel(make_kernel(kernel), "bench")))
+    return handles
+
+
+def remove(handles):
+    for handle in reversed(handles):
+        handle()
+
+
+def test_define_all_schemas_with_a_kernel(benchmark):
+    live = []
+
+    def setup():
+        remove(live)
+        live.clear()
+
+    def run():
+        live.extend(define_all())
+
+    benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
+    assert len(dispatcher.all_op_names()) >= len(SCHEMAS)
+    remove(live)
+
+    tracemalloc.start()
+    handles = define_all()
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    benchmark.extra_info["peak_traced_MB"] = round(peak / 1e6, 1)
+    remove(handles)
