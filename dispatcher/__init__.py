@@ -1,11 +1,25 @@
-"""A PyTorch-2.13-style operator dispatcher with a compiled core."""
+"""A PyTorch-2.13-style operator dispatcher with a compiled core.
+
+Registration (``Library``, ``define``, ``impl``) computes every operator's
+runtime table ahead of time; calls (``ops.ns.name.overload(...)``) extract a
+DispatchKeySet from the tensor arguments, apply the thread-local include and
+exclude sets, and run the kernel in the table slot of the highest key.
+"""
+from . import keysets
 from ._core import (
     DEFAULT_EXCLUDED_SET,
     DEFAULT_INCLUDED_SET,
     HAS_EXTENSION,
+    AutoDispatchBelowADInplaceOrView,
+    AutoDispatchBelowAutograd,
     DispatchKeySet,
+    ExcludeDispatchKeyGuard,
+    IncludeDispatchKeyGuard,
+    OperatorHandle,
     TensorBase,
     register_tensor_type,
+    set_show_dispatch_trace,
+    show_dispatch_trace,
     tensor_key_set,
     tls_is_dispatch_key_excluded,
     tls_is_dispatch_key_included,
@@ -17,12 +31,53 @@ from ._core import (
     tls_set_local_include_set,
     unregister_tensor_type,
 )
-from .keys import BackendComponent, DispatchKey
+from ._framework import install_standard_fallbacks
+from .ivalue import IValue, Stack, box, box_returns, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
+from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
 from .ops import ops
-from ._framework import install_standard_fallbacks
 
 install_standard_fallbacks()
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "AutoDispatchBelowADInplaceOrView",
+    "AutoDispatchBelowAutograd",
+    "BackendComponent",
+    "DEFAULT_EXCLUDED_SET",
+    "DEFAULT_INCLUDED_SET",
+    "DispatchKey",
+    "DispatchKeySet",
+    "ExcludeDispatchKeyGuard",
+    "HAS_EXTENSION",
+    "IValue",
+    "IncludeDispatchKeyGuard",
+    "Library",
+    "OperatorHandle",
+    "Stack",
+    "TensorBase",
+    "box",
+    "box_returns",
+    "define",
+    "fallthrough_kernel",
+    "impl",
+    "keysets",
+    "ops",
+    "register_tensor_type",
+    "set_show_dispatch_trace",
+    "show_dispatch_trace",
+    "tensor_key_set",
+    "tls_is_dispatch_key_excluded",
+    "tls_is_dispatch_key_included",
+    "tls_local_exclude_set",
+    "tls_local_include_set",
+    "tls_set_dispatch_key_excluded",
+    "tls_set_dispatch_key_included",
+    "tls_set_local_exclude_set",
+    "tls_set_local_include_set",
+    "unbox_arguments",
+    "unbox_returns",
+    "unregister_tensor_type",
+]

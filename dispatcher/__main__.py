@@ -29,6 +29,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("keys", help="print the dispatch key catalog with values and table slots").set_defaults(
         run=_keys
     )
+    bench = sub.add_parser("bench", help="time dispatch against direct calls and peers (see dispatcher.bench)")
+    bench.set_defaults(run=None)
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["bench"]:
+        from .bench import main as bench_main
+
+        return bench_main(argv[1:])
     args = parser.parse_args(argv)
     args.run(args)
     return 0

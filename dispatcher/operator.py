@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Optional
 from . import keysets
 from ._core import DispatchKeySet, KernelFunction, KernelKind, OperatorHandle
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
-from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel
+from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel, signature_text
+from .schema import FunctionSchema, ListType, Type
 from .keys import (
     NUM_BACKENDS,
     BackendComponent,
@@ -45,6 +46,47 @@ class RegisteredSchema:
     debug: str
     alias_analysis: str = "FROM_SCHEMA"
     alias_analysis_is_default: bool = False
+
+
+def _type_text(t: Type) -> str:
+    # c10 compares types without alias annotations, and a list's size
+    # (int[2]) belongs to the argument, not to its type.
+    t = t.strip_annotations()
+    if isinstance(t, ListType) and t.size is not None:
+        t = ListType(t.elem)
+    return str(t)
+
+
+def schema_difference(expected: FunctionSchema, inferred: FunctionSchema) -> Optional[str]:
+    """Why a kernel's inferred schema does not fit a def (c10's
+    findSchemaDifferences), or None if it does; names do not matter."""
+    if len(expected.arguments) != len(inferred.arguments):
+        return f"The number of arguments is different. {len(expected.arguments)} vs {len(inferred.arguments)}."
+    if len(expected.returns) != len(inferred.returns):
+        return f"The number of returns is different. {len(expected.returns)} vs {len(inferred.returns)}."
+    for what, left, right in (("argument", expected.arguments, inferred.arguments),
+                              ("return", expected.returns, inferred.returns)):
+        for i, (a, b) in enumerate(zip(left, right), start=1):
+            if _type_text(a.type) != _type_text(b.type):
+                return f"Type mismatch in {what} {i}: {_type_text(a.type)} vs {_type_text(b.type)}"
+    return None
+
+
+def check_inferred_schema(name: str, schema: RegisteredSchema, kernel: AnnotatedKernel) -> None:
+    """Raise c10's error if ``kernel`` was inferred a schema that ``schema`` contradicts."""
+    if kernel.inferred_schema is None:
+        return
+    reason = schema_difference(schema.schema, kernel.inferred_schema)
+    if reason is not None:
+        raise RuntimeError(
+            "Inferred operator schema for a C++ kernel function doesn't match the expected function schema.\n"
+            f"  operator: {name}\n"
+            f"  expected schema: {schema.schema}\n"
+            f"    {schema.debug}\n"
+            f"  inferred schema: {signature_text(kernel.inferred_schema)}\n"
+            f"    {kernel.debug}\n"
+            f"  reason: {reason}"
+        )
 
 
 def _autograd_slots_depending_on(k: DispatchKey) -> tuple[DispatchKey, ...]:
@@ -236,8 +278,12 @@ class OperatorEntry:
         self._table[SLOT_OF_KEY[key]] = kernel
         update_fallthrough_masks(self._masks, key, kernel.is_fallthrough())
 
+    def dispatch_state(self) -> tuple[tuple[KernelFunction, ...], tuple[int, ...]]:
+        """What the call path reads: the runtime table and the per-backend masks."""
+        return tuple(self._table), tuple(self._masks)
+
     def _publish(self) -> None:
-        self.handle._set_dispatch_state(tuple(self._table), tuple(self._masks))
+        self.handle._set_dispatch_state(*self.dispatch_state())
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:

@@ -1,0 +1,222 @@
+"""Dispatch overhead next to a direct call of the same kernel, in one process.
+
+Every case is timed in alternation with the direct call it is compared to,
+and the reported ratio is the median of the per-round ratios, so a noisy
+machine slows both sides alike and cancels out.  Peers are timed the same way
+when installed: functools.singledispatch always; multipledispatch, plum and
+ovld with ``pip install "dispatcher[bench]"``; ``torch.ops`` (a Python kernel
+registered with torch.library) when torch is importable.
+
+Run: ``python -m dispatcher bench`` or ``python benchmarks/compare.py``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import timeit
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+from . import _core_py
+from ._core import HAS_EXTENSION
+from .ivalue import box_returns, unbox_arguments
+from .keys import DispatchKey as K
+from .library import Library
+from .ops import ops
+from .registry import dispatcher
+
+
+@dataclass
+class Case:
+    name: str
+    call: Callable[[], object]
+    direct: Callable[[], object]
+    note: str = ""
+
+
+@dataclass
+class Result:
+    name: str
+    ns_per_call: float
+    direct_ns: float
+    ratio: float
+    note: str
+
+
+def _time(fn: Callable[[], object], number: int) -> float:
+    return timeit.timeit(fn, number=number) / number * 1e9
+
+
+def measure(case: Case, rounds: int, number: int) -> Result:
+    case.call()  # warm up, and fail early if the call is broken
+    calls, directs, ratios = [], [], []
+    for _ in range(rounds):
+        d = _time(case.direct, number)
+        c = _time(case.call, number)
+        calls.append(c)
+        directs.append(d)
+        ratios.append(c / d)
+    return Result(case.name, statistics.median(calls), statistics.median(directs), statistics.median(ratios), case.note)
+
+
+def kernel(x, y):
+    return x
+
+
+def _our_cases(lib: Library) -> list[Case]:
+    from . import DispatchKeySet, TensorBase
+
+    lib.define("add(Tensor x, Tensor y) -> Tensor")
+    lib.define("add10(Tensor a, Tensor b, Tensor c, Tensor d, Tensor e, Tensor f, Tensor g, Tensor h, Tensor i, "
+               "Tensor j) -> Tensor")
+    lib.define("keyset_add(Tensor x, Tensor y) -> Tensor")
+    lib.define("boxed_add(Tensor x, Tensor y) -> Tensor")
+
+    def kernel10(a, b, c, d, e, f, g, h, i, j):
+        return a
+
+    def with_keyset(keyset, x, y):
+        return x
+
+    def boxed(op, keyset, stack):
+        x, y = unbox_arguments(op.schema, stack)
+        box_returns(op.schema, kernel(x, y), stack)
+
+    lib.impl("add", kernel, "CPU")
+    lib.impl("add10", kernel10, "CPU")
+    lib.impl("keyset_add", with_keyset, "CPU", with_keyset=True)
+    lib.impl("boxed_add", boxed, "CPU", boxed=True)
+    namespace = getattr(ops, lib.ns)
+    add, add10 = namespace.add.default, namespace.add10.default
+    keyset_add, boxed_add = namespace.keyset_add.default, namespace.boxed_add.default
+    t = TensorBase(DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
+    cpu = DispatchKeySet(K.CPU)
+    core = "compiled" if HAS_EXTENSION else "pure-Python"
+    cases = [
+        Case(f"call, 2 tensors ({core} core)", lambda: add(t, t), lambda: kernel(t, t)),
+        Case(f"call, 10 tensors ({core} core)", lambda: add10(t, t, t, t, t, t, t, t, t, t),
+             lambda: kernel10(t, t, t, t, t, t, t, t, t, t)),
+        Case(f"call with a keyword argument ({core} core)", lambda: add(t, y=t), lambda: kernel(t, y=t)),
+        Case(f"redispatch ({core} core)", lambda: add.redispatch(cpu, t, t), lambda: kernel(t, t)),
+        Case(f"with-keyset kernel ({core} core)", lambda: keyset_add(t, t), lambda: with_keyset(cpu, t, t)),
+        Case(f"boxed kernel: box, run, unbox ({core} core)", lambda: boxed_add(t, t), lambda: kernel(t, t)),
+    ]
+    if HAS_EXTENSION:
+        cases.append(_twin_case(add, kernel))
+    return cases
+
+
+def _twin_case(add, kernel) -> Case:
+    # The pure-Python twin's handle, given the same published state as the
+    # compiled one, with tensors of the twin's own types.
+    twin = _core_py.OperatorHandle(add.name)
+    twin._set_schema(add.schema)
+    twin._set_dispatch_state(*dispatcher.find_op(add.name).dispatch_state())
+    t = _core_py.TensorBase(_core_py.DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
+    return Case("call, 2 tensors (pure-Python twin)", lambda: twin(t, t), lambda: kernel(t, t))
+
+
+def _peer_cases() -> list[Case]:
+    import functools
+
+    from . import DispatchKeySet, TensorBase
+
+    t = TensorBase(DispatchKeySet(K.CPU))
+    cases = []
+
+    @functools.singledispatch
+    def sd(x, y):
+        raise NotImplementedError
+
+    sd.register(TensorBase)(kernel)
+    cases.append(Case("functools.singledispatch", lambda: sd(t, t), lambda: kernel(t, t)))
+
+    if _available("multipledispatch"):
+        from multipledispatch import Dispatcher
+
+        md = Dispatcher("md")
+        md.add((TensorBase, TensorBase), kernel)
+        cases.append(Case("multipledispatch", lambda: md(t, t), lambda: kernel(t, t)))
+    if _available("plum"):
+        import plum
+
+        pd = plum.Dispatcher()
+
+        @pd
+        def pl(x: TensorBase, y: TensorBase):
+            return x
+
+        cases.append(Case("plum", lambda: pl(t, t), lambda: kernel(t, t)))
+    if _available("ovld"):
+        from ovld import ovld
+
+        @ovld
+        def ov(x: TensorBase, y: TensorBase):
+            return x
+
+        cases.append(Case("ovld", lambda: ov(t, t), lambda: kernel(t, t)))
+    return cases
+
+
+def _torch_case() -> Optional[Case]:
+    if not _available("torch"):
+        return None
+    import torch
+
+    lib = torch.library.Library("dispatcher_bench", "FRAGMENT")
+    lib.define("add(Tensor x, Tensor y) -> Tensor")
+    lib.impl("add", kernel, "CPU")
+    a = torch.zeros(1)
+    op = torch.ops.dispatcher_bench.add.default
+    case = Case("torch.ops, Python kernel (PyTorch " + torch.__version__ + ")", lambda: op(a, a),
+                lambda: kernel(a, a))
+    case.keepalive = lib  # type: ignore[attr-defined]
+    return case
+
+
+def _available(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except Exception:  # an optional peer that is missing or broken is just skipped
+        return False
+    return True
+
+
+def run(rounds: int = 15, number: int = 20000) -> list[Result]:
+    with Library("dispatcher_bench", "DEF") as lib:
+        cases = _our_cases(lib) + _peer_cases()
+        torch_case = _torch_case()
+        if torch_case is not None:
+            cases.append(torch_case)
+        return [measure(case, rounds, number) for case in cases]
+
+
+def format_table(results: Sequence[Result]) -> str:
+    lines = [
+        "| case | ns per call (median) | direct kernel call (ns) | ratio to direct call |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(f"| {r.name} | {r.ns_per_call:.0f} | {r.direct_ns:.0f} | {r.ratio:.2f}x |")
+    ours = next((r for r in results if r.name.startswith("call, 2 tensors") and "twin" not in r.name), None)
+    torch_result = next((r for r in results if r.name.startswith("torch.ops")), None)
+    if ours is not None and torch_result is not None:
+        lines.append("")
+        lines.append(f"torch.ops / our call: {torch_result.ns_per_call / ours.ns_per_call:.1f}x")
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dispatcher bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="alternating rounds per case (default 15)")
+    parser.add_argument("--number", type=int, default=20000, help="calls per round (default 20000)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args(argv)
+    results = run(args.rounds, args.number)
+    if args.json:
+        print(json.dumps([r.__dict__ for r in results], indent=1))
+    else:
+        print(format_table(results))
+    return 0
