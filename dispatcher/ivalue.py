@@ -21,7 +21,7 @@ import enum
 import numbers
 import operator
 import random
-from typing import Any, Callable, NamedTuple, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from dispatcher._core import tensor_key_set
 from dispatcher.schema import (
@@ -80,13 +80,31 @@ _TENSOR, _DOUBLE, _INT, _BOOL, _STRING, _COMPLEX = (
 )
 _GENERIC_LIST, _TUPLE, _OBJECT = Tag.GENERIC_LIST, Tag.TUPLE, Tag.OBJECT
 _TYPED_LISTS = frozenset({Tag.INT_LIST, Tag.DOUBLE_LIST, Tag.BOOL_LIST, Tag.TENSOR_LIST})
+_CONTAINERS = _TYPED_LISTS | {Tag.GENERIC_LIST, Tag.TUPLE}  # payloads to_python() rebuilds
 
 
-class IValue(NamedTuple):
-    """A tagged value.  Immutable; a tuple so that making one is cheap."""
+class IValue(tuple):
+    """A tagged value: ``IValue(Tag.INT, 3)``.
 
-    tag: Tag
-    payload: Any
+    A (tag, payload) tuple underneath, so that making one is as cheap as
+    Python allows (boxing makes one per argument) and it is immutable.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, tag: Tag, payload: Any) -> "IValue":
+        if type(tag) is not Tag:
+            raise TypeError(f"an IValue's tag must be a Tag, got {tag!r}")
+        return _new(cls, (tag, payload))
+
+    tag = property(operator.itemgetter(0), doc="The Tag.")
+    payload = property(operator.itemgetter(1), doc="The value, as described for its tag.")
+
+    def __getnewargs__(self) -> tuple:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return f"IValue(Tag.{self[0].name}, {self[1]!r})"
 
     def to_python(self) -> Any:
         """The plain Python value: lists come back as fresh lists, tuples as tuples."""
@@ -127,7 +145,7 @@ class IValue(NamedTuple):
         return _new(IValue, (_OBJECT, value))
 
 
-_new = tuple.__new__  # IValue(tag, payload) without NamedTuple's Python-level __new__
+_new = tuple.__new__  # makes an IValue without the tag check, for known-good tags
 _NONE = IValue(Tag.NONE, None)
 _LIST_INFERENCE = (
     (Tag.BOOL_LIST, lambda x: type(x) is bool),
@@ -230,14 +248,25 @@ Converter = Callable[[Any], IValue]
 
 
 def _simple(
-    tag: Tag, test: Callable[[Any], bool], convert: Optional[Callable[[Any], Any]] = None
+    tag: Tag,
+    test: Callable[[Any], bool],
+    convert: Optional[Callable[[Any], Any]] = None,
+    exact: Optional[type] = None,
 ) -> Converter:
+    """A converter for values passing ``test``; values of type ``exact`` pass as they are."""
+
     def conv(v: Any) -> IValue:
+        if type(v) is exact:
+            return _new(IValue, (tag, v))
         if not test(v):
             raise _Mismatch(_type_name(v))
         return _new(IValue, (tag, v if convert is None else convert(v)))
 
     return conv
+
+
+def _never(v: Any) -> bool:
+    return False
 
 
 def _is_int(v: Any) -> bool:
@@ -250,10 +279,6 @@ def _is_real(v: Any) -> bool:
 
 def _is_complex(v: Any) -> bool:
     return isinstance(v, numbers.Complex) and not isinstance(v, bool)
-
-
-def _is_tensor(v: Any) -> bool:
-    return tensor_key_set(v) is not None
 
 
 def _tensor(v: Any) -> IValue:
@@ -290,13 +315,13 @@ def _base_converter(name: BaseTy) -> Converter:
     if name is BaseTy.Tensor:
         return _tensor
     if name in (BaseTy.int, BaseTy.SymInt):
-        return _simple(Tag.INT, _is_int, operator.index)
+        return _simple(Tag.INT, _is_int, operator.index, exact=int)
     if name in (BaseTy.float, BaseTy.SymFloat):
-        return _simple(Tag.DOUBLE, _is_real, float)
+        return _simple(Tag.DOUBLE, _is_real, float, exact=float)
     if name in (BaseTy.bool, BaseTy.SymBool):
-        return _simple(Tag.BOOL, lambda v: type(v) is bool)
+        return _simple(Tag.BOOL, _never, exact=bool)
     if name in (BaseTy.str, BaseTy.Dimname):
-        return _simple(Tag.STRING, lambda v: type(v) is str)
+        return _simple(Tag.STRING, _never, exact=str)
     if name is BaseTy.complex:
         return _simple(Tag.COMPLEX, _is_complex, complex)
     if name is BaseTy.Scalar:
@@ -511,14 +536,18 @@ def _take(stack: Stack, n: Optional[int], schema: FunctionSchema, what: str) -> 
     if n is None:
         n = len(stack)
     elif n > len(stack):
-        raise RuntimeError(
-            f"{schema.name}: expected {n} {what} on the stack, found {len(stack)}"
-        )
-    items = stack.pop_n(n)
-    for iv in items:
-        if type(iv) is not IValue:
-            raise TypeError(f"{schema.name}: the stack holds a {type(iv).__name__}, not an IValue")
-    return [iv.to_python() for iv in items]
+        raise RuntimeError(f"{schema.name}: expected {n} {what} on the stack, found {len(stack)}")
+    if not n:
+        return []
+    items = stack[-n:]
+    if set(map(type, items)) != _ONLY_IVALUES:
+        bad = next(iv for iv in items if type(iv) is not IValue)
+        raise TypeError(f"{schema.name}: the stack holds a {type(bad).__name__}, not an IValue")
+    del stack[-n:]
+    return [iv[1] if iv[0] not in _CONTAINERS else iv.to_python() for iv in items]
+
+
+_ONLY_IVALUES = {IValue}
 
 
 def unbox_arguments(schema: FunctionSchema, stack: Stack) -> tuple:

@@ -47,6 +47,8 @@ __all__ = [
     "TupleType",
     "Type",
     "TypeVar",
+    "WILDCARD",
+    "tensor_arg_kind",
 ]
 
 _INT64_MIN = -(2**63)
@@ -124,16 +126,17 @@ class AliasInfo:
     _sets: tuple[frozenset, frozenset] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.before_set:
-            raise ValueError("an alias annotation needs at least one alias set")
-        after = self.before_set if self.after_set is None else self.after_set
-        for name in (*self.before_set, *after):
+        # Sets, kept in written order without repeats: (a|a) is (a).
+        before = tuple(dict.fromkeys(self.before_set))
+        after = before if self.after_set is None else tuple(dict.fromkeys(self.after_set))
+        if not before or not after:
+            raise ValueError("each side of an alias annotation needs at least one alias set")
+        for name in (*before, *after):
             if name != WILDCARD:
                 _check_ident(name, "an alias set")
-        if not after:
-            raise ValueError("the after-set of an alias annotation cannot be empty")
-        object.__setattr__(self, "after_set", tuple(after))
-        object.__setattr__(self, "_sets", (frozenset(self.before_set), frozenset(after)))
+        object.__setattr__(self, "before_set", before)
+        object.__setattr__(self, "after_set", after)
+        object.__setattr__(self, "_sets", (frozenset(before), frozenset(after)))
 
     def __str__(self) -> str:
         text = "|".join(self.before_set)
@@ -412,6 +415,7 @@ _INT_LIKE = frozenset(
     {BaseTy.int, BaseTy.SymInt, BaseTy.ScalarType, BaseTy.Layout, BaseTy.MemoryFormat}
 )
 _FLOAT_LIKE = frozenset({BaseTy.float, BaseTy.SymFloat})
+_NUMBER_LIKE = _FLOAT_LIKE | {BaseTy.complex, BaseTy.Scalar}
 _BOOL_LIKE = frozenset({BaseTy.bool, BaseTy.SymBool})
 _STR_LIKE = frozenset({BaseTy.str, BaseTy.Dimname, BaseTy.Device})
 _NONE_ONLY = frozenset({BaseTy.Tensor, BaseTy.Generator, BaseTy.NoneType})
@@ -445,17 +449,14 @@ def _scalar_default(t: BaseType, value: Any, float_from_int: bool) -> Any:
         if type(value) is str and _is_utf8(value):
             return value
         raise _default_error(t, value, "a string (of valid Unicode)")
-    number = type(value) in (int, float)
-    if ty is BaseTy.Scalar and (number or type(value) is bool) or ty is BaseTy.complex and number:
-        return _checked_number(t, value)
-    if ty in _FLOAT_LIKE and number:
-        # PyTorch stores a number written for a float argument as a double
-        # ("float x=5" prints "5."), but keeps the literal's kind under
-        # Optional ("float? x=5" prints "5").
-        value = _checked_number(t, value)
-        return float(value) if float_from_int else value
-    if ty in _FLOAT_LIKE or ty in (BaseTy.Scalar, BaseTy.complex):
-        raise _default_error(t, value, "a number")
+    if ty in _NUMBER_LIKE:
+        if type(value) in (int, float) or ty is BaseTy.Scalar and type(value) is bool:
+            value = _checked_number(t, value)
+            # PyTorch stores a number written for a float argument as a double
+            # ("float x=5" prints "5."), but keeps the literal's kind under
+            # Optional ("float? x=5" prints "5") and for Scalar and complex.
+            return float(value) if float_from_int and ty in _FLOAT_LIKE else value
+        raise _default_error(t, value, "True, False or a number" if ty is BaseTy.Scalar else "a number")
     raise ValueError(f"an argument of type {t} cannot have a default value")
 
 
@@ -476,7 +477,7 @@ def _checked_number(t: Type, value: Any) -> Any:
     return value
 
 
-def normalize_default(t: Type, value: Any) -> Any:
+def _normalize_default(t: Type, value: Any) -> Any:
     """``value`` as a default of an argument of type ``t``, or ValueError.
 
     Mirrors what PyTorch's parser stores: ``float`` defaults become floats,
@@ -492,7 +493,7 @@ def normalize_default(t: Type, value: Any) -> Any:
         inner = t.elem
         if isinstance(inner, BaseType):
             return _scalar_default(inner, value, float_from_int=False)
-        return normalize_default(inner, value)
+        return _normalize_default(inner, value)
     if isinstance(t, BaseType):
         return _scalar_default(t, value, float_from_int=True)
     if isinstance(t, ListType):
@@ -603,7 +604,9 @@ class Argument:
         _check_ident(self.name, "an argument name")
         if not isinstance(self.type, Type):
             raise TypeError(f"Argument.type must be a Type, got {type(self.type).__name__}")
-        default = normalize_default(self.type, self.default)
+        if type(self.kwarg_only) is not bool:
+            raise TypeError(f"Argument.kwarg_only must be a bool, got {self.kwarg_only!r}")
+        default = _normalize_default(self.type, self.default)
         object.__setattr__(self, "default", default)
         object.__setattr__(self, "_default_key", _default_key(default))
 
@@ -740,6 +743,8 @@ class FunctionSchema:
             set_(self, "returns", tuple(self.returns))
         if not isinstance(self.name, OperatorName):
             raise TypeError(f"FunctionSchema.name must be an OperatorName, got {self.name!r}")
+        if type(self.is_vararg) is not bool or type(self.is_varret) is not bool:
+            raise TypeError("FunctionSchema.is_vararg and is_varret must be bools")
         for r in self.returns:
             if not isinstance(r, Return):
                 raise TypeError(f"FunctionSchema.returns must be Returns, got {r!r}")
@@ -1164,7 +1169,7 @@ class _Parser:
         first = self.i
         value = self.literal()
         try:
-            default = normalize_default(t, value)
+            default = _normalize_default(t, value)
         except ValueError as exc:
             raise self.error(str(exc), first, self.i - 1) from None
         return Argument(name, t, default, kwarg_only)
@@ -1272,8 +1277,7 @@ class _Parser:
             if tok != WILDCARD and not _is_id(tok):
                 raise self.expected("an alias set name or '*'")
             self.i += 1
-            if tok not in sets:
-                sets.append(tok)
+            sets.append(tok)
             if not self.accept("|"):
                 return tuple(sets)
 

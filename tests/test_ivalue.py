@@ -1,5 +1,6 @@
 """dispatcher.ivalue: IValue, Stack, and boxing calls against their schema."""
 import enum
+import pickle
 import random
 
 import numpy as np
@@ -421,3 +422,14 @@ def test_unboxing_what_was_boxed_gives_the_bound_arguments(call):
     bound = schema.bind(args, kwargs)
     assert len(unboxed) == len(bound)
     assert all(same(b, u) for b, u in zip(bound, unboxed)), (bound, unboxed)
+
+
+def test_ivalue_is_a_checked_immutable_pair():
+    iv = IValue(Tag.INT, 3)
+    assert (iv.tag, iv.payload) == (Tag.INT, 3) and tuple(iv) == (Tag.INT, 3)
+    assert repr(iv) == "IValue(Tag.INT, 3)"
+    assert pickle.loads(pickle.dumps(iv)) == iv
+    with pytest.raises(AttributeError):
+        iv.tag = Tag.BOOL
+    with pytest.raises(TypeError, match="tag must be a Tag"):
+        IValue(3, 3)

@@ -1,0 +1,79 @@
+"""Schema parsing and boxing: the registration-time and boxed-call costs.
+
+    pytest benchmarks/bench_schema.py --benchmark-enable
+
+Parsing runs cold (the parser's per-argument memo emptied before every round),
+as when a process defines its operators once.  Boxing uses whichever core
+``dispatcher._core`` selected, since tensor detection goes through it.
+"""
+import pathlib
+
+from dispatcher import schema as schema_module
+from dispatcher._core import DispatchKeySet
+from dispatcher.ivalue import box, box_returns, unbox_arguments, unbox_returns
+from dispatcher.keys import DispatchKey
+from dispatcher.schema import FunctionSchema
+
+LINES = (pathlib.Path(__file__).parents[1] / "tests" / "data" / "schemas.txt").read_text().splitlines()
+THREE = FunctionSchema.parse("ns::op(Tensor self, int dim, float alpha) -> Tensor")
+
+
+class FakeTensor:
+    __dispatch_keys__ = DispatchKeySet(DispatchKey.CPU)
+
+
+X = FakeTensor()
+
+
+def parse_all():
+    return [FunctionSchema.parse(line) for line in LINES]
+
+
+def test_parse_corpus_cold(benchmark):
+    schemas = benchmark.pedantic(
+        parse_all, setup=schema_module._ARGUMENT_CACHE.clear, rounds=10, iterations=1
+    )
+    assert len(schemas) == 4374
+
+
+def test_parse_corpus_warm(benchmark):
+    parse_all()
+    assert len(benchmark(parse_all)) == 4374
+
+
+def test_print_corpus(benchmark):
+    schemas = parse_all()
+    assert benchmark(lambda: [str(s) for s in schemas]) == LINES
+
+
+def test_bind_three_arguments(benchmark):
+    assert benchmark(THREE.bind, (X, 1, 2.0)) == (X, 1, 2.0)
+
+
+def test_box_unbox_three_arguments(benchmark):
+    def run():
+        return unbox_arguments(THREE, box(THREE, (X, 1, 2.0)))
+
+    assert benchmark(run) == (X, 1, 2.0)
+
+
+def test_boxed_call_round_trip_three_arguments(benchmark):
+    """What a boxed kernel costs around it: box the call, push a result, unbox it."""
+
+    def run():
+        stack = box(THREE, (X, 1, 2.0))
+        args = unbox_arguments(THREE, stack)
+        box_returns(THREE, args[0], stack)
+        return unbox_returns(THREE, stack)
+
+    assert benchmark(run) is X
+
+
+def test_direct_call_baseline(benchmark):
+    """The plain Python call the boxed numbers compare with."""
+
+    def kernel(self, dim, alpha):
+        return self
+
+    assert benchmark(kernel, X, 1, 2.0) is X
+
