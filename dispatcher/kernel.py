@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ._core import KernelFunction, KernelKind
+from .schema import FunctionSchema
 
 __all__ = [
     "AMBIGUOUS_AUTOGRAD_OTHER",
@@ -23,6 +24,7 @@ __all__ = [
     "make_fallback_kernel",
     "make_kernel",
     "registration_site",
+    "signature_text",
 ]
 
 
@@ -72,15 +74,23 @@ class AnnotatedKernel:
 
     kernel: KernelFunction
     debug: str
-    inferred_schema: Optional[str] = None
+    # The schema a kernel's signature implies (c10 infers it from a C++
+    # function type); its name is a placeholder, only the signature counts.
+    inferred_schema: Optional[FunctionSchema] = None
 
     def dump_line(self, key_desc: str, inactive: bool) -> str:
         """One kernel line of OperatorEntry::dumpState."""
-        schema = self.inferred_schema if self.inferred_schema is not None else "(none)"
+        schema = signature_text(self.inferred_schema) if self.inferred_schema is not None else "(none)"
         return (
             f"{key_desc}{' (inactive)' if inactive else ''}: {self.debug} :: {schema} "
             f"[ {self.kernel.dump_state()}]"
         )
+
+
+def signature_text(schema: FunctionSchema) -> str:
+    """A schema printed without its name, as c10 prints inferred schemas:
+    ``(Tensor _0) -> Tensor _0``."""
+    return str(schema)[len(str(schema.name)):]
 
 
 # c10's ambiguousAutogradOtherKernel(): chosen for AutogradOther when a

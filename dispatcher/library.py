@@ -1,9 +1,16 @@
 """``Library``: registering operators, kernels and fallbacks, torch.library style.
 
+Two layers, as in PyTorch.  The public methods (``define``, ``impl``,
+``fallback``) take Python callables and check what ``torch.library.Library``
+checks.  The underscore methods (``_def``, ``_impl``, ``_fallback``) are c10's
+``torch::Library`` (library.cpp): they take parsed schemas and annotated
+kernels, apply the rules of the library's block kind with c10's error texts,
+and register.  ``dispatcher.compat.torch_C`` drives that layer directly.
+
 A Library owns what it registered: ``close()`` (also on leaving a ``with``
 block, and when the object is garbage-collected) removes exactly that, newest
-first.  The checks and error texts are those of c10's ``torch::Library``
-(library.cpp) and of ``torch.library``.
+first.  Every registration is all or nothing: a failed one leaves the
+dispatcher as it was.
 """
 from __future__ import annotations
 
@@ -21,8 +28,10 @@ __all__ = ["Library", "define", "impl"]
 
 _KINDS = {"DEF": "TORCH_LIBRARY", "IMPL": "TORCH_LIBRARY_IMPL", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT"}
 _RESERVED_NAMESPACES = ("aten", "prim", "prims")
-# The alias-analysis kinds a def() may name; "" means FROM_SCHEMA.
-_ALIAS_ANALYSIS_KINDS = ("", "FROM_SCHEMA", "CONSERVATIVE", "PURE_FUNCTION")
+# What torch.library.Library.define accepts ("" means FROM_SCHEMA); c10's
+# PURE_FUNCTION is reachable only through the low layer (_def).
+_ALIAS_ANALYSIS_KINDS = ("", "FROM_SCHEMA", "CONSERVATIVE")
+WILDCARD_NAMESPACE = "_"
 
 KeyArg = Union[str, DispatchKey]
 
@@ -44,92 +53,79 @@ class Library:
     """A set of registrations for one namespace, removed together.
 
     ``kind`` is "DEF" (defines the namespace's operators; one per namespace),
-    "FRAGMENT" (defines more of them, any number) or "IMPL" (only kernels and,
-    in namespace "_", backend fallbacks); an IMPL library's ``dispatch_key``
-    applies to all its impls.
+    "FRAGMENT" (defines more of them, any number) or "IMPL" (only kernels;
+    in the wildcard namespace "_", only backend fallbacks); an IMPL library's
+    ``dispatch_key`` applies to all its impls.
+
+    Debug texts (shown by dumps) default to ``registered at FILE:LINE`` of
+    each registration call; torch.library uses the line that created the
+    library for all of them.
     """
 
     def __init__(self, ns: str, kind: str, dispatch_key: KeyArg = "") -> None:
         self._handles: list[RegistrationHandle] = []
         if kind not in _KINDS:
-            raise ValueError(f"Unsupported kind: {kind!r}; expected one of DEF, IMPL, FRAGMENT")
-        if not isinstance(ns, str) or not (ns == "_" or ns.isidentifier()):
+            raise ValueError(f"Unsupported kind: {kind}")
+        if not isinstance(ns, str) or not (ns == WILDCARD_NAMESPACE or ns.isidentifier()):
             raise ValueError(f"a library namespace must be an identifier or '_', got {ns!r}")
         if ns in _RESERVED_NAMESPACES and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
+        self._open(ns, kind, _parse_key(dispatch_key), registration_site(), debug_at_site=False)
+
+    @classmethod
+    def _at_site(cls, ns: str, kind: str, dispatch_key: Optional[DispatchKey], site: str) -> "Library":
+        """A library as c10 creates one: at ``site`` (``registered at FILE:LINE``),
+        which is also the default debug text of all its registrations."""
+        library = cls.__new__(cls)
+        library._handles = []
+        library._open(ns, kind, dispatch_key, site, debug_at_site=True)
+        return library
+
+    def _open(self, ns: str, kind: str, key: Optional[DispatchKey], site: str, debug_at_site: bool) -> None:
+        """c10's Library constructor: the block rules, and a DEF library's claim."""
         self.ns = ns
         self.kind = kind
-        self.dispatch_key = _parse_key(dispatch_key)
-        self._site = registration_site()
-        self._context = f"(Error occurred while processing {_KINDS[kind]} block at {self._site[len('registered at '):]})"
+        self.dispatch_key = None if key == DispatchKey.Undefined else key
+        self._site = site
+        self._debug_at_site = debug_at_site
+        block = _KINDS[kind]
+        self._context = f"(Error occurred while processing {block} block at {site.removeprefix('registered at ')})"
         if kind != "IMPL":
-            if ns == "_":
-                raise ValueError(
-                    f"{_KINDS[kind]}: cannot define {_KINDS[kind]} with the wildcard namespace _ "
-                    f"(every {_KINDS[kind]} defines operators for a distinct namespace!) "
+            if ns == WILDCARD_NAMESPACE:
+                raise RuntimeError(
+                    f"{block}: cannot define {block} with the wildcard namespace _ "
+                    f"(every {block} defines operators for a distinct namespace!) "
                     f"Did you mean to use TORCH_LIBRARY_IMPL instead?  {self._context}"
                 )
             if self.dispatch_key is not None:
-                raise ValueError(f"a {kind} library takes no dispatch key (only IMPL libraries do)")
+                # c10 asserts here; say what is wrong instead.
+                raise RuntimeError(
+                    f"{block}: a {block} block takes no dispatch key (got {self.dispatch_key}); only "
+                    f"TORCH_LIBRARY_IMPL blocks do.  {self._context}"
+                )
         if kind == "DEF":
-            self._handles.append(dispatcher.claim_namespace(ns, self._site))
+            self._handles.append(dispatcher.claim_namespace(ns, site))
 
     def __repr__(self) -> str:
         key = f", dispatch_key={self.dispatch_key.name}" if self.dispatch_key is not None else ""
         return f"Library(kind={self.kind}, ns={self.ns}{key}, registrations={len(self._handles)})"
 
-    # -- define --------------------------------------------------------------------
+    def _default_debug(self) -> str:
+        return self._site if self._debug_at_site else registration_site()
+
+    # -- the public layer (torch.library) ------------------------------------------
     def define(self, schema: Union[str, FunctionSchema], alias_analysis: str = "", tags: Iterable = ()) -> str:
-        """Define an operator of this namespace; returns its name (``name.overload``)."""
-        if self.kind == "IMPL":
-            raise RuntimeError(
-                f"Cannot define an operator inside of a {_KINDS[self.kind]} block.  All def()s should be "
-                f"placed in the (unique) TORCH_LIBRARY block for their namespace.  {self._context}"
-            )
+        """Define an operator of this namespace; returns its name (``name.overload``).
+
+        (torch.library returns the name without the overload.)
+        """
         if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
-            raise ValueError(f"Invalid alias_analysis type {alias_analysis}")
+            raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         parsed = FunctionSchema.parse(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
-        if parsed.name.namespace and parsed.name.namespace != self.ns:
-            raise RuntimeError(
-                f"Explicitly provided namespace ({parsed.name.namespace}) in schema string does not match "
-                f"namespace of enclosing {_KINDS[self.kind]} block ({self.ns}).  Move this definition to the "
-                "(unique) TORCH_LIBRARY block corresponding to this namespace (and consider deleting the "
-                f"namespace from your schema string.)  {self._context}"
-            )
-        if not parsed.name.namespace:
-            name = parsed.name
-            parsed = dataclasses.replace(parsed, name=OperatorName(self.ns, name.name, name.overload_name))
-        self._handles.append(
-            dispatcher.register_def(parsed, registration_site(), alias_analysis or "FROM_SCHEMA")
-        )
-        name = parsed.name
+        name = self._def(parsed, alias_analysis or "FROM_SCHEMA")
         return f"{name.name}.{name.overload_name}" if name.overload_name else name.name
-
-    # -- impl ----------------------------------------------------------------------
-    def _operator_name(self, name: str) -> OperatorName:
-        if not isinstance(name, str):
-            raise TypeError(f"an operator name must be a str, got {type(name).__name__}")
-        op = OperatorName.parse(name if "::" in name else f"{self.ns}::{name}")
-        if op.namespace != self.ns and self.ns != "_":
-            raise RuntimeError(
-                f"Explicitly provided namespace ({op.namespace}) in operator name does not match namespace "
-                f"of enclosing {_KINDS[self.kind]} block ({self.ns}).  Move this definition to the "
-                f"{_KINDS[self.kind]} block corresponding to this namespace (and consider deleting the "
-                f"namespace from your schema string.)  {self._context}"
-            )
-        return op
-
-    def _resolve_key(self, dispatch_key: KeyArg) -> Optional[DispatchKey]:
-        key = _parse_key(dispatch_key)
-        if key is not None and self.dispatch_key is not None and key != self.dispatch_key:
-            raise RuntimeError(
-                f"Explicitly provided dispatch key ({key.name}) is inconsistent with the dispatch key of the "
-                f"enclosing {_KINDS[self.kind]} block ({self.dispatch_key.name}).  Please declare a separate "
-                f"{_KINDS[self.kind]} block for this dispatch key and move your impl() there.  {self._context}"
-            )
-        return key if key is not None else self.dispatch_key
 
     def impl(
         self,
@@ -148,10 +144,98 @@ class Library:
         ``fn(keyset, *args, **kwargs)``; ``boxed=True`` ones as
         ``fn(op, keyset, stack)``.
         """
-        op = self._operator_name(name)
-        key = self._resolve_key(dispatch_key) or DispatchKey.CompositeImplicitAutograd
-        kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or registration_site())
-        self._register_impl(op, key, kernel)
+        kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
+        self._impl(name, _parse_key(dispatch_key), kernel)
+
+    def fallback(self, fn: Callable, dispatch_key: KeyArg = "", *, with_keyset: bool = False,
+                 debug: Optional[str] = None) -> None:
+        """Register a boxed backend fallback: ``fn(op, stack)``, or
+        ``fn(op, keyset, stack)`` with ``with_keyset=True``.  An alias key
+        registers the fallback for each of its runtime keys."""
+        if self.ns != WILDCARD_NAMESPACE:
+            raise RuntimeError(
+                'Fallback can only be registered using library fragment on the global namespace "_" '
+                f"but it is {self.ns}"
+            )
+        kernel = AnnotatedKernel(make_fallback_kernel(fn, with_keyset), debug or self._default_debug())
+        self._fallback(_parse_key(dispatch_key), kernel)
+
+    # -- the c10 layer (torch::Library) ------------------------------------------------
+    def _def(self, schema: FunctionSchema, alias_analysis: str = "FROM_SCHEMA",
+             alias_analysis_is_default: bool = False) -> OperatorName:
+        """c10's Library::_def: define ``schema`` (its namespace defaults to the
+        library's); returns the qualified operator name."""
+        block = _KINDS[self.kind]
+        if self.kind == "IMPL":
+            raise RuntimeError(
+                f'def("{schema.name}"): Cannot define an operator inside of a {block} block.  All def()s '
+                f"should be placed in the (unique) TORCH_LIBRARY block for their namespace.  {self._context}"
+            )
+        name = schema.name
+        if name.namespace and name.namespace != self.ns:
+            raise RuntimeError(
+                f"Explicitly provided namespace ({name.namespace}) in schema string does not match "
+                f"namespace of enclosing {block} block ({self.ns}).  Move this definition to the "
+                "(unique) TORCH_LIBRARY block corresponding to this namespace (and consider deleting the "
+                f"namespace from your schema string.)  {self._context}"
+            )
+        if not name.namespace:
+            name = OperatorName(self.ns, name.name, name.overload_name)
+            schema = dataclasses.replace(schema, name=name)
+        self._handles.append(
+            dispatcher.register_def(schema, self._default_debug(), alias_analysis, alias_analysis_is_default)
+        )
+        return name
+
+    def _def_with_kernel(self, schema: FunctionSchema, key: Optional[DispatchKey], kernel: AnnotatedKernel,
+                         alias_analysis: str) -> None:
+        """c10's def(schema or name, CppFunction): the def and its kernel, for
+        ``key`` (no key: CompositeImplicitAutograd), both or neither."""
+        name = self._def(schema, alias_analysis)
+        try:
+            self._register_impl(name, key or DispatchKey.CompositeImplicitAutograd, kernel)
+        except BaseException:
+            self._handles.pop()()
+            raise
+
+    def _impl(self, name: str, key: Optional[DispatchKey], kernel: AnnotatedKernel) -> None:
+        """c10's Library::_impl: ``kernel`` for operator ``name`` at ``key``, or
+        at the library's key (no key at all: CompositeImplicitAutograd)."""
+        op = self._name_for_impl(name)
+        if key is not None and self.dispatch_key is not None and key != self.dispatch_key:
+            block = _KINDS[self.kind]
+            raise RuntimeError(
+                f'impl("{name}", ...): Explicitly provided dispatch key ({key}) is inconsistent with the '
+                f"dispatch key of the enclosing {block} block ({self.dispatch_key}).  Please declare a "
+                f"separate {block} block for this dispatch key and move your impl() there.  {self._context}"
+            )
+        key = key if key is not None else self.dispatch_key
+        self._register_impl(op, key if key is not None else DispatchKey.CompositeImplicitAutograd, kernel)
+
+    def _name_for_impl(self, name: str) -> OperatorName:
+        """c10's Library::_parseNameForLib: the name, qualified with the library's
+        namespace, which an explicit namespace must match."""
+        if not isinstance(name, str):
+            raise TypeError(f"an operator name must be a str, got {type(name).__name__}")
+        op = OperatorName.parse(name)
+        block = _KINDS[self.kind]
+        wildcard = self.ns == WILDCARD_NAMESPACE
+        if op.namespace and (wildcard or op.namespace != self.ns):
+            # c10 prints the wildcard library's empty namespace as std::nullopt.
+            ns = "std::nullopt" if wildcard else self.ns
+            raise RuntimeError(
+                f'impl("{name}", ...): Explicitly provided namespace ({op.namespace}) in operator name does '
+                f"not match namespace of enclosing {block} block ({ns}).  Move this definition to the "
+                f"{block} block corresponding to this namespace (and consider deleting the namespace from "
+                f"your schema string.)  {self._context}"
+            )
+        if wildcard:
+            # c10 dereferences the missing namespace here and crashes.
+            raise RuntimeError(
+                f'impl("{name}", ...): a {block} block of the wildcard namespace _ registers only '
+                f"fallbacks; register kernels in a block of the operator's namespace.  {self._context}"
+            )
+        return op if op.namespace else OperatorName(self.ns, op.name, op.overload_name)
 
     def _register_impl(self, op: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> None:
         existing = dispatcher.find_op(str(op))
@@ -163,32 +247,37 @@ class Library:
                 f"  operator: {operator}\n    {where}\n  dispatch key: {key.name}\n"
                 f"  previous kernel: {existing.kernel_for(key).debug}\n       new kernel: {kernel.debug}",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         self._handles.append(dispatcher.register_impl(op, key, kernel))
 
-    # -- fallback ------------------------------------------------------------------
-    def fallback(self, fn: Callable, dispatch_key: KeyArg = "", *, with_keyset: bool = False,
-                 debug: Optional[str] = None) -> None:
-        """Register a boxed backend fallback: ``fn(op, stack)``, or
-        ``fn(op, keyset, stack)`` with ``with_keyset=True``.  An alias key
-        registers the fallback for each of its runtime keys."""
+    def _fallback(self, key: Optional[DispatchKey], kernel: AnnotatedKernel) -> None:
+        """c10's Library::_fallback: ``kernel`` as the backend fallback of every
+        runtime key of ``key`` (default: the library's key).  A per-backend
+        functionality key without a backend (Dense) has none: nothing happens."""
+        block = _KINDS[self.kind]
         if self.kind != "IMPL":
-            raise RuntimeError(f"fallback(...) can only be called from TORCH_LIBRARY_IMPL.  {self._context}")
-        if self.ns != "_":
             raise RuntimeError(
-                'Fallback can only be registered using libary fragment on the global namespace "_" '
-                f"but it is {self.ns}"
+                f"fallback(...): Cannot define an operator inside of a {block} block.  Did you mean to "
+                f"call this function inside a TORCH_LIBRARY_IMPL block?  {self._context}"
             )
-        key = self._resolve_key(dispatch_key)
+        key = key if key is not None else self.dispatch_key
         if key is None:
-            raise RuntimeError("Fallback for catch all function not supported")
-        kernel = AnnotatedKernel(make_fallback_kernel(fn, with_keyset), debug or registration_site())
-        self._register_fallback(key, kernel)
-
-    def _register_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+            # c10 asserts here; say what is wrong instead.
+            raise RuntimeError(
+                "fallback(...): no dispatch key: a fallback needs one, given to fallback() or to the "
+                f"{block} block.  {self._context}"
+            )
+        if self.ns != WILDCARD_NAMESPACE:
+            raise RuntimeError(
+                "fallback(...): Fallback functions which apply to only a single namespace (you specified "
+                f"{self.ns}) are not supported.  If you intended to apply this fallback function globally, "
+                f"please define a separate block:\n\n    TORCH_LIBRARY_IMPL(_, {key}, m) {{ m.fallback(...); }}"
+                f"\n\n{self._context}"
+            )
         keys = list(get_runtime_dispatch_key_set(key))
-        # All or nothing: check every slot before registering any.
+        # All or nothing: check every slot before registering any.  (c10
+        # registers key by key and keeps the ones before a failure.)
         for k in keys:
             if dispatcher.has_backend_fallback(k):
                 dispatcher.register_fallback(k, kernel)  # raises the duplicate error

@@ -68,7 +68,7 @@ def schema_difference(expected: FunctionSchema, inferred: FunctionSchema) -> Opt
                               ("return", expected.returns, inferred.returns)):
         for i, (a, b) in enumerate(zip(left, right), start=1):
             if _type_text(a.type) != _type_text(b.type):
-                return f"Type mismatch in {what} {i}: {_type_text(a.type)} vs {_type_text(b.type)}"
+                return f"Type mismatch in {what} {i}: {_type_text(a.type)} vs {_type_text(b.type)}."
     return None
 
 
@@ -212,7 +212,9 @@ class OperatorEntry:
         direct = kernels.get(key)
         if direct:
             return direct[0], "kernel"
-        slot = _SLOT_INFO[key]
+        # A key without a slot of its own (Dense) is computed too, as c10
+        # does for _dispatch_get_computed_kernel_for_dispatch_key's debug text.
+        slot = _SLOT_INFO.get(key) or _slot_info(key)
 
         # Composite kernels serve Undefined too: a call with no tensor arguments
         # (and no TLS keys) lands there.
@@ -226,8 +228,11 @@ class OperatorEntry:
             slot.backend_bits != 0 and self._has_kernel_in(slot.backend_bits)
         )
 
+        # Unlike the math kernel below, c10 gives the nested kernel no
+        # has_backend_kernel test: a NestedTensorCPU kernel does not keep
+        # it from AutogradNestedTensor.
         nested = kernels.get(K.CompositeImplicitAutogradNestedTensor)
-        if slot.in_cia_nested and nested and not has_backend_kernel:
+        if slot.in_cia_nested and nested:
             return nested[0], "nested kernel"
 
         math = kernels.get(_CIA)

@@ -11,10 +11,10 @@ import threading
 from typing import Callable, Optional
 
 from ._core import KernelFunction
-from ._layout import FULL_REPR, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
+from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
 from .kernel import AnnotatedKernel
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
-from .operator import MISSING, OperatorEntry, RegisteredSchema, update_fallthrough_masks
+from .operator import MISSING, OperatorEntry, RegisteredSchema, check_inferred_schema, update_fallthrough_masks
 from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "dispatcher"]
@@ -69,10 +69,13 @@ class Dispatcher:
         return sorted(name for name, op in self._operators.items() if op.in_use())
 
     def backend_fallback(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
-        return self._fallbacks[SLOT_OF_KEY[key]]
+        """The fallback of ``key``'s table slot.  Any key has one, as in c10:
+        a functionality key (Dense) that of its first backend (CPU), an alias
+        key that of Undefined (which never has a fallback)."""
+        return self._fallbacks[table_index(KEY_REPRS[key])]
 
     def has_backend_fallback(self, key: DispatchKey) -> bool:
-        return self._fallbacks[SLOT_OF_KEY[key]] is not None
+        return self.backend_fallback(key) is not None
 
     def _get_or_create(self, name: str) -> OperatorEntry:
         op = self._operators.get(name)
@@ -116,8 +119,14 @@ class Dispatcher:
                     f"call to def(). Duplicate registration: {debug}. Original registration: "
                     f"{op.schema.debug}"
                 )
-            op = self._get_or_create(name)
             registered = RegisteredSchema(schema, debug, alias_analysis, alias_analysis_is_default)
+            if op is not None:
+                # Kernels registered before the def must fit it (c10 checks
+                # them before it stores the schema).
+                for key in sorted(op.kernels):
+                    for kernel in op.kernels[key]:
+                        check_inferred_schema(name, registered, kernel)
+            op = self._get_or_create(name)
             op.schema = registered
             op.handle._set_schema(schema)
             self._overloads.setdefault(schema.name.qualified_name, []).append(schema.name.overload_name)
@@ -145,6 +154,8 @@ class Dispatcher:
         op_name = _op_key(name)
         with self._lock:
             op = self._get_or_create(op_name)
+            if op.schema is not None:
+                check_inferred_schema(op_name, op.schema, kernel)
             op.register_kernel(key, kernel)
 
         def deregister() -> None:
