@@ -17,7 +17,7 @@ import json
 import statistics
 import timeit
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 from . import _core_py
 from ._core import HAS_EXTENSION
@@ -30,9 +30,16 @@ from .registry import dispatcher
 
 @dataclass
 class Case:
+    """A statement timed against a direct call of its kernel.
+
+    Both are source text compiled by timeit into its loop, so no wrapper
+    call is timed on either side.
+    """
+
     name: str
-    call: Callable[[], object]
-    direct: Callable[[], object]
+    call: str
+    direct: str
+    env: dict
     note: str = ""
 
 
@@ -45,16 +52,14 @@ class Result:
     note: str
 
 
-def _time(fn: Callable[[], object], number: int) -> float:
-    return timeit.timeit(fn, number=number) / number * 1e9
-
-
 def measure(case: Case, rounds: int, number: int) -> Result:
-    case.call()  # warm up, and fail early if the call is broken
+    call = timeit.Timer(case.call, globals=case.env)
+    direct = timeit.Timer(case.direct, globals=case.env)
+    call.timeit(1)  # warm up, and fail early if the call is broken
     calls, directs, ratios = [], [], []
     for _ in range(rounds):
-        d = _time(case.direct, number)
-        c = _time(case.call, number)
+        d = direct.timeit(number) / number * 1e9
+        c = call.timeit(number) / number * 1e9
         calls.append(c)
         directs.append(d)
         ratios.append(c / d)
@@ -94,14 +99,16 @@ def _our_cases(lib: Library) -> list[Case]:
     t = TensorBase(DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
     cpu = DispatchKeySet(K.CPU)
     core = "compiled" if HAS_EXTENSION else "pure-Python"
+    env = dict(add=add, add10=add10, keyset_add=keyset_add, boxed_add=boxed_add, kernel=kernel,
+               kernel10=kernel10, with_keyset=with_keyset, t=t, cpu=cpu)
     cases = [
-        Case(f"call, 2 tensors ({core} core)", lambda: add(t, t), lambda: kernel(t, t)),
-        Case(f"call, 10 tensors ({core} core)", lambda: add10(t, t, t, t, t, t, t, t, t, t),
-             lambda: kernel10(t, t, t, t, t, t, t, t, t, t)),
-        Case(f"call with a keyword argument ({core} core)", lambda: add(t, y=t), lambda: kernel(t, y=t)),
-        Case(f"redispatch ({core} core)", lambda: add.redispatch(cpu, t, t), lambda: kernel(t, t)),
-        Case(f"with-keyset kernel ({core} core)", lambda: keyset_add(t, t), lambda: with_keyset(cpu, t, t)),
-        Case(f"boxed kernel: box, run, unbox ({core} core)", lambda: boxed_add(t, t), lambda: kernel(t, t)),
+        Case(f"call, 2 tensors ({core} core)", "add(t, t)", "kernel(t, t)", env),
+        Case(f"call, 10 tensors ({core} core)", "add10(t, t, t, t, t, t, t, t, t, t)",
+             "kernel10(t, t, t, t, t, t, t, t, t, t)", env),
+        Case(f"call with a keyword argument ({core} core)", "add(t, y=t)", "kernel(t, y=t)", env),
+        Case(f"redispatch ({core} core)", "add.redispatch(cpu, t, t)", "kernel(t, t)", env),
+        Case(f"with-keyset kernel ({core} core)", "keyset_add(t, t)", "with_keyset(cpu, t, t)", env),
+        Case(f"boxed kernel: box, run, unbox ({core} core)", "boxed_add(t, t)", "kernel(t, t)", env),
     ]
     if HAS_EXTENSION:
         cases.append(_twin_case(add, kernel))
@@ -115,7 +122,7 @@ def _twin_case(add, kernel) -> Case:
     twin._set_schema(add.schema)
     twin._set_dispatch_state(*dispatcher.find_op(add.name).dispatch_state())
     t = _core_py.TensorBase(_core_py.DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
-    return Case("call, 2 tensors (pure-Python twin)", lambda: twin(t, t), lambda: kernel(t, t))
+    return Case("call, 2 tensors (pure-Python twin)", "twin(t, t)", "kernel(t, t)", dict(twin=twin, t=t, kernel=kernel))
 
 
 def _peer_cases() -> list[Case]:
@@ -124,6 +131,7 @@ def _peer_cases() -> list[Case]:
     from . import DispatchKeySet, TensorBase
 
     t = TensorBase(DispatchKeySet(K.CPU))
+    env: dict = dict(t=t, kernel=kernel)
     cases = []
 
     @functools.singledispatch
@@ -131,14 +139,14 @@ def _peer_cases() -> list[Case]:
         raise NotImplementedError
 
     sd.register(TensorBase)(kernel)
-    cases.append(Case("functools.singledispatch", lambda: sd(t, t), lambda: kernel(t, t)))
+    cases.append(Case("functools.singledispatch", "sd(t, t)", "kernel(t, t)", dict(env, sd=sd)))
 
     if _available("multipledispatch"):
         from multipledispatch import Dispatcher
 
         md = Dispatcher("md")
         md.add((TensorBase, TensorBase), kernel)
-        cases.append(Case("multipledispatch", lambda: md(t, t), lambda: kernel(t, t)))
+        cases.append(Case("multipledispatch", "md(t, t)", "kernel(t, t)", dict(env, md=md)))
     if _available("plum"):
         import plum
 
@@ -148,7 +156,7 @@ def _peer_cases() -> list[Case]:
         def pl(x: TensorBase, y: TensorBase):
             return x
 
-        cases.append(Case("plum", lambda: pl(t, t), lambda: kernel(t, t)))
+        cases.append(Case("plum", "pl(t, t)", "kernel(t, t)", dict(env, pl=pl)))
     if _available("ovld"):
         from ovld import ovld
 
@@ -156,7 +164,7 @@ def _peer_cases() -> list[Case]:
         def ov(x: TensorBase, y: TensorBase):
             return x
 
-        cases.append(Case("ovld", lambda: ov(t, t), lambda: kernel(t, t)))
+        cases.append(Case("ovld", "ov(t, t)", "kernel(t, t)", dict(env, ov=ov)))
     return cases
 
 
@@ -170,10 +178,9 @@ def _torch_case() -> Optional[Case]:
     lib.impl("add", kernel, "CPU")
     a = torch.zeros(1)
     op = torch.ops.dispatcher_bench.add.default
-    case = Case("torch.ops, Python kernel (PyTorch " + torch.__version__ + ")", lambda: op(a, a),
-                lambda: kernel(a, a))
-    case.keepalive = lib  # type: ignore[attr-defined]
-    return case
+    # The library is kept in env so the registration lives as long as the case.
+    return Case(f"torch.ops, Python kernel (PyTorch {torch.__version__})", "op(a, a)", "kernel(a, a)",
+                dict(op=op, a=a, kernel=kernel, lib=lib))
 
 
 def _available(module: str) -> bool:
