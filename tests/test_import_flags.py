@@ -32,3 +32,20 @@ def test_require_extension_raises_when_missing():
     assert out.returncode != 0
     assert "ImportError" in out.stderr and "DISPATCHER_REQUIRE_EXTENSION" in out.stderr
     assert run(code).returncode == 0  # without the flag the twin takes over
+
+
+def test_cores_and_stub_declare_the_same_names():
+    import ast
+    import pathlib
+
+    from dispatcher import _core_py
+
+    stub = ast.parse((pathlib.Path(_core_py.__file__).parent / "_C.pyi").read_text())
+    declared = {
+        node.name if hasattr(node, "name") else node.target.id
+        for node in stub.body
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AnnAssign)) and not getattr(node, "name", "x").startswith("_")
+    }
+    assert set(_core_py.__all__) - {"KernelKind"} <= declared
+    compiled = pytest.importorskip("dispatcher._C")
+    assert compiled.__all__ == _core_py.__all__
