@@ -38,6 +38,10 @@ STANDARD_FALLTHROUGH_KEYS: tuple[DispatchKey, ...] = (
     DispatchKey.VmapMode,
 )
 
+# Every standard fallback's debug text starts with this (PythonDispatcher
+# hides these texts, as torch's hides its framework fallbacks' locations).
+STANDARD_FALLBACK_DEBUG = "registered by dispatcher at import"
+
 _library: Optional[Library] = None
 
 
@@ -47,7 +51,7 @@ def install_standard_fallbacks() -> None:
         return
     library = Library("_", "IMPL")
     for key in STANDARD_FALLTHROUGH_KEYS:
-        library.fallback(fallthrough_kernel, key, debug=f"registered by dispatcher at import (standard {key.name} fallthrough)")
+        library.fallback(fallthrough_kernel, key, debug=f"{STANDARD_FALLBACK_DEBUG} (standard {key.name} fallthrough)")
     _library = library
 
 

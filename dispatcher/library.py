@@ -136,16 +136,28 @@ class Library:
         with_keyset: bool = False,
         boxed: bool = False,
         debug: Optional[str] = None,
+        allow_override: bool = True,
     ) -> None:
         """Register ``fn`` as the kernel of operator ``name`` for ``dispatch_key``.
 
         No key (here and on the library) means CompositeImplicitAutograd, as
         in PyTorch.  ``with_keyset=True`` kernels are called as
         ``fn(keyset, *args, **kwargs)``; ``boxed=True`` ones as
-        ``fn(op, keyset, stack)``.
+        ``fn(op, keyset, stack)``.  A kernel already registered for the key
+        is overridden (with a warning) unless ``allow_override=False``.
         """
         kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
-        self._impl(name, _parse_key(dispatch_key), kernel)
+        key = _parse_key(dispatch_key)
+        if not allow_override:
+            op = self._name_for_impl(name)
+            target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
+            existing = dispatcher.find_op(str(op))
+            if existing is not None and existing.kernel_for(target) is not None:
+                raise RuntimeError(
+                    "This is not allowed since there's already a kernel registered from python overriding "
+                    f"{str(op).partition('::')[2]}'s behavior for {target} dispatch key and {self.ns} namespace."
+                )
+        self._impl(name, key, kernel)
 
     def fallback(self, fn: Callable, dispatch_key: KeyArg = "", *, with_keyset: bool = False,
                  debug: Optional[str] = None) -> None:

@@ -143,8 +143,13 @@ _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 # stored table briefly out of step with what dump_table computes; refreshing
 # every dependent slot keeps the table equal to a recomputation from scratch,
 # whatever the order of registrations.
+# A functionality key without a slot (Dense, SparseCsr) changes no slot of
+# its own, but it counts as a backend kernel for the autograd slots whose
+# backend set has its functionality (AutogradOther for SparseCsr).
 _SLOTS_CHANGED_BY: dict[DispatchKey, tuple[DispatchKey, ...]] = {
-    k: (k, *_autograd_slots_depending_on(k)) for k in RUNTIME_SLOT_KEYS
+    k: ((k,) if k in SLOT_OF_KEY else ()) + _autograd_slots_depending_on(k)
+    for k in DispatchKey
+    if not is_alias_key(k)
 }
 _ALL_SLOTS = RUNTIME_SLOT_KEYS
 
@@ -265,9 +270,7 @@ class OperatorEntry:
         if is_alias_key(changed_key):
             slots = _ALL_SLOTS
         else:
-            # A functionality key (Dense, ...) has no slot: as in c10, a
-            # kernel there is kept and dumped but never dispatched to.
-            slots = _SLOTS_CHANGED_BY.get(changed_key, ())
+            slots = _SLOTS_CHANGED_BY[changed_key]
         for key in slots:
             self._update_slot(key)
         self._publish()
