@@ -1,9 +1,11 @@
-"""Command line: ``python -m dispatcher keys``."""
+"""Command line: ``python -m dispatcher keys | table KEY... | bench``."""
 from __future__ import annotations
 
 import argparse
 import sys
 from typing import Sequence
+
+from .python_dispatcher import PythonDispatcher
 
 
 def _keys(args: argparse.Namespace) -> None:
@@ -23,12 +25,30 @@ def _keys(args: argparse.Namespace) -> None:
     print("tensor's DispatchKeySet (after TLS include/exclude) selects the table slot.")
 
 
+def _table(args: argparse.Namespace) -> None:
+    d = PythonDispatcher()
+    try:
+        d.register(args.keys)
+    except RuntimeError as e:
+        args.parser.error(str(e))  # exits with status 2
+    print(d.dispatchTable(), end="")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dispatcher", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("keys", help="print the dispatch key catalog with values and table slots").set_defaults(
         run=_keys
     )
+    table = sub.add_parser(
+        "table",
+        help="print the dispatch table PythonDispatcher computes for kernels on the given keys",
+        description="Register a kernel fn_KEY on each KEY of a test operator and print the kernel every "
+        f"runtime key dispatches to.  Keys: {', '.join(PythonDispatcher.supported_keys)} (also "
+        f"{', '.join([*PythonDispatcher.legacy_names, *PythonDispatcher.extra_runtime_keys])}).",
+    )
+    table.add_argument("keys", nargs="*", metavar="KEY")
+    table.set_defaults(run=_table, parser=table)
     bench = sub.add_parser("bench", help="time dispatch against direct calls and peers (see dispatcher.bench)")
     bench.set_defaults(run=None)
     if argv is None:

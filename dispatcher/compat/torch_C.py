@@ -1,0 +1,411 @@
+"""``torch._C``'s dispatcher functions, on this package's dispatcher.
+
+Code written against PyTorch's low-level registration and debugging bindings
+runs after changing its import line only::
+
+    import dispatcher.compat.torch_C as C      # was: import torch._C as C
+    m = C._dispatch_library("FRAGMENT", "myns", "", __file__, 10)
+    m.def_("myns::f(Tensor self) -> Tensor")
+    m.impl_t_t("f", "CPU")
+    print(C._dispatch_dump_table("myns::f"))
+
+Semantics, results and error texts are PyTorch 2.13's (exceptions are
+RuntimeError where torch raises RuntimeError), with these differences:
+
+* every registration is all or nothing (torch keeps the part of an alias-key
+  fallback registered before a failure);
+* inputs on which torch crashes or fails an internal assertion raise a
+  RuntimeError that says what is wrong;
+* schema and operator-name parse errors are this package's parser's texts;
+* the stored dispatch table is always equal to a recomputation, so
+  ``_dispatch_check_invariants`` passes where torch's table goes stale, and the
+  ``computed`` queries answer from the up-to-date table.
+
+A ``_DispatchModule`` owns its registrations: ``reset()`` removes them, and so
+does dropping the last reference to it, as in PyTorch.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, TypeVar, Union
+
+from .. import ivalue
+from .._core import DispatchKeySet, KernelFunction, KernelKind
+from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
+from ..kernel import AnnotatedKernel, fallthrough_kernel
+from ..keys import DispatchKey, is_alias_key
+from ..keysets import is_included_in_alias
+from ..library import Library
+from ..operator import OperatorEntry
+from ..registry import dispatcher
+from ..schema import FunctionSchema, OperatorName, SchemaParseError
+
+__all__ = [
+    "DispatchKey",
+    "DispatchKeySet",
+    "SafeKernelFunction",
+    "_DispatchModule",
+    "_dispatch_check_invariants",
+    "_dispatch_dump",
+    "_dispatch_dump_table",
+    "_dispatch_find_dangling_impls",
+    "_dispatch_get_computed_kernel_for_dispatch_key",
+    "_dispatch_get_registrations_for_dispatch_key",
+    "_dispatch_has_backend_fallback",
+    "_dispatch_has_computed_kernel_for_dispatch_key",
+    "_dispatch_has_kernel",
+    "_dispatch_has_kernel_for_any_dispatch_key",
+    "_dispatch_has_kernel_for_dispatch_key",
+    "_dispatch_is_alias_key",
+    "_dispatch_is_included_in_alias",
+    "_dispatch_kernel_for_dispatch_key_is_fallthrough",
+    "_dispatch_key_name",
+    "_dispatch_key_parse",
+    "_dispatch_keyset_full",
+    "_dispatch_keyset_full_after",
+    "_dispatch_library",
+    "_parse_dispatch_key",
+]
+
+KeyArg = Union[str, DispatchKey]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# -- dispatch keys ---------------------------------------------------------------------
+# c10::parseDispatchKey (torch 2.13) knows every key name except these
+# per-backend keys, which it has no table entry for.  (dispatcher.keys'
+# parser is more lenient: it takes them all, and legacy names like Math.)
+_UNPARSEABLE = frozenset(
+    [f"Quantized{b}" for b in ("HIP", "XLA", "MPS", "IPU", "HPU", "VE", "Lazy", "MTIA", "MAIA",
+                                "PrivateUse2", "PrivateUse3", "Meta")]
+    + [f"{f}{b}" for f in ("Sparse", "SparseCsr")
+       for b in ("XLA", "IPU", "HPU", "Lazy", "MTIA", "MAIA", "PrivateUse2", "PrivateUse3")]
+    + [f"NestedTensor{b}" for b in ("HIP", "XLA", "MPS", "IPU", "VE", "Lazy", "MTIA", "MAIA",
+                                     "PrivateUse2", "PrivateUse3")]
+    + ["AutogradHIP", "AutogradVE", "AutogradMTIA", "AutogradMAIA"]
+)
+
+
+def _parse_dispatch_key(name: str) -> Optional[DispatchKey]:
+    """The key called ``name`` by torch's parser, or None."""
+    if not isinstance(name, str):
+        raise TypeError(f"a dispatch key name must be a str, not {type(name).__name__}")
+    key = DispatchKey.__members__.get(name)
+    return None if key is None or name in _UNPARSEABLE else key
+
+
+def _dispatch_key_parse(name: str) -> DispatchKey:
+    key = _parse_dispatch_key(name)
+    if key is None:
+        raise RuntimeError(f"could not parse dispatch key: {name}")
+    return key
+
+
+def _key(key: KeyArg) -> DispatchKey:
+    """A DispatchKey argument: pybind converts a str with torch's parser."""
+    if isinstance(key, DispatchKey):
+        return key
+    if isinstance(key, str):
+        return _dispatch_key_parse(key)
+    raise TypeError(f"expected a DispatchKey or its name, got {type(key).__name__}")
+
+
+def _dispatch_str(dispatch: KeyArg) -> Optional[DispatchKey]:
+    """A ``dispatch`` string of the registration bindings: "" (and Undefined,
+    c10's CatchAll) means "the library's key"."""
+    if dispatch == "":
+        return None
+    key = _key(dispatch)
+    return None if key == DispatchKey.Undefined else key
+
+
+def _dispatch_key_name(key: KeyArg) -> str:
+    return _key(key).name
+
+
+def _dispatch_is_alias_key(key: KeyArg) -> bool:
+    return is_alias_key(_key(key))
+
+
+def _dispatch_is_included_in_alias(key: KeyArg, alias: KeyArg) -> bool:
+    return is_included_in_alias(_key(key), _key(alias))
+
+
+def _dispatch_keyset_full() -> DispatchKeySet:
+    return DispatchKeySet.full()
+
+
+def _dispatch_keyset_full_after(key: KeyArg) -> DispatchKeySet:
+    return DispatchKeySet.full_after(_key(key))
+
+
+def _dispatch_has_backend_fallback(key: KeyArg) -> bool:
+    return dispatcher.has_backend_fallback(_key(key))
+
+
+# -- parsing ---------------------------------------------------------------------------
+def _torch_errors(method: _F) -> _F:
+    """Parse errors of schemas and names are RuntimeErrors, as torch's."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except SchemaParseError as e:
+            raise RuntimeError(str(e)) from e
+
+    return wrapper  # type: ignore[return-value]
+
+
+_KINDS = ("DEF", "IMPL", "FRAGMENT")
+_ALIAS_ANALYSIS = {"": "FROM_SCHEMA", "FROM_SCHEMA": "FROM_SCHEMA", "CONSERVATIVE": "CONSERVATIVE",
+                   "PURE_FUNCTION": "PURE_FUNCTION"}
+
+
+def _alias_analysis(kind: str) -> str:
+    try:
+        return _ALIAS_ANALYSIS[kind]
+    except KeyError:
+        raise RuntimeError(f"could not parse {kind}") from None
+
+
+def _op_name(name: str) -> str:
+    return str(OperatorName.parse(name))
+
+
+# -- kernels ---------------------------------------------------------------------------
+def _identity(tensor: Any) -> Any:
+    return tensor
+
+
+# The schema c10 infers for the C++ kernel ``Tensor (const Tensor&)`` of the
+# *_t_t bindings (the name is a placeholder).
+_T_T_SCHEMA = FunctionSchema.parse("_(Tensor _0) -> Tensor _0")
+_T_T_KERNEL = KernelFunction(KernelKind.UNBOXED, _identity)
+_FALLTHROUGH = KernelFunction(KernelKind.FALLTHROUGH, None)
+
+
+def _split_arguments(schema: FunctionSchema, values: tuple) -> tuple[list, dict]:
+    args = [v for a, v in zip(schema.arguments, values) if not a.kwarg_only]
+    kwargs = {a.name: v for a, v in zip(schema.arguments, values) if a.kwarg_only}
+    return args, kwargs
+
+
+def _python_kernel(func: Callable, with_keyset: bool) -> KernelFunction:
+    """torch's PythonKernelHolder: a boxed kernel calling ``func(*args, **kwargs)``
+    (``func(keyset, ...)`` with ``with_keyset``)."""
+
+    def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
+        args, kwargs = _split_arguments(op.schema, ivalue.unbox_arguments(op.schema, stack))
+        result = func(keyset, *args, **kwargs) if with_keyset else func(*args, **kwargs)
+        ivalue.box_returns(op.schema, result, stack)
+
+    return KernelFunction(KernelKind.BOXED, kernel)
+
+
+def _python_fallback(func: Callable, with_keyset: bool) -> KernelFunction:
+    """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(op,
+    keyset, ...)`` with ``with_keyset``)."""
+
+    def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
+        args, kwargs = _split_arguments(op.schema, ivalue.unbox_arguments(op.schema, stack))
+        result = func(op, keyset, *args, **kwargs) if with_keyset else func(op, *args, **kwargs)
+        ivalue.box_returns(op.schema, result, stack)
+
+    return KernelFunction(KernelKind.BOXED, kernel)
+
+
+# -- libraries -------------------------------------------------------------------------
+class _DispatchModule:
+    """A c10 library, as ``_dispatch_library`` returns it.  Registrations
+    without a debug text print ``registered at FILE:LINE`` of the library."""
+
+    def __init__(self, library: Library) -> None:
+        self._lib = library
+
+    def __repr__(self) -> str:
+        return f"<_DispatchModule {self._lib!r}>"
+
+    def _t_t(self, debug: str) -> AnnotatedKernel:
+        return AnnotatedKernel(_T_T_KERNEL, debug or self._lib._default_debug(), _T_T_SCHEMA)
+
+    def _python(self, func: Callable, kernel: Callable[[Callable, bool], KernelFunction],
+                with_keyset: bool) -> AnnotatedKernel:
+        if func is fallthrough_kernel:
+            return AnnotatedKernel(_FALLTHROUGH, self._lib._default_debug())
+        if not callable(func):
+            raise TypeError(f"a kernel must be callable, got {type(func).__name__}")
+        return AnnotatedKernel(kernel(func, with_keyset), self._lib._default_debug())
+
+    @_torch_errors
+    def def_(self, schema: str, alias: str = "") -> "_DispatchModule":
+        analysis = _alias_analysis(alias)
+        self._lib._def(FunctionSchema.parse(schema), analysis)
+        return self
+
+    @_torch_errors
+    def def_legacy(self, schema: str) -> "_DispatchModule":
+        self._lib._def(FunctionSchema.parse(schema), "CONSERVATIVE", alias_analysis_is_default=True)
+        return self
+
+    @_torch_errors
+    def def_name_t_t(self, name: str, dispatch: str = "", debug: str = "default_def_name_t_t") -> "_DispatchModule":
+        schema = FunctionSchema(OperatorName.parse(name), _T_T_SCHEMA.arguments, _T_T_SCHEMA.returns)
+        self._lib._def_with_kernel(schema, _dispatch_str(dispatch), self._t_t(debug), "CONSERVATIVE")
+        return self
+
+    @_torch_errors
+    def def_schema_t_t(self, name: str, dispatch: str = "", alias: str = "",
+                       debug: str = "default_def_schema_t_t") -> "_DispatchModule":
+        analysis = _alias_analysis(alias)
+        self._lib._def_with_kernel(FunctionSchema.parse(name), _dispatch_str(dispatch), self._t_t(debug), analysis)
+        return self
+
+    @_torch_errors
+    def impl_t_t(self, name: str, dispatch: str = "", debug: str = "impl_t_t") -> "_DispatchModule":
+        self._lib._impl(name, _dispatch_str(dispatch), self._t_t(debug))
+        return self
+
+    @_torch_errors
+    def impl(self, name: str, dispatch: KeyArg, func: Callable, with_keyset: bool = False) -> None:
+        key = _key(dispatch)
+        kernel = self._python(func, _python_kernel, with_keyset)
+        self._lib._impl(name, None if key == DispatchKey.Undefined else key, kernel)
+
+    def fallback(self, dispatch: KeyArg, func: Callable, with_keyset: bool = False) -> None:
+        key = _key(dispatch)
+        kernel = self._python(func, _python_fallback, with_keyset)
+        self._lib._fallback(None if key == DispatchKey.Undefined else key, kernel)
+
+    def fallback_fallthrough(self, dispatch: KeyArg = "") -> "_DispatchModule":
+        self._lib._fallback(_dispatch_str(dispatch), AnnotatedKernel(_FALLTHROUGH, self._lib._default_debug()))
+        return self
+
+    def reset(self) -> None:
+        """Remove everything this library registered."""
+        self._lib.close()
+
+
+def _dispatch_library(kind: str, name: str, dispatch: str, file: str = "/dev/null",
+                      linenum: int = 0) -> _DispatchModule:
+    """A library of ``kind`` (DEF, IMPL, FRAGMENT) for namespace ``name``
+    (``_``: every namespace, for fallbacks), created at ``file:linenum``."""
+    if kind not in _KINDS:
+        raise RuntimeError(f"could not parse {kind}")
+    key = _dispatch_str(dispatch)
+    return _DispatchModule(Library._at_site(name, kind, key, f"registered at {file}:{linenum}"))
+
+
+# -- queries ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SafeKernelFunction:
+    """A computed table entry, as ``_dispatch_get_computed_kernel_for_dispatch_key`` returns it."""
+
+    kernel: KernelFunction
+    debug: str
+
+    def __repr__(self) -> str:
+        return f"SafeKernelFunction(debug='{self.debug}')"
+
+
+def _find(name: str) -> Optional[OperatorEntry]:
+    return dispatcher.find_op(_op_name(name))
+
+
+def _find_or_throw(name: str) -> OperatorEntry:
+    op = _find(name)
+    if op is None:
+        raise RuntimeError(f"operator {name} does not exist")
+    return op
+
+
+@_torch_errors
+def _dispatch_dump(name: str) -> str:
+    op = _find(name)
+    return "" if op is None else op.dump_state()
+
+
+@_torch_errors
+def _dispatch_dump_table(name: str) -> str:
+    op = _find(name)
+    return "" if op is None else op.dump_computed_table()
+
+
+@_torch_errors
+def _dispatch_check_invariants(name: str) -> None:
+    op = _find(name)
+    if op is not None:
+        try:
+            op.check_invariants()
+        except AssertionError as e:
+            raise RuntimeError(str(e)) from e
+
+
+@_torch_errors
+def _dispatch_has_kernel(name: str) -> bool:
+    """Whether the operator exists (has a def or a kernel)."""
+    return _find(name) is not None
+
+
+@_torch_errors
+def _dispatch_has_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> bool:
+    return _find_or_throw(name).has_kernel_for_dispatch_key(_key(dispatch))
+
+
+@_torch_errors
+def _dispatch_has_kernel_for_any_dispatch_key(name: str, keyset: DispatchKeySet) -> bool:
+    return _find_or_throw(name).has_kernel_for_any_dispatch_key(keyset)
+
+
+@_torch_errors
+def _dispatch_kernel_for_dispatch_key_is_fallthrough(name: str, dispatch: KeyArg) -> bool:
+    """Whether the kernel registered directly for the key is a fallthrough."""
+    op = _find_or_throw(name)  # torch 2.13 crashes on an unknown operator
+    key = _key(dispatch)
+    kernel = op.kernel_for(key)
+    if kernel is None:
+        raise RuntimeError(f"no kernel for {key} on {op.name}")
+    return kernel.kernel.is_fallthrough()
+
+
+def _runtime_slot(op: OperatorEntry, key: DispatchKey) -> KernelFunction:
+    # Any key has a table slot in c10, as its keyset's runtime index: a
+    # functionality key (Dense) shares its first backend's (CPU).
+    if is_alias_key(key):
+        raise RuntimeError("Alias keys do not have runtime kernel registrations.")
+    return op.computed_kernel(RUNTIME_SLOT_KEYS[table_index(KEY_REPRS[key])])
+
+
+@_torch_errors
+def _dispatch_has_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> bool:
+    op = _find_or_throw(name)
+    return _runtime_slot(op, _key(dispatch)).is_valid()
+
+
+@_torch_errors
+def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> SafeKernelFunction:
+    """The table entry for the key's slot, with the debug text of the kernel
+    the precedence rules choose for the key itself (as c10 reports it)."""
+    op = _find_or_throw(name)
+    key = _key(dispatch)
+    entry = _runtime_slot(op, key)
+    if not entry.is_valid():
+        raise RuntimeError(f"no kernel for {key} for {op.name}")
+    if op.schema is None:
+        name = OperatorName.parse(op.name)
+        raise RuntimeError(
+            f"Could not find schema for {name.qualified_name}.{name.overload_name} but we found an "
+            "implementation; did you forget to def() the operator?"
+        )
+    annotated, _tag = op.compute_entry(key)
+    return SafeKernelFunction(entry, "" if annotated is None else annotated.debug)
+
+
+def _dispatch_get_registrations_for_dispatch_key(dispatch_key: str = "") -> list[str]:
+    """Names of the operators with a kernel for the key (all operators for "")."""
+    return dispatcher.registrations_for_dispatch_key(None if dispatch_key == "" else _dispatch_key_parse(dispatch_key))
+
+
+def _dispatch_find_dangling_impls() -> list[str]:
+    """The dumps of the operators that have kernels but no def."""
+    return [op.dump_state() for op in dispatcher.find_dangling_impls()]
