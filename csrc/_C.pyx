@@ -758,10 +758,16 @@ cdef class OperatorHandle:
     cdef _DispatchArgs _dargs
     cdef object _report_error
     cdef dispatcher_vectorcallfunc _vectorcall
+    # op.redispatch(keyset, *args, **kwargs): the kernel for ``keyset`` as
+    # given, with no extraction, TLS or mask (c10's Dispatcher::redispatch).
+    cdef readonly _Redispatch redispatch
 
     def __cinit__(self, *args, **kwargs):
         self._vectorcall = <dispatcher_vectorcallfunc>_op_vectorcall
         self._dargs = _NO_DISPATCH_ARGS
+        self.redispatch = _Redispatch.__new__(_Redispatch)
+        self.redispatch.handle = self
+        self.redispatch._vectorcall = <dispatcher_vectorcallfunc>_redispatch_vectorcall
 
     def __init__(self, str name):
         self.name = name
@@ -856,14 +862,9 @@ cdef class OperatorHandle:
             return PyObject_Call(entry.fn, args, kwargs)
         return self._dispatch("[call]", state, bits, args, kwargs)
 
-    def redispatch(self, keyset, *args, **kwargs):
-        """Call the kernel for ``keyset`` as given: no extraction, no TLS, no mask."""
+    cdef object _redispatch_packed(self, object keyset, tuple args, dict kwargs):
         cdef uint64_t bits = _keyset_arg(keyset, "redispatch")
-        cdef _DispatchState state = self._live_state()
-        cdef KernelFunction entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
-        if entry._kind == KIND_UNBOXED and not _show_trace:
-            return PyObject_Call(entry.fn, args, kwargs)
-        return self._dispatch("[redispatch]", state, bits, args, kwargs)
+        return self._dispatch("[redispatch]", self._live_state(), bits, args, kwargs)
 
     cdef object _dispatch(self, str what, _DispatchState state, uint64_t bits, tuple args, dict kwargs):
         cdef KernelFunction entry
@@ -1028,12 +1029,54 @@ cdef object _call_with_keyset_in_front(object fn, DispatchKeySet keyset, PyObjec
         args[-1] = saved
 
 
-def _install_vectorcall():
-    cdef OperatorHandle probe = OperatorHandle.__new__(OperatorHandle)
-    cdef PyTypeObject* tp = <PyTypeObject*>OperatorHandle
-    tp.tp_vectorcall_offset = <Py_ssize_t>(<char*>&probe._vectorcall - <char*><PyObject*>probe)
+@cython.final
+cdef class _Redispatch:
+    """``op.redispatch``: a callable bound to its operator once, so that
+    ``op.redispatch(keyset, x, y)`` costs no bound-method object and, through
+    vectorcall, no argument tuple (see Note [Vectorcall fast path])."""
+    cdef OperatorHandle handle
+    cdef dispatcher_vectorcallfunc _vectorcall
+
+    def __call__(self, keyset, *args, **kwargs):
+        return self.handle._redispatch_packed(keyset, args, kwargs)
+
+    def __repr__(self):
+        return f"<redispatch of {self.handle.name}>"
+
+
+cdef object _redispatch_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef OperatorHandle handle = (<_Redispatch>self_obj).handle
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    if nargs < 1:
+        raise TypeError(f"{handle.name}: redispatch() takes the DispatchKeySet to dispatch on first")
+    cdef uint64_t bits = _keyset_arg(<object>args[0], "redispatch")
+    cdef _DispatchState state = handle._live_state()
+    cdef KernelFunction entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
+    if not _show_trace:
+        if entry._kind == KIND_UNBOXED:
+            return PyObject_Vectorcall(entry.fn, args + 1, <size_t>(nargs - 1), kwnames)
+        if entry._kind == KIND_WITH_KEYSET:
+            # The keyset a with-keyset kernel gets is the one given: pass it on.
+            return PyObject_Vectorcall(entry.fn, args, <size_t>nargs, kwnames)
+    cdef tuple packed = tuple([<object>args[i] for i in range(1, nargs)])
+    cdef dict kw = {}
+    if kwnames != NULL:
+        for i in range(PyTuple_GET_SIZE(<tuple>kwnames)):
+            kw[<object>PyTuple_GET_ITEM(<tuple>kwnames, i)] = <object>args[nargs + i]
+    return handle._dispatch("[redispatch]", state, bits, packed, kw)
+
+
+cdef void _enable_vectorcall(type cls, Py_ssize_t offset):
+    cdef PyTypeObject* tp = <PyTypeObject*>cls
+    tp.tp_vectorcall_offset = offset
     tp.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL
     PyType_Modified(tp)
+
+
+def _install_vectorcall():
+    cdef OperatorHandle probe = OperatorHandle.__new__(OperatorHandle)
+    _enable_vectorcall(OperatorHandle, <Py_ssize_t>(<char*>&probe._vectorcall - <char*><PyObject*>probe))
+    _enable_vectorcall(_Redispatch, <Py_ssize_t>(<char*>&probe.redispatch._vectorcall - <char*><PyObject*>probe.redispatch))
 
 
 _install_vectorcall()
