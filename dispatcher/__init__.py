@@ -32,6 +32,7 @@ from ._core import (
     unregister_tensor_type,
 )
 from ._framework import install_standard_fallbacks
+from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
 from .ivalue import IValue, Stack, box, box_returns, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
 from .keys import BackendComponent, DispatchKey

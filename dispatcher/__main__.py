@@ -1,4 +1,4 @@
-"""Command line: ``python -m dispatcher keys | table KEY... | bench``."""
+"""Command line: ``python -m dispatcher keys | table KEY... | bench | demo``."""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +34,16 @@ def _table(args: argparse.Namespace) -> None:
     print(d.dispatchTable(), end="")
 
 
+def _demo(args: argparse.Namespace) -> None:
+    try:
+        import numpy  # noqa: F401  (the prototype's one dependency)
+    except ImportError:
+        raise SystemExit('python -m dispatcher demo needs numpy: pip install "dispatcher[demo]"') from None
+    from .prototype.demo import main as demo_main
+
+    demo_main()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dispatcher", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     table.add_argument("keys", nargs="*", metavar="KEY")
     table.set_defaults(run=_table, parser=table)
+    sub.add_parser("demo", help="tour a numpy-backed tensor library built on the dispatcher").set_defaults(run=_demo)
     bench = sub.add_parser("bench", help="time dispatch against direct calls and peers (see dispatcher.bench)")
     bench.set_defaults(run=None)
     if argv is None:

@@ -1,0 +1,101 @@
+"""Element types: PyTorch's ScalarType numbering, numpy's storage, promotion.
+
+``DType`` is an IntEnum, so the dispatcher's boxing accepts it wherever a
+schema says ``ScalarType`` (ScalarType values are ints, as in c10).
+"""
+from __future__ import annotations
+
+import enum
+from typing import Union
+
+import numpy as np
+
+__all__ = [
+    "DType", "bool_", "default_float", "float32", "float64", "float_result_type", "from_numpy_dtype",
+    "can_cast", "int64", "reduction_dtype", "result_type", "to_numpy_dtype",
+]
+
+
+class DType(enum.IntEnum):
+    """The supported subset of c10::ScalarType, with its values."""
+
+    int64 = 4
+    float32 = 6
+    float64 = 7
+    bool = 11
+
+    def __repr__(self) -> str:
+        return f"proto.{self.name}"
+
+    __str__ = __repr__
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self in (DType.float32, DType.float64)
+
+
+float32, float64, int64, bool_ = DType.float32, DType.float64, DType.int64, DType.bool
+default_float = DType.float32  # torch.get_default_dtype()
+
+_NUMPY = {DType.int64: np.dtype(np.int64), DType.float32: np.dtype(np.float32),
+          DType.float64: np.dtype(np.float64), DType.bool: np.dtype(np.bool_)}
+_FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
+# Promotion compares (category, value): bool < integer < floating, then width.
+_CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float32: 2, DType.float64: 2}
+
+
+def to_numpy_dtype(dt: DType) -> np.dtype:
+    return _NUMPY[dt]
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> DType:
+    try:
+        return _FROM_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"unsupported numpy dtype {np_dtype}; supported: {', '.join(str(v) for v in _NUMPY.values())}"
+        ) from None
+
+
+def _scalar_dtype(value: Union[bool, int, float]) -> DType:
+    if isinstance(value, bool):
+        return DType.bool
+    if isinstance(value, int):
+        return DType.int64
+    return default_float
+
+
+def result_type(*operands: object) -> DType:
+    """torch.result_type for tensors (anything with ``.dtype``) and Python scalars.
+
+    Tensors decide the dtype; a Python scalar only lifts the category (an
+    int64 tensor times 0.5 is float32, a float64 tensor times 2 stays float64).
+    """
+    tensor_dtypes = [op.dtype for op in operands if hasattr(op, "dtype")]
+    best = max(tensor_dtypes, key=lambda d: (_CATEGORY[d], d)) if tensor_dtypes else None
+    for op in operands:
+        if not hasattr(op, "dtype"):
+            scalar = _scalar_dtype(op)  # type: ignore[arg-type]
+            if best is None or _CATEGORY[scalar] > _CATEGORY[best]:
+                best = scalar
+    if best is None:
+        raise ValueError("result_type() needs at least one operand")
+    return best
+
+
+def float_result_type(*operands: object) -> DType:
+    """result_type, with integers and bools taken to the default float (true division, exp, ...)."""
+    dt = result_type(*operands)
+    return dt if dt.is_floating_point else default_float
+
+
+def can_cast(source: DType, target: DType) -> bool:
+    """Whether an in-place op may write a ``source`` result into a ``target`` tensor (torch.can_cast)."""
+    return _CATEGORY[source] <= _CATEGORY[target]
+
+
+def reduction_dtype(input_dtype: DType, requested: "DType | None") -> DType:
+    """sum's result dtype: the requested one, else integers and bools accumulate in int64."""
+    if requested is not None:
+        return requested
+    return input_dtype if input_dtype.is_floating_point else DType.int64

@@ -1,0 +1,55 @@
+"""ADInplaceOrView kernels: the bookkeeping in-place and view operators need.
+
+Every tensor has the ADInplaceOrView key and the thread-local include set
+has it too, so these run on each call of the operators below (other
+operators skip the key: its standard fallback is a fallthrough).
+
+* An in-place operator bumps the version counter of the tensor it wrote,
+  which autograd checks before using a saved tensor.
+* A view operator records the base it views and shares its version
+  counter, so a write through either is seen by both.
+
+As in PyTorch, this sits below autograd and above the backends, and
+redispatches with the keys below itself.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from dispatcher import DispatchKeySet, Library, OperatorHandle
+from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
+
+from .operators import OP
+from .tensor import Tensor
+
+__all__ = ["INPLACE_OPERATORS", "VIEW_OPERATORS"]
+
+INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_")
+VIEW_OPERATORS = ("permute", "view", "expand", "select.int")
+
+_library = Library("proto", "IMPL", "ADInplaceOrView")
+
+
+def _inplace(op: OperatorHandle):
+    def kernel(keyset: DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
+        self._version.value += 1
+        return out
+
+    return kernel
+
+
+def _view(op: OperatorHandle):
+    def kernel(keyset: DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
+        out._base = self._base if self._base is not None else self
+        out._version = self._version
+        return out
+
+    return kernel
+
+
+for _name in INPLACE_OPERATORS:
+    _library.impl(_name, _inplace(OP[_name]), with_keyset=True)
+for _name in VIEW_OPERATORS:
+    _library.impl(_name, _view(OP[_name]), with_keyset=True)

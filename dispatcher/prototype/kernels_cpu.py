@@ -1,0 +1,203 @@
+"""CPU kernels: numpy does the arithmetic.
+
+Each kernel checks its inputs with the shape functions the Meta kernels use
+(so both backends accept and refuse the same calls), computes with numpy,
+and casts to the dtype PyTorch's promotion gives, which numpy's own rules
+do not always match (int64 + float32 is float32 here, float64 in numpy).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from dispatcher import Library
+
+from . import shapes
+from .dtypes import DType, default_float, float_result_type, reduction_dtype, result_type, to_numpy_dtype
+from .generator import default_generator
+from .tensor import Tensor
+
+__all__: list[str] = []
+
+_library = Library("proto", "IMPL", "CPU")
+
+
+def _kernel(name: str):
+    def register(fn):
+        _library.impl(name, fn)
+        return fn
+
+    return register
+
+
+def _wrap(array: object, dt: DType) -> Tensor:
+    return Tensor.from_numpy(np.asarray(array, dtype=to_numpy_dtype(dt)))
+
+
+def _writable(t: Tensor) -> np.ndarray:
+    if not t._data.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single "
+            "memory location. Please clone() the tensor before performing the operation."
+        )
+    return t._data
+
+
+# -- pointwise --------------------------------------------------------------------------
+@_kernel("add.Tensor")
+def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    shapes.broadcast_shapes(self.shape, other.shape)
+    return _wrap(self._data + (other._data if alpha == 1 else alpha * other._data), result_type(self, other))
+
+
+@_kernel("add.Scalar")
+def add_scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
+    return _wrap(self._data + alpha * other, result_type(self, other))
+
+
+@_kernel("mul.Tensor")
+def mul(self: Tensor, other: Tensor) -> Tensor:
+    shapes.broadcast_shapes(self.shape, other.shape)
+    return _wrap(self._data * other._data, result_type(self, other))
+
+
+@_kernel("mul.Scalar")
+def mul_scalar(self: Tensor, other: float) -> Tensor:
+    return _wrap(self._data * other, result_type(self, other))
+
+
+@_kernel("div.Tensor")
+def div(self: Tensor, other: Tensor) -> Tensor:
+    shapes.broadcast_shapes(self.shape, other.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf and nan, silently, as PyTorch
+        return _wrap(np.true_divide(self._data, other._data), float_result_type(self, other))
+
+
+@_kernel("neg")
+def neg(self: Tensor) -> Tensor:
+    if self.dtype == DType.bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported.")
+    return _wrap(np.negative(self._data), self.dtype)
+
+
+@_kernel("exp")
+def exp(self: Tensor) -> Tensor:
+    with np.errstate(over="ignore"):
+        return _wrap(np.exp(self._data), float_result_type(self))
+
+
+@_kernel("log")
+def log(self: Tensor) -> Tensor:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _wrap(np.log(self._data), float_result_type(self))
+
+
+@_kernel("gt.Scalar")
+def gt(self: Tensor, other: float) -> Tensor:
+    return _wrap(self._data > other, DType.bool)
+
+
+# -- reductions and products ------------------------------------------------------------
+@_kernel("sum")
+def sum_(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
+    dt = reduction_dtype(self.dtype, dtype)
+    return _wrap(np.sum(self._data, dtype=to_numpy_dtype(dt)), dt)
+
+
+@_kernel("sum.dim_IntList")
+def sum_dim(self: Tensor, dim: Optional[Sequence[int]], keepdim: bool = False, *,
+            dtype: Optional[DType] = None) -> Tensor:
+    shapes.reduce_shape(self.shape, dim, keepdim)  # validates dim
+    axes = None if not dim else tuple(shapes.wrap_dim(d, self.ndim) for d in dim)
+    dt = reduction_dtype(self.dtype, dtype)
+    return _wrap(np.sum(self._data, axis=axes, keepdims=keepdim, dtype=to_numpy_dtype(dt)), dt)
+
+
+@_kernel("matmul")
+def matmul(self: Tensor, other: Tensor) -> Tensor:
+    shapes.matmul_shape(self.shape, other.shape)
+    return _wrap(np.matmul(self._data, other._data), result_type(self, other))
+
+
+# -- views: numpy views share memory, as PyTorch views do --------------------------------
+@_kernel("permute")
+def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
+    shapes.permute_shape(self.shape, dims)
+    return Tensor.from_numpy(np.transpose(self._data, [shapes.wrap_dim(d, self.ndim) for d in dims]))
+
+
+@_kernel("view")
+def view(self: Tensor, size: Sequence[int]) -> Tensor:
+    out = self._data.reshape(shapes.view_shape(self.shape, size))
+    if out.size and not np.may_share_memory(out, self._data):  # numpy had to copy
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+            "across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return Tensor.from_numpy(out)
+
+
+@_kernel("expand")
+def expand(self: Tensor, size: Sequence[int]) -> Tensor:
+    return Tensor.from_numpy(np.broadcast_to(self._data, shapes.expand_shape(self.shape, size)))
+
+
+@_kernel("select.int")
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    _, dim, index = shapes.select_shape(self.shape, dim, index)
+    # The trailing Ellipsis keeps a 0-d result an array view rather than a numpy scalar.
+    return Tensor.from_numpy(self._data[(slice(None),) * dim + (index, Ellipsis)])
+
+
+@_kernel("select_backward")
+def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
+    _, dim, index = shapes.select_shape(input_sizes, dim, index)
+    out = np.zeros(input_sizes, dtype=grad_output._data.dtype)
+    out[(slice(None),) * dim + (index, Ellipsis)] = grad_output._data
+    return Tensor.from_numpy(out)
+
+
+@_kernel("stack")
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    _, dim = shapes.stack_shape([t.shape for t in tensors], dim)
+    return _wrap(np.stack([t._data for t in tensors], axis=dim), result_type(*tensors))
+
+
+# -- in-place and copies -----------------------------------------------------------------
+@_kernel("add_.Tensor")
+def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    shapes.check_inplace(self.shape, self.dtype, other.shape, result_type(self, other))
+    out = _writable(self)
+    np.add(out, other._data if alpha == 1 else alpha * other._data, out=out, casting="unsafe")
+    return self
+
+
+@_kernel("fill_.Scalar")
+def fill_(self: Tensor, value: float) -> Tensor:
+    _writable(self).fill(value)
+    return self
+
+
+@_kernel("normal_")
+def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator: Optional[np.random.Generator] = None) -> Tensor:
+    rng = generator if generator is not None else default_generator()
+    _writable(self)[...] = rng.standard_normal(self.shape) * std + mean
+    return self
+
+
+@_kernel("copy_")
+def copy_(self: Tensor, src: Tensor) -> Tensor:
+    shapes.expand_shape(src.shape, self.shape)  # src must broadcast to self
+    np.copyto(_writable(self), src._data, casting="unsafe")
+    return self
+
+
+@_kernel("clone")
+def clone(self: Tensor) -> Tensor:
+    return Tensor.from_numpy(np.array(self._data, order="C", copy=True))
+
+
+@_kernel("empty")
+def empty(size: Sequence[int], *, dtype: Optional[DType] = None, device: Optional[str] = None) -> Tensor:
+    return Tensor.from_numpy(np.empty(size, dtype=to_numpy_dtype(dtype or default_float)))

@@ -1,0 +1,160 @@
+"""A new device, "toy", on the PrivateUse1 backend, with two kernels of its own.
+
+This is how an out-of-tree backend starts in PyTorch: name the PrivateUse1
+device (``rename_privateuse1_backend``), write the kernels that must touch
+device memory -- allocation (``empty``) and copies (``copy_``) -- and send
+every other operator through a boxed *CPU fallback*: copy the toy inputs to
+CPU, run the operator there, copy the results back (PyTorch's
+``at::native::cpu_fallback``).  The composite kernels (factories,
+``_to_copy``, ...) need nothing more, and autograd works unchanged because
+AutogradPrivateUse1 is covered by the Autograd alias.
+
+Toy memory is a bytearray, opaque to numpy-based kernels: whatever runs on
+toy tensors either is one of the two kernels here or went through the
+fallback.  ``use_cpu_fallback(["proto::add.Tensor", ...])`` limits the
+fallback to chosen operators (a per-operator boxed kernel instead of a
+backend fallback), so the others fail loudly until they get a kernel.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+import numpy as np
+
+from dispatcher import (
+    AutoDispatchBelowADInplaceOrView,
+    DispatchKey,
+    DispatchKeySet,
+    Library,
+    OperatorHandle,
+    Stack,
+    box_returns,
+    rename_privateuse1_backend,
+    unbox_arguments,
+)
+
+from . import shapes
+from ._calls import call_arguments
+from .dtypes import DType, default_float, to_numpy_dtype
+from .operators import OP
+from .tensor import Tensor
+
+__all__ = ["DEVICE", "cpu_fallback", "use_cpu_fallback"]
+
+DEVICE = "toy"
+rename_privateuse1_backend(DEVICE)
+
+_CPU = DispatchKeySet(DispatchKey.CPU)
+
+
+# -- the device's own kernels ---------------------------------------------------------------
+def _array(t: Tensor) -> np.ndarray:
+    """A numpy view of a toy tensor's memory (writable: the memory is a bytearray)."""
+    return np.frombuffer(t._data, dtype=to_numpy_dtype(t.dtype)).reshape(t.shape)
+
+
+def _empty(size: Sequence[int], *, dtype: Optional[DType] = None, device: Optional[str] = None) -> Tensor:
+    dtype = dtype or default_float
+    nbytes = int(np.prod(size, dtype=np.int64)) * to_numpy_dtype(dtype).itemsize
+    return Tensor(bytearray(nbytes), size, dtype, DEVICE)
+
+
+def _copy_(self: Tensor, src: Tensor) -> Tensor:
+    # Reached when either side is on toy (PrivateUse1 outranks CPU), so this
+    # is also the toy -> CPU copy.
+    shapes.expand_shape(src.shape, self.shape)
+    source = _array(src) if src.device == DEVICE else src._data
+    np.copyto(_array(self) if self.device == DEVICE else self._data, source, casting="unsafe")
+    return self
+
+
+_own_kernels = Library("proto", "IMPL", "PrivateUse1")
+_own_kernels.impl("empty", _empty)
+_own_kernels.impl("copy_", _copy_)
+
+
+# -- the CPU fallback -------------------------------------------------------------------------
+def _map_tensors(value: Any, fn: Callable[[Tensor], Tensor]) -> Any:
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, list):
+        return [fn(v) if isinstance(v, Tensor) else v for v in value]
+    return value
+
+
+def _to_cpu(t: Tensor) -> Tensor:
+    if t.device == DEVICE:
+        return OP["_to_copy"](t, device="cpu")
+    if t.device == "cpu" and t.ndim == 0:  # a CPU scalar may join any device's computation
+        return t
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, {DEVICE} and {t.device}!"
+    )
+
+
+def _to_toy(t: Tensor) -> Tensor:
+    return OP["_to_copy"](t, device=DEVICE)
+
+
+def cpu_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> None:
+    """Run ``op`` on CPU copies of its toy tensors; copy results and written arguments back."""
+    schema = op.schema
+    values = unbox_arguments(schema, stack)
+    # A backend kernel runs below autograd: the copies made here must not be
+    # recorded, whichever way the call arrived.
+    with AutoDispatchBelowADInplaceOrView():
+        cpu_values = [_map_tensors(v, _to_cpu) for v in values]
+        args, kwargs = call_arguments(schema, cpu_values)
+        result = op.redispatch(_CPU, *args, **kwargs)
+        for i, argument in enumerate(schema.arguments):
+            if argument.is_write:
+                OP["copy_"](values[i], cpu_values[i])
+        results = (result,) if len(schema.returns) == 1 else tuple(result or ())
+        out = []
+        for j, r in enumerate(results):
+            aliased = schema.aliased_arguments(j)
+            if aliased and schema.returns[j].is_write:  # an in-place op returns its (toy) argument
+                out.append(values[aliased[0]])
+                continue
+            if aliased:
+                # PyTorch's Note [CPU Fallback Does Not Handle View Operators].
+                warnings.warn(
+                    f"The operator {op.name} appears to be a view operator, but it has no implementation for the "
+                    f"backend \"{DEVICE}\". View operators don't support falling back to run on the CPU, since "
+                    "the tensor's storage cannot be shared across devices; it returns a copy here.",
+                    stacklevel=2,
+                )
+            out.append(_map_tensors(r, _to_toy))
+    box_returns(schema, out[0] if len(out) == 1 else (tuple(out) or None), stack)
+
+
+_fallbacks: list[Library] = []
+
+
+def use_cpu_fallback(operators: Optional[Iterable[str]] = None) -> None:
+    """Send every operator without a toy kernel to the CPU fallback (the default),
+    or only ``operators`` (``"proto::exp"``; a bare name means namespace proto)."""
+    while _fallbacks:
+        _fallbacks.pop().close()
+    if operators is None:
+        library = Library("_", "IMPL")
+        library.fallback(cpu_fallback, "PrivateUse1", with_keyset=True)
+        _fallbacks.append(library)
+        return
+    by_namespace: dict[str, list[str]] = {}
+    for name in operators:
+        namespace, _, op = name.rpartition("::")
+        by_namespace.setdefault(namespace or "proto", []).append(op)
+    try:
+        for namespace, names in by_namespace.items():
+            _fallbacks.append(Library(namespace, "IMPL", "PrivateUse1"))
+            for name in names:
+                _fallbacks[-1].impl(name, cpu_fallback, boxed=True)
+    except Exception:
+        while _fallbacks:  # all or nothing: a bad name leaves no fallback at all
+            _fallbacks.pop().close()
+        raise
+
+
+use_cpu_fallback()

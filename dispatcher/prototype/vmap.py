@@ -1,0 +1,291 @@
+"""vmap: write a function for one example, run it on a batch.
+
+``vmap(f)(xs)`` wraps each input in a ``BatchedTensor``: a tensor-like whose
+``value`` holds the whole batch (batch dimension first) and whose keyset
+adds FuncTorchBatched, a key above autograd.  Every operator ``f`` calls on
+it therefore dispatches to FuncTorchBatched first, where three kinds of
+kernels compete, in the dispatcher's order of precedence:
+
+1. hand-written *batching rules* (kernels on FuncTorchBatched) that run the
+   operator once on the whole batch: pointwise ops, matmul, sum;
+2. *decompositions* (kernels on the FuncTorchBatchedDecomposition alias):
+   the CompositeImplicitAutograd kernels of sub, mean, relu, reshape, ...,
+   so they batch through the operators they call;
+3. the boxed *fallback*, for every other operator: call it once per example
+   and stack the results.
+
+A BatchedTensor's ``level`` is the vmap nesting depth that made it; a rule
+unwraps only the innermost level present, so vmap nests.  Autograd runs
+below, on the plain tensors the rules produce, so gradients flow through
+vmap.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+from typing import Any, Callable, Optional, Sequence, Union
+
+from dispatcher import (
+    DispatchKey,
+    DispatchKeySet,
+    Library,
+    OperatorHandle,
+    Stack,
+    TensorBase,
+    box_returns,
+    unbox_arguments,
+)
+
+from ._calls import call_arguments
+from .composite import DECOMPOSITIONS
+from .operators import OP
+from .shapes import wrap_dim
+from .tensor import TensorMethods
+
+__all__ = ["BatchedTensor", "set_vmap_fallback_warning_enabled", "vmap"]
+
+_BATCHED = DispatchKeySet(DispatchKey.FuncTorchBatched)
+
+
+class BatchedTensor(TensorMethods, TensorBase):
+    """One example's view of a batch: ``shape`` leaves out the batch dimension."""
+
+    __slots__ = ("value", "level")
+
+    def __init__(self, value: Any, level: int) -> None:
+        TensorBase.__init__(self, value.key_set | _BATCHED)
+        self.value = value
+        self.level = level
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape[1:]
+
+    @property
+    def dtype(self) -> Any:
+        return self.value.dtype
+
+    @property
+    def device(self) -> str:
+        return self.value.device
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.value.requires_grad
+
+    def is_contiguous(self) -> bool:
+        return self.value.is_contiguous()
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(lvl={self.level}, bdim=0, value={self.value!r})"
+
+
+class _VmapState(threading.local):
+    level = 0
+
+
+_state = _VmapState()
+_warn_on_fallback = [False]
+
+
+def set_vmap_fallback_warning_enabled(enabled: bool) -> None:
+    """Warn whenever an operator runs through the per-example fallback (PyTorch's
+    ``torch._C._functorch._set_vmap_fallback_warning_enabled``); off by default."""
+    _warn_on_fallback[0] = bool(enabled)
+
+
+def _level_of(value: Any) -> int:
+    return value.level if isinstance(value, BatchedTensor) else 0
+
+
+def _current_level(values: Sequence[Any]) -> int:
+    return max(_level_of(x) for v in values for x in (v if isinstance(v, list) else (v,)))
+
+
+def _slice(value: Any, i: int, level: int) -> Any:
+    if isinstance(value, list):
+        return [_slice(v, i, level) for v in value]
+    if _level_of(value) == level:
+        return OP["select.int"](value.value, 0, i)
+    return value
+
+
+# -- the fallback ----------------------------------------------------------------------------
+def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
+    """Run ``op`` once per example and stack each result along a new batch dimension.
+
+    An in-place operator writes each example's slice; the stacked slices are
+    then copied into the batched argument it writes, which it returns.
+    """
+    schema = op.schema
+    level = _current_level(values)
+    size = next(x.value.shape[0] for v in values for x in (v if isinstance(v, list) else (v,))
+                if _level_of(x) == level)
+    per_example = []
+    for i in range(size):
+        args, kwargs = call_arguments(schema, [_slice(v, i, level) for v in values])
+        per_example.append(op(*args, **kwargs))
+    if not schema.returns:
+        return None
+    columns = [per_example] if len(schema.returns) == 1 else list(zip(*per_example))
+    results = []
+    for j, column in enumerate(columns):
+        if not all(isinstance(r, TensorBase) for r in column):
+            raise NotImplementedError(f"vmap: the fallback cannot batch the non-tensor results of {op.name}")
+        stacked = OP["stack"](list(column), 0)
+        aliased = schema.aliased_arguments(j)
+        if aliased and schema.returns[j].is_write:
+            target = values[aliased[0]]
+            if _level_of(target) != level:
+                raise RuntimeError(
+                    f"vmap: {op.name}(self, *extra_args) is not possible because self is not batched while "
+                    "another argument is; use the out-of-place operator instead."
+                )
+            OP["copy_"](target.value, stacked)
+            results.append(target)
+        else:
+            results.append(BatchedTensor(stacked, level))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def batched_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> None:
+    """The FuncTorchBatched backend fallback: the per-example loop."""
+    if _warn_on_fallback[0]:
+        warnings.warn(
+            f"There is a performance drop because we have not yet implemented the batching rule for {op.name}.",
+            stacklevel=2,
+        )
+    values = unbox_arguments(op.schema, stack)
+    box_returns(op.schema, _loop(op, values), stack)
+
+
+_fallback_library = Library("_", "IMPL")
+_fallback_library.fallback(batched_fallback, "FuncTorchBatched", with_keyset=True)
+
+
+# -- batching rules ----------------------------------------------------------------------------
+_rules = Library("proto", "IMPL", "FuncTorchBatched")
+
+
+def _rule(*names: str):
+    def register(make: Callable[[OperatorHandle], Callable]) -> Callable:
+        for name in names:
+            _rules.impl(name, make(OP[name]))
+        return make
+
+    return register
+
+
+@_rule("neg", "exp", "log", "clone", "add.Scalar", "mul.Scalar", "gt.Scalar")
+def _elementwise(op: OperatorHandle) -> Callable:
+    def rule(self: BatchedTensor, *args: Any) -> BatchedTensor:
+        # self is the only tensor, so it is batched at the current level.
+        return BatchedTensor(op(self.value, *args), self.level)
+
+    return rule
+
+
+def _aligned(x: Any, level: int, rank: int) -> Any:
+    """The physical value of ``x`` if batched at ``level``, with size-1 dimensions
+    after the batch dimension so that it broadcasts like a rank-``rank`` tensor."""
+    if _level_of(x) != level:
+        return x
+    value, missing = x.value, rank - x.ndim
+    if not missing:
+        return value
+    return OP["reshape"](value, [value.shape[0], *[1] * missing, *value.shape[1:]])
+
+
+@_rule("add.Tensor", "mul.Tensor", "div.Tensor")
+def _broadcasting(op: OperatorHandle) -> Callable:
+    def rule(self: Any, other: Any, **kwargs: Any) -> BatchedTensor:
+        level = max(_level_of(self), _level_of(other))
+        rank = max(self.ndim, other.ndim)
+        return BatchedTensor(op(_aligned(self, level, rank), _aligned(other, level, rank), **kwargs), level)
+
+    return rule
+
+
+@_rule("matmul")
+def _matmul(op: OperatorHandle) -> Callable:
+    def rule(self: Any, other: Any) -> Any:
+        level = max(_level_of(self), _level_of(other))
+        a_batched, b_batched = _level_of(self) == level, _level_of(other) == level
+        a = self.value if a_batched else self
+        b = other.value if b_batched else other
+        # The cases where the batch dimension lands where numpy-style
+        # broadcasting of matmul puts it; the others loop.
+        if (a_batched and not b_batched and other.ndim <= 2) \
+                or (b_batched and not a_batched and self.ndim <= 2 <= other.ndim) \
+                or (a_batched and b_batched and self.ndim == other.ndim >= 2):
+            return BatchedTensor(op(a, b), level)
+        return _loop(op, (self, other))
+
+    return rule
+
+
+@_rule("sum")
+def _sum(op: OperatorHandle) -> Callable:
+    def rule(self: BatchedTensor, *, dtype: Any = None) -> Any:
+        if self.ndim == 0:  # sum.dim_IntList would read an empty dim list as "all dims"
+            return _loop(op, (self, dtype))
+        dims = list(range(1, self.value.ndim))
+        return BatchedTensor(OP["sum.dim_IntList"](self.value, dims, False, dtype=dtype), self.level)
+
+    return rule
+
+
+_decompositions = Library("proto", "IMPL", "FuncTorchBatchedDecomposition")
+for _name, _fn in DECOMPOSITIONS.items():
+    _decompositions.impl(_name, _fn)
+
+
+# -- vmap ---------------------------------------------------------------------------------------
+def _move_dim(x: Any, source: int, destination: int) -> Any:
+    source, destination = wrap_dim(source, x.ndim), wrap_dim(destination, x.ndim)
+    if source == destination:
+        return x
+    dims = [d for d in range(x.ndim) if d != source]
+    dims.insert(destination, source)
+    return OP["permute"](x, dims)
+
+
+def vmap(func: Callable, in_dims: Union[int, None, Sequence[Optional[int]]] = 0,
+         out_dims: int = 0) -> Callable:
+    """``func`` mapped over dimension ``in_dims`` of its inputs (None: not mapped);
+    results are stacked along ``out_dims``."""
+
+    @functools.wraps(func)
+    def wrapped(*args: Any) -> Any:
+        dims = tuple(in_dims) if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ValueError(f"vmap: in_dims has {len(dims)} entries for {len(args)} inputs")
+        sizes = {a.shape[wrap_dim(d, a.ndim)] for a, d in zip(args, dims) if d is not None}
+        if not sizes:
+            raise ValueError("vmap: at least one input must be mapped (an in_dims entry that is not None)")
+        if len(sizes) > 1:
+            raise ValueError(f"vmap: inputs have different sizes in the mapped dimension: {sorted(sizes)}")
+        _state.level += 1
+        level = _state.level
+        try:
+            batched = [a if d is None else BatchedTensor(_move_dim(a, d, 0), level) for a, d in zip(args, dims)]
+            out = func(*batched)
+        finally:
+            _state.level -= 1
+        size = sizes.pop()
+        if isinstance(out, tuple):
+            return tuple(_unbatched(o, level, size, out_dims) for o in out)
+        return _unbatched(out, level, size, out_dims)
+
+    return wrapped
+
+
+def _unbatched(out: Any, level: int, size: int, out_dim: int) -> Any:
+    if _level_of(out) == level:
+        value = out.value
+    elif isinstance(out, TensorBase):  # not batched: every example gave the same result
+        value = OP["expand"](OP["reshape"](out, [1, *out.shape]), [size, *out.shape])
+    else:
+        raise ValueError(f"vmap: the function must return tensors, got {type(out).__name__}")
+    return _move_dim(value, 0, out_dim)
