@@ -156,11 +156,12 @@ _LIST_INFERENCE = (
 
 
 class Stack(list):
-    """A list of IValues with torch::jit's stack helpers (``torch/csrc/jit/runtime/vararg_functions``).
+    """A list of IValues with the stack helpers of ``ATen/core/stack.h``.
 
-    The top of the stack is the end of the list.  ``push`` checks that it is
-    given IValues; the list methods themselves stay the raw, unchecked vector
-    interface (as ``std::vector<IValue>`` is in PyTorch) for hot code.
+    The top of the stack is the end of the list; ``pop()`` is list's.
+    ``push`` checks that it is given IValues; the list methods themselves stay
+    the raw, unchecked vector interface (as ``std::vector<IValue>`` is in
+    PyTorch) for hot code.
     """
 
     __slots__ = ()
@@ -456,10 +457,69 @@ def _converter(t: Type) -> Converter:
 # --------------------------------------------------------------------------
 # Boxing and unboxing against a schema
 # --------------------------------------------------------------------------
-class _Plan:
-    """Per schema: the converters of its arguments and returns."""
+def _fast_path(t: Type) -> Optional[tuple[Optional[type], Tag]]:
+    """(exact Python type, tag) of values that box as they are, if ``t`` has such.
 
-    __slots__ = ("schema", "arguments", "returns")
+    ``None`` as the type stands for "a tensor".  Optional types share the
+    path of their element: None takes the converter's way.
+    """
+    t = t.strip_annotations()
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if not isinstance(t, BaseType):
+        return None
+    return _FAST_PATHS.get(t.name)
+
+
+_FAST_PATHS = {
+    BaseTy.Tensor: (None, Tag.TENSOR),
+    BaseTy.int: (int, Tag.INT),
+    BaseTy.SymInt: (int, Tag.INT),
+    BaseTy.Scalar: (int, Tag.INT),
+    BaseTy.float: (float, Tag.DOUBLE),
+    BaseTy.SymFloat: (float, Tag.DOUBLE),
+    BaseTy.bool: (bool, Tag.BOOL),
+    BaseTy.SymBool: (bool, Tag.BOOL),
+    BaseTy.str: (str, Tag.STRING),
+}
+
+
+def _compile_boxer(
+    convs: tuple[Converter, ...], fast: tuple, is_vararg: bool
+) -> Callable[[tuple], Stack]:
+    """``box``'s inner loop for one schema, unrolled into one list display.
+
+    Boxing runs on every call that reaches a boxed kernel.  A loop over
+    converters pays a Python call per argument; the generated function
+    converts the common cases inline (a tensor, an int for an int, ...) and
+    calls the converter only for the rest, which also raises for bad values.
+    Like dataclasses, it is generated source: only indices and names of the
+    namespace below go into it, never text from a schema.
+    """
+    namespace: dict[str, Any] = {"Stack": Stack, "_new": _new, "IValue": IValue, "tks": tensor_key_set}
+    items = []
+    for i, (conv, path) in enumerate(zip(convs, fast)):
+        namespace[f"c{i}"] = conv
+        if path is None:
+            items.append(f"c{i}(v{i})")
+            continue
+        exact, tag = path
+        namespace[f"g{i}"] = tag
+        test = f"tks(v{i}) is not None" if exact is None else f"type(v{i}) is t{i}"
+        namespace[f"t{i}"] = exact
+        items.append(f"(_new(IValue, (g{i}, v{i})) if {test} else c{i}(v{i}))")
+    # bind() returns exactly the declared arguments, plus the extras of a "...".
+    whole = "values" if not is_vararg else f"values[:{len(convs)}]"
+    unpack = f"    {', '.join(f'v{i}' for i in range(len(convs)))}, = {whole}\n" if convs else ""
+    source = f"def box_values(values):\n{unpack}    return Stack([{', '.join(items)}])\n"
+    exec(source, namespace)
+    return namespace["box_values"]
+
+
+class _Plan:
+    """Per schema: the converters of its arguments and returns, and its boxer."""
+
+    __slots__ = ("schema", "arguments", "returns", "box_values")
 
     def __init__(self, schema: FunctionSchema) -> None:
         self.schema = schema
@@ -472,6 +532,9 @@ class _Plan:
             for a in schema.arguments
         )
         self.returns = tuple(_converter(r.type) for r in schema.returns)
+        self.box_values = _compile_boxer(
+            self.arguments, tuple(_fast_path(a.type) for a in schema.arguments), schema.is_vararg
+        )
 
     def argument_error(self, values: tuple) -> TypeError:
         """The TypeError for the first of ``values`` that does not convert."""
@@ -518,10 +581,11 @@ def box(schema: FunctionSchema, args: Union[tuple, list], kwargs: Optional[dict]
     boxes every argument: TypeError names the operator, the argument, its
     position (from 1), the expected and the received type.
     """
-    plan = _plan(schema)
+    entry = _PLANS.get(id(schema))  # _plan(schema), inlined: this runs per boxed call
+    plan = entry[1] if entry is not None and entry[0] is schema else _plan(schema)
     values = schema.bind(args, kwargs)
     try:
-        stack = Stack([conv(v) for conv, v in zip(plan.arguments, values)])
+        stack = plan.box_values(values)
     except _Mismatch:
         raise plan.argument_error(values) from None
     if len(values) > len(plan.arguments):  # the extra arguments of a "..." schema
@@ -602,7 +666,11 @@ def unbox_returns(schema: FunctionSchema, stack: Stack) -> Any:
     """
     if schema.is_varret:
         return tuple(_take(stack, None, schema, "return values"))
-    values = _take(stack, len(schema.returns), schema, "return values")
+    n = len(schema.returns)
+    if n == 1 and type(stack) is Stack and stack and type(stack[-1]) is IValue:
+        iv = stack.pop()  # the common case, without _take's generality
+        return iv[1] if iv[0] not in _CONTAINERS else iv.to_python()
+    values = _take(stack, n, schema, "return values")
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)

@@ -766,6 +766,11 @@ class FunctionSchema:
             object.__setattr__(self, "_hash", h)
         return h
 
+    def __reduce__(self) -> Any:
+        # Rebuild through __init__: the cached hash of strings differs between
+        # processes, and the derived tables are cheaper to rebuild than to ship.
+        return (FunctionSchema, (self.name, self.arguments, self.returns, self.is_vararg, self.is_varret))
+
     # -- parsing and printing ----------------------------------------------
     @staticmethod
     def parse(text: str) -> "FunctionSchema":
@@ -800,8 +805,11 @@ class FunctionSchema:
     def aliased_arguments(self, return_index: int) -> tuple[int, ...]:
         """Positions of the arguments that return ``return_index`` may alias.
 
-        Two values may alias when their after-sets share a set (PyTorch's
-        ``may_alias``), e.g. ``Tensor(a) self -> Tensor(a)``.
+        Two values may alias when their after-sets share a set, as in c10's
+        ``FunctionSchema::may_alias``: ``Tensor(a) self -> Tensor(a)``.  For
+        tensors this is also what ``torch._C._SchemaInfo.may_alias`` says;
+        for type variables, lists and generators, which SchemaInfo leaves
+        out, the annotations are taken at their word.
         """
         ret = self.returns[return_index].alias_info
         if ret is None:

@@ -1,7 +1,10 @@
 """dispatcher.schema: the corpus round trip, agreement with torch, the model, binding."""
 import dataclasses
+import os
 import pathlib
 import pickle
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -490,3 +493,20 @@ def test_generated_schemas_round_trip(schema):
     assert again == schema
     assert hash(again) == hash(schema)
     assert str(again) == text
+
+
+def test_pickled_schema_hashes_right_in_another_process():
+    """The cached hash must not travel: str hashes differ between processes."""
+    code = (
+        "import pickle, sys\n"
+        "from dispatcher.schema import FunctionSchema\n"
+        "s = pickle.loads(sys.stdin.buffer.read())\n"
+        "print({FunctionSchema.parse(str(s)): 'found'}.get(s))\n"
+    )
+    schema = parse(LINES[0])
+    hash(schema)
+    env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=str(pathlib.Path(__file__).parents[1]))
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=pickle.dumps(schema), capture_output=True, env=env, check=True
+    )
+    assert out.stdout.strip() == b"found"
