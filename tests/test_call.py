@@ -228,15 +228,15 @@ def test_boxed_fallback(lib):
     def fallback(op, keyset, stack):
         seen.append((op.name, keyset.highest_priority_key()))
         args = unbox_arguments(op.schema, stack)
-        box_returns(op.schema, op.redispatch(keyset.remove(K.Tracer), *args), stack)
+        box_returns(op.schema, op.redispatch(keyset.remove(K.TESTING_ONLY_GenericMode), *args), stack)
 
     lib.impl("f", lambda x, s: x, "CPU")
-    t = tensor(K.CPU, K.Tracer)
+    t = tensor(K.CPU, K.TESTING_ONLY_GenericMode)
     with Library("_", "IMPL") as fb:
-        fb.fallback(fallback, "Tracer", with_keyset=True)
+        fb.fallback(fallback, "TESTING_ONLY_GenericMode", with_keyset=True)
         assert handle(lib, "f")(t, 1.0) is t
-    assert seen == [(f"{lib.ns}::f", K.Tracer)]
-    with pytest.raises(NotImplementedError, match="from the 'Tracer' backend"):
+    assert seen == [(f"{lib.ns}::f", K.TESTING_ONLY_GenericMode)]
+    with pytest.raises(NotImplementedError, match="from the 'TESTING_ONLY_GenericMode' backend"):
         handle(lib, "f")(t, 1.0)
 
 
