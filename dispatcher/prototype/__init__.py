@@ -36,11 +36,15 @@ from .meta import meta_tensor
 from .toy_device import use_cpu_fallback
 from .vmap import BatchedTensor, set_vmap_fallback_warning_enabled, vmap
 from .tracing import Graph, trace
+from . import nn
+from .backend_fallbacks import install, installed, is_installed, uninstall
+
+install()
 
 OP = operators.OP
 
 __all__ = [
     "BatchedTensor", "DType", "Graph", "OP", "Tensor", "backward", "bool_", "empty", "float32", "float64",
-    "full", "gradcheck", "int64", "manual_seed", "meta_tensor", "no_grad", "ones", "randn",
-    "set_vmap_fallback_warning_enabled", "tensor", "trace", "use_cpu_fallback", "vmap", "zeros",
+    "full", "gradcheck", "install", "installed", "int64", "is_installed", "manual_seed", "meta_tensor", "nn", "no_grad", "ones", "randn",
+    "set_vmap_fallback_warning_enabled", "tensor", "trace", "uninstall", "use_cpu_fallback", "vmap", "zeros",
 ]

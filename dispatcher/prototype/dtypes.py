@@ -11,7 +11,7 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DType", "bool_", "default_float", "float32", "float64", "float_result_type", "from_numpy_dtype",
+    "DType", "bool_", "check_dtype", "default_float", "float32", "float64", "float_result_type", "from_numpy_dtype",
     "can_cast", "int64", "reduction_dtype", "result_type", "to_numpy_dtype",
 ]
 
@@ -94,8 +94,16 @@ def can_cast(source: DType, target: DType) -> bool:
     return _CATEGORY[source] <= _CATEGORY[target]
 
 
+def check_dtype(value: object) -> DType:
+    """``value`` if it is a DType.  Schemas say ScalarType, which the dispatcher's
+    boxing takes as any int; kernels taking a dtype check it here."""
+    if not isinstance(value, DType):
+        raise TypeError(f"dtype must be a proto dtype such as proto.float32, not {value!r}")
+    return value
+
+
 def reduction_dtype(input_dtype: DType, requested: "DType | None") -> DType:
     """sum's result dtype: the requested one, else integers and bools accumulate in int64."""
     if requested is not None:
-        return requested
+        return check_dtype(requested)
     return input_dtype if input_dtype.is_floating_point else DType.int64

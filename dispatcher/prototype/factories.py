@@ -23,7 +23,7 @@ from dispatcher import (
 )
 from dispatcher.backends import backend_component
 
-from .dtypes import DType
+from .dtypes import DType, check_dtype
 from .operators import OP
 from .tensor import Tensor
 
@@ -39,8 +39,8 @@ def backend_key_set(dtype: Optional[DType], device: Optional[str]) -> DispatchKe
     PyTorch also consults the dtype (quantized dtypes pick Quantized<backend>);
     the dtypes here are all dense, so it is only checked.
     """
-    if dtype is not None and not isinstance(dtype, DType):
-        raise TypeError(f"dtype must be a proto dtype such as proto.float32, not {dtype!r}")
+    if dtype is not None:
+        check_dtype(dtype)
     return DispatchKeySet([DispatchKey.Dense, backend_component(device or "cpu")])
 
 

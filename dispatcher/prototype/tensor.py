@@ -321,7 +321,7 @@ def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
     array = np.array(data)
     if dtype is None:
         dtype = from_numpy_dtype(array.dtype) if isinstance(data, np.ndarray) else _inferred_dtype(array)
-    out = Tensor.from_numpy(np.ascontiguousarray(array, dtype=to_numpy_dtype(dtype)))
+    out = Tensor.from_numpy(array.astype(to_numpy_dtype(dtype), order="C"))
     if normalize_device(device) != "cpu":
         out = OP["_to_copy"](out, device=device)
     return out.requires_grad_() if requires_grad else out

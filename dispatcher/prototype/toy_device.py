@@ -122,8 +122,7 @@ def cpu_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> No
                 warnings.warn(
                     f"The operator {op.name} appears to be a view operator, but it has no implementation for the "
                     f"backend \"{DEVICE}\". View operators don't support falling back to run on the CPU, since "
-                    "the tensor's storage cannot be shared across devices; it returns a copy here.",
-                    stacklevel=2,
+                    "the tensor's storage cannot be shared across devices; it returns a copy here."
                 )
             out.append(_map_tensors(r, _to_toy))
     box_returns(schema, out[0] if len(out) == 1 else (tuple(out) or None), stack)
@@ -134,7 +133,8 @@ _fallbacks: list[Library] = []
 
 def use_cpu_fallback(operators: Optional[Iterable[str]] = None) -> None:
     """Send every operator without a toy kernel to the CPU fallback (the default),
-    or only ``operators`` (``"proto::exp"``; a bare name means namespace proto)."""
+    or only ``operators`` (``"proto::exp"``; a bare name means namespace proto;
+    none at all for an empty list)."""
     while _fallbacks:
         _fallbacks.pop().close()
     if operators is None:
@@ -156,5 +156,3 @@ def use_cpu_fallback(operators: Optional[Iterable[str]] = None) -> None:
             _fallbacks.pop().close()
         raise
 
-
-use_cpu_fallback()

@@ -21,7 +21,6 @@ from dispatcher import (
     DispatchKeySet,
     ExcludeDispatchKeyGuard,
     IncludeDispatchKeyGuard,
-    Library,
     OperatorHandle,
     Stack,
     TensorBase,
@@ -31,7 +30,7 @@ from dispatcher import (
 
 from ._calls import call_arguments
 
-__all__ = ["Graph", "Value", "trace"]
+__all__ = ["Graph", "Value", "trace", "tracer_fallback"]
 
 _TRACER = DispatchKeySet(DispatchKey.Tracer)
 _SHORT_DTYPE = {"float32": "f32", "float64": "f64", "int64": "i64", "bool": "b8"}
@@ -175,10 +174,6 @@ def tracer_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) ->
     if _state.recorder is not None:
         _state.recorder.record(op, values, result)
     box_returns(op.schema, result, stack)
-
-
-_library = Library("_", "IMPL")
-_library.fallback(tracer_fallback, "Tracer", with_keyset=True)
 
 
 def trace(func: Callable, *inputs: Any) -> Graph:

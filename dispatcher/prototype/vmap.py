@@ -43,7 +43,7 @@ from .operators import OP
 from .shapes import wrap_dim
 from .tensor import TensorMethods
 
-__all__ = ["BatchedTensor", "set_vmap_fallback_warning_enabled", "vmap"]
+__all__ = ["BatchedTensor", "batched_fallback", "set_vmap_fallback_warning_enabled", "vmap"]
 
 _BATCHED = DispatchKeySet(DispatchKey.FuncTorchBatched)
 
@@ -118,8 +118,18 @@ def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
     An in-place operator writes each example's slice; the stacked slices are
     then copied into the batched argument it writes, which it returns.
     """
+    if _warn_on_fallback[0]:
+        warnings.warn(
+            f"There is a performance drop because we have not yet implemented the batching rule for {op.name}."
+        )
     schema = op.schema
     level = _current_level(values)
+    for argument, value in zip(schema.arguments, values):
+        if argument.is_write and _level_of(value) != level:
+            raise RuntimeError(
+                f"vmap: {op.name}(self, *extra_args) is not possible because self is not batched while "
+                "another argument is; use the out-of-place operator instead."
+            )
     size = next(x.value.shape[0] for v in values for x in (v if isinstance(v, list) else (v,))
                 if _level_of(x) == level)
     per_example = []
@@ -137,11 +147,6 @@ def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
         aliased = schema.aliased_arguments(j)
         if aliased and schema.returns[j].is_write:
             target = values[aliased[0]]
-            if _level_of(target) != level:
-                raise RuntimeError(
-                    f"vmap: {op.name}(self, *extra_args) is not possible because self is not batched while "
-                    "another argument is; use the out-of-place operator instead."
-                )
             OP["copy_"](target.value, stacked)
             results.append(target)
         else:
@@ -151,17 +156,8 @@ def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
 
 def batched_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> None:
     """The FuncTorchBatched backend fallback: the per-example loop."""
-    if _warn_on_fallback[0]:
-        warnings.warn(
-            f"There is a performance drop because we have not yet implemented the batching rule for {op.name}.",
-            stacklevel=2,
-        )
     values = unbox_arguments(op.schema, stack)
     box_returns(op.schema, _loop(op, values), stack)
-
-
-_fallback_library = Library("_", "IMPL")
-_fallback_library.fallback(batched_fallback, "FuncTorchBatched", with_keyset=True)
 
 
 # -- batching rules ----------------------------------------------------------------------------

@@ -1,0 +1,223 @@
+"""dispatcher.prototype: autograd kernels, backward, no_grad, checked by finite differences."""
+import threading
+
+import numpy as np
+import pytest
+
+import dispatcher
+from dispatcher import DispatchKey as K
+from dispatcher.prototype import OP, float64, gradcheck, no_grad
+import dispatcher.prototype as P
+
+
+# The test suite shares one dispatcher: the prototype's backend fallbacks serve
+# every operator, so they are installed only while this module's tests run.
+P.uninstall()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def prototype_fallbacks():
+    with P.installed():
+        yield
+
+
+def leaf(*shape, low=-2.0, high=2.0, seed=0):
+    values = np.random.default_rng(seed).uniform(low, high, shape)
+    return P.tensor(values, dtype=float64, requires_grad=True)
+
+
+# (function, input shapes); inputs are float64 leaves that require grad.
+GRADIENT_CASES = {
+    "add.broadcast": (lambda a, b: a + b, [(3, 4), (4,)]),
+    "add.alpha": (lambda a, b: a.add(b, alpha=-2.5), [(3, 1), (1, 4)]),
+    "add.Scalar": (lambda a: 3 + a, [(2, 3)]),
+    "sub": (lambda a, b: a - b, [(2, 3), (2, 1)]),
+    "sub.Scalar": (lambda a: 1 - a, [(3,)]),
+    "mul.broadcast": (lambda a, b: a * b, [(2, 3, 4), (3, 1)]),
+    "mul.Scalar": (lambda a: a * 0.5, [(3,)]),
+    "div": (lambda a, b: a / (b * b + 1), [(2, 3), (3,)]),
+    "div.Scalar": (lambda a: a / 3, [(3,)]),
+    "rdiv": (lambda a: 2 / (a * a + 1), [(3,)]),
+    "neg": (lambda a: -a, [(2, 2)]),
+    "exp": (lambda a: a.exp(), [(2, 3)]),
+    "log": (lambda a: (a * a + 0.5).log(), [(2, 3)]),
+    "sum": (lambda a: a.sum(), [(2, 3)]),
+    "sum.dim": (lambda a: a.sum(1), [(2, 3, 2)]),
+    "sum.dims_keepdim": (lambda a: a.sum([0, -1], keepdim=True), [(2, 3, 2)]),
+    "mean": (lambda a: a.mean(), [(4, 2)]),
+    "relu": (lambda a: a.relu(), [(3, 4)]),
+    "matmul.2d": (lambda a, b: a @ b, [(2, 3), (3, 4)]),
+    "matmul.1d_2d": (lambda a, b: a @ b, [(3,), (3, 2)]),
+    "matmul.2d_1d": (lambda a, b: a @ b, [(2, 3), (3,)]),
+    "matmul.1d_1d": (lambda a, b: a @ b, [(3,), (3,)]),
+    "matmul.batched_broadcast": (lambda a, b: a @ b, [(2, 3, 4), (4, 2)]),
+    "matmul.batched_both": (lambda a, b: a @ b, [(2, 1, 3, 4), (3, 4, 2)]),
+    "t": (lambda a: a.t() * 1, [(2, 3)]),
+    "transpose": (lambda a: a.transpose(0, 2) * 1, [(2, 3, 4)]),
+    "permute": (lambda a: a.permute(2, 0, 1) * 1, [(2, 3, 4)]),
+    "view": (lambda a: a.view(3, 2) * 1, [(2, 3)]),
+    "reshape.copying": (lambda a: a.t().reshape(6) * 1, [(2, 3)]),
+    "expand": (lambda a: a.expand(4, 2, 3) * 1, [(2, 1)]),
+    "select": (lambda a: a.select(1, -1) * 1, [(2, 3)]),
+    "stack": (lambda a, b: OP["stack"]([a, b * 2, a], 1), [(2, 3), (2, 3)]),
+    "clone": (lambda a: a.clone(), [(3,)]),
+    "to.device": (lambda a: (a.to("toy") * 2).to("cpu"), [(3,)]),
+    "to.copy": (lambda a: a.to(float64, copy=True), [(3,)]),
+    "add_.non_leaf": (lambda a, b: (a * 1).add_(b, alpha=2), [(2, 3), (3,)]),
+    "copy_.non_leaf": (lambda a, b: (a * 1).copy_(b) * a, [(2, 3), (3,)]),
+    "mlp": (lambda x, w1, w2: ((x @ w1).relu() @ w2).exp().mean(), [(4, 3), (3, 5), (5, 2)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENT_CASES))
+def test_gradients_agree_with_finite_differences(name):
+    fn, shapes = GRADIENT_CASES[name]
+    inputs = [leaf(*shape, seed=i) for i, shape in enumerate(shapes)]
+    assert gradcheck(fn, inputs)
+    for t in inputs:
+        assert t.grad is not None and t.grad.shape == t.shape and t.grad.dtype == float64
+
+
+def test_gradcheck_catches_a_wrong_gradient():
+    # Leaving the dispatcher (through numpy) cuts the graph: autograd's zero
+    # gradient disagrees with the finite differences.
+    w = leaf(3)
+    with pytest.raises(AssertionError, match="input 0 element"):
+        gradcheck(lambda w: w * P.tensor(w.numpy() ** 2), [w])
+
+
+def test_backward_fills_grad_and_accumulates():
+    x = leaf(3)
+    y = (x * x).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy() + 3)
+    assert x.is_leaf and not y.is_leaf and y.grad_fn.name == "SumBackward"
+
+
+def test_gradient_reaching_a_leaf_twice_is_summed():
+    x = leaf(2, 2)
+    (x @ x + x * x).sum().backward()
+    xn = x.numpy()
+    expected = np.ones((2, 2)) @ xn.T + xn.T @ np.ones((2, 2)) + 2 * xn
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+def test_inputs_that_do_not_require_grad_get_none():
+    x, w = P.tensor([1.0, 2.0]), leaf(2)
+    (x * w).sum().backward()
+    assert x.grad is None and w.grad.tolist() == [1.0, 2.0]
+
+
+def test_results_require_grad_only_when_an_input_does():
+    a, b = P.tensor([1.0]), leaf(1)
+    assert not (a * 2).requires_grad and (a * 2).grad_fn is None
+    assert (a * b).requires_grad and (a * b).grad_fn.name == "MulBackward"
+    assert not b.gt(0).requires_grad  # comparisons have no derivative
+
+
+def test_autograd_kernel_redispatches_below_autograd_with_the_keyset(capsys):
+    x, w = P.tensor([1.0]), leaf(1)
+    dispatcher.set_show_dispatch_trace(True)
+    try:
+        x * w
+    finally:
+        dispatcher.set_show_dispatch_trace(False)
+    assert capsys.readouterr().err.splitlines() == [
+        "[call] op=[proto::mul.Tensor], key=[AutogradCPU]",
+        " [redispatch] op=[proto::mul.Tensor], key=[CPU]",
+    ]
+
+
+def test_nested_calls_of_a_kernel_are_not_recorded_again():
+    # _to_copy's kernel calls empty and copy_; with autograd excluded below the
+    # autograd kernel, only _to_copy's own node is recorded.
+    x = leaf(2)
+    y = x.to("toy")
+    assert y.grad_fn.name == "ToCopyBackward"
+    assert y.grad_fn.next_functions == (x._grad_accumulator,)
+
+
+def test_no_grad_is_a_tls_guard():
+    x = leaf(2)
+    with no_grad():
+        assert dispatcher.tls_is_dispatch_key_excluded(K.AutogradFunctionality)
+        y = x * 2
+    assert not dispatcher.tls_is_dispatch_key_excluded(K.AutogradFunctionality)
+    assert not y.requires_grad and y.grad_fn is None
+    assert (x * 2).requires_grad
+    with no_grad(), pytest.raises(ValueError):
+        raise ValueError
+    assert (x * 2).requires_grad
+
+
+def test_no_grad_is_per_thread():
+    x = leaf(2)
+    results = {}
+    inside, done = threading.Event(), threading.Event()
+
+    def other_thread():
+        with no_grad():
+            inside.set()
+            results["other"] = (x * 2).requires_grad
+            done.wait(5)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    inside.wait(5)
+    results["main"] = (x * 2).requires_grad
+    done.set()
+    thread.join()
+    assert results == {"other": False, "main": True}
+
+
+def test_in_place_rules():
+    x = leaf(2)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        x.add_(P.ones(2, dtype=float64))
+    with no_grad():
+        x.add_(P.ones(2, dtype=float64))  # an optimizer step
+    assert x.is_leaf and x.requires_grad
+    # In-place into a tensor that does not require grad makes it part of the graph.
+    acc = P.zeros(2, dtype=float64)
+    acc.add_(x * 3)
+    assert acc.grad_fn.name == "AddBackward"
+    acc.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    view = (x * 1).view(2, 1)
+    with pytest.raises(NotImplementedError, match="views of tensors that require grad"):
+        view.add_(P.ones(2, 1, dtype=float64))
+
+
+def test_a_saved_tensor_modified_in_place_is_an_error():
+    x = leaf(2)
+    y = x * 2
+    z = y * y  # saves y
+    assert y._version.value == 0
+    y.add_(P.ones(2, dtype=float64))
+    assert y._version.value == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation: 'self' of MulBackward.*"
+                                           "is at version 1; expected version 0 instead"):
+        z.sum().backward()
+    # Only what a formula reads is saved: add needs no values, so this is fine.
+    w = y + 1
+    y.add_(P.ones(2, dtype=float64))
+    w.sum().backward()
+
+
+def test_backward_errors():
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+        P.tensor([1.0]).backward()
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (leaf(2) * 2).backward()
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+        P.tensor([1]).requires_grad_()
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
+        (leaf(2) * 2).requires_grad_(False)
+
+
+def test_backward_with_an_explicit_gradient():
+    x = leaf(3)
+    (x * 2).backward(P.tensor([1.0, 0.0, -1.0], dtype=float64))
+    assert x.grad.tolist() == [2.0, 0.0, -2.0]

@@ -1,0 +1,252 @@
+"""dispatcher.prototype: tensors, their keysets, the CPU kernels, composites and factories."""
+import numpy as np
+import pytest
+
+import dispatcher
+from dispatcher import DispatchKey as K
+from dispatcher import DispatchKeySet
+from dispatcher.prototype import OP, float32, float64, int64, bool_
+import dispatcher.prototype as P
+from dispatcher.prototype.operators import SCHEMAS
+
+
+# The test suite shares one dispatcher: the prototype's backend fallbacks serve
+# every operator, so they are installed only while this module's tests run.
+P.uninstall()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def prototype_fallbacks():
+    with P.installed():
+        yield
+
+
+def names_called(fn, *inputs):
+    """The operators ``fn`` calls, as the tracer records them."""
+    return [call.op.name for call in P.trace(fn, *inputs).calls]
+
+
+@pytest.mark.parametrize("device, keys", [
+    ("cpu", [K.CPU, K.ADInplaceOrView, K.AutogradCPU]),
+    ("meta", [K.Meta, K.ADInplaceOrView, K.AutogradMeta]),
+    ("toy", [K.PrivateUse1, K.ADInplaceOrView, K.AutogradPrivateUse1]),
+])
+def test_key_set_is_backend_plus_its_autograd_keys(device, keys):
+    # As a PyTorch tensor's: the backend, ADInplaceOrView and Autograd<backend>,
+    # whether or not it requires grad.
+    for t in (P.zeros(2, device=device), P.zeros(2, device=device, requires_grad=True)):
+        assert t.key_set == DispatchKeySet(keys)
+        assert dispatcher.tensor_key_set(t) == DispatchKeySet(keys)
+
+
+def test_operators_are_defined_in_the_proto_namespace():
+    for schema in SCHEMAS:
+        name = schema.partition("(")[0]
+        assert OP[name].name == f"proto::{name}"
+        base, _, overload = name.partition(".")
+        assert getattr(getattr(dispatcher.ops.proto, base), overload or "default") is OP[name]
+    assert str(OP["add.Tensor"].schema) == "proto::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+
+
+def test_tensor_dtype_inference():
+    assert P.tensor([1.0, 2.0]).dtype == float32
+    assert P.tensor([1, 2]).dtype == int64
+    assert P.tensor([True]).dtype == bool_
+    assert P.tensor(np.zeros(2)).dtype == float64  # a numpy array keeps its dtype
+    assert P.tensor([1, 2], dtype=float64).dtype == float64
+    assert P.tensor(3).shape == ()
+    with pytest.raises(TypeError, match="numpy dtype"):
+        P.tensor(["a"])
+
+
+@pytest.mark.parametrize("expr, op, expected", [
+    (lambda a, b: a + b, "proto::add.Tensor", lambda a, b: a + b),
+    (lambda a, b: a - b, "proto::sub.Tensor", lambda a, b: a - b),
+    (lambda a, b: a * b, "proto::mul.Tensor", lambda a, b: a * b),
+    (lambda a, b: a / b, "proto::div.Tensor", lambda a, b: a / b),
+    (lambda a, b: a @ b.t(), "proto::matmul", lambda a, b: a @ b.T),
+    (lambda a, b: -a, "proto::neg", lambda a, b: -a),
+    (lambda a, b: a + 2, "proto::add.Scalar", lambda a, b: a + 2),
+    (lambda a, b: 2 + a, "proto::add.Scalar", lambda a, b: 2 + a),
+    (lambda a, b: a - 2, "proto::sub.Scalar", lambda a, b: a - 2),
+    (lambda a, b: a * 3, "proto::mul.Scalar", lambda a, b: a * 3),
+    (lambda a, b: 3 * a, "proto::mul.Scalar", lambda a, b: 3 * a),
+    (lambda a, b: a / 4, "proto::div.Scalar", lambda a, b: a / 4),
+    (lambda a, b: 1 - a, "proto::neg", lambda a, b: 1 - a),
+    (lambda a, b: 1 / b, "proto::full", lambda a, b: 1 / b),
+])
+def test_python_operators_call_the_operators(expr, op, expected):
+    a = P.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+    b = P.tensor([[2.0, 1.0, -4.0], [1.0, 8.0, 2.0]])
+    assert op in names_called(expr, a, b)
+    np.testing.assert_allclose(expr(a, b).numpy(), expected(a.numpy(), b.numpy()), rtol=1e-6)
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    (P.tensor([1, 2]), 0.5, float32),  # a float scalar lifts integers to the default float
+    (P.tensor([1.0], dtype=float64), 2, float64),  # an int scalar does not narrow a float
+    (P.tensor([1, 2]), P.tensor([1.0, 2.0]), float32),  # numpy would say float64
+    (P.tensor([1.0], dtype=float64), P.tensor([1.0]), float64),
+    (P.tensor([True]), P.tensor([2]), int64),
+    (P.tensor([True]), True, bool_),
+])
+def test_type_promotion(a, b, expected):
+    assert (a * b).dtype == expected
+    assert (a * b).numpy().dtype == np.dtype(expected.name)
+
+
+def test_true_division_and_unary_float_ops_promote_integers():
+    assert (P.tensor([1, 2]) / P.tensor([2, 4])).tolist() == [0.5, 0.5]
+    assert P.tensor([0, 1]).exp().dtype == float32
+    assert P.tensor([1, 2]).sum().dtype == int64
+    assert P.tensor([True, True]).sum().item() == 2
+
+
+@pytest.mark.parametrize("name, fn, reference", [
+    ("exp", lambda x: x.exp(), np.exp),
+    ("log", lambda x: x.exp().log(), lambda x: np.log(np.exp(x))),
+    ("relu", lambda x: x.relu(), lambda x: np.maximum(x, 0)),
+    ("sum", lambda x: x.sum(), np.sum),
+    ("sum.dim", lambda x: x.sum(1), lambda x: x.sum(1)),
+    ("sum.keepdim", lambda x: x.sum([0, -1], keepdim=True), lambda x: x.sum((0, 2), keepdims=True)),
+    ("mean", lambda x: x.mean(), np.mean),
+    ("matmul.batched", lambda x: x @ x.transpose(1, 2), lambda x: x @ x.transpose(0, 2, 1)),
+    ("matmul.vector", lambda x: x.select(0, 0).select(0, 0) @ x.select(0, 1).t(), lambda x: x[0, 0] @ x[1].T),
+    ("permute", lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1)),
+    ("t", lambda x: x.select(0, 1).t(), lambda x: x[1].T),
+    ("view", lambda x: x.view(-1, 4), lambda x: x.reshape(-1, 4)),
+    ("reshape", lambda x: x.transpose(0, 1).reshape(12), lambda x: x.transpose(1, 0, 2).reshape(12)),
+    ("expand", lambda x: x.select(2, 0).expand(3, 2, 3), lambda x: np.broadcast_to(x[:, :, 0], (3, 2, 3))),
+    ("select", lambda x: x.select(-2, 2), lambda x: x[:, 2]),
+    ("stack", lambda x: OP["stack"]([x, x * 2], 1), lambda x: np.stack([x, x * 2], 1)),
+    ("clone", lambda x: x.clone(), lambda x: x.copy()),
+    ("gt", lambda x: x.gt(0.5), lambda x: x > 0.5),
+])
+def test_cpu_kernels_agree_with_numpy(name, fn, reference):
+    x = np.random.default_rng(0).standard_normal((2, 3, 2)).astype(np.float32)
+    np.testing.assert_allclose(fn(P.tensor(x)).numpy(), reference(x), rtol=1e-5, atol=1e-6)
+
+
+def test_composites_decompose_into_primitives():
+    x = P.tensor([[1.0, -2.0], [3.0, 4.0]])
+    # The tracer records the calls a function makes, not those of the kernels
+    # they reach: relu is one call; its decomposition, called directly, is two.
+    assert names_called(lambda x: x.relu(), x) == ["proto::relu"]
+    assert names_called(P.composite.relu, x) == ["proto::gt.Scalar", "proto::mul.Tensor"]
+    assert names_called(P.composite.mean, x) == ["proto::sum", "proto::div.Scalar"]
+    assert names_called(lambda x: P.composite.sub(x, x), x) == ["proto::add.Tensor"]
+    assert names_called(P.composite.t, x) == ["proto::permute"]
+    assert x.relu().tolist() == [[1.0, 0.0], [3.0, 4.0]]
+    assert (x - x * 2).tolist() == (-x).tolist()
+
+
+def test_views_share_memory_and_version_counter():
+    base = P.tensor(np.arange(6.0).reshape(2, 3))
+    view = base.view(3, 2)
+    assert view._base is base and view._version is base._version
+    view.add_(P.ones(3, 2, dtype=float64))
+    assert base.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert base._version.value == 1
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        base.t().view(6)
+    copied = base.t().reshape(6)  # reshape copies when a view is impossible
+    assert copied.tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 6.0] and copied._version is not base._version
+
+
+def test_in_place_ops_check_shape_and_dtype():
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the broadcast shape \[2, 2\]"):
+        P.zeros(2).add_(P.ones(2, 2))
+    with pytest.raises(RuntimeError, match="result type float32 can't be cast to the desired output type int64"):
+        P.zeros(2, dtype=int64).add_(P.ones(2))
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        P.zeros(2).expand(3, 2).add_(P.ones(2))
+
+
+def test_shape_errors():
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\) "
+                                           r"at non-singleton dimension 0"):
+        P.zeros(2) + P.zeros(3)
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"):
+        P.zeros(2, 3) @ P.zeros(2, 3)
+    with pytest.raises(RuntimeError, match=r"shape '\[4, -1\]' is invalid for input of size 6"):
+        P.zeros(2, 3).view(4, -1)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+        P.zeros(2, 3).sum(2)
+    with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D"):
+        P.zeros(1, 2, 3).t()
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta", "toy"])
+def test_factories_route_through_backend_select(device):
+    for make, value in ((P.zeros, 0.0), (P.ones, 1.0)):
+        t = make(2, 3, dtype=float64, device=device)
+        assert (t.shape, t.dtype, t.device) == ((2, 3), float64, device)
+        if device != "meta":
+            assert t.tolist() == [[value] * 3] * 2
+    assert P.full([2], 7).dtype == int64  # the fill value's type decides without a dtype
+    assert P.full([2], 7.0, device=device).dtype == float32
+    assert P.empty(4, device=device).device == device
+    assert P.randn(3, device=device).shape == (3,)
+
+
+def test_backend_select_kernel_sees_only_tls_keys_and_adds_the_backend():
+    calls = []
+    with dispatcher.Library("proto", "IMPL", "CPU") as lib:
+        with pytest.warns(UserWarning, match="Overriding"):
+            lib.impl("empty", lambda keyset, size, *, dtype=None, device=None: calls.append(keyset) or
+                     P.Tensor.from_numpy(np.zeros(size, np.float32)), with_keyset=True)
+        P.empty(2, device="cpu")
+    assert calls == [DispatchKeySet(K.CPU)]
+
+
+def test_factory_arguments_are_checked():
+    with pytest.raises(ValueError, match="unknown device type 'nope'"):
+        P.zeros(2, device="nope")
+    with pytest.raises(TypeError, match="dtype must be a proto dtype"):
+        P.zeros(2, dtype=3)
+
+
+def test_randn_is_reproducible_with_a_generator_and_manual_seed():
+    a = P.randn(4, generator=np.random.default_rng(1)).tolist()
+    assert P.randn(4, generator=np.random.default_rng(1)).tolist() == a
+    P.manual_seed(5)
+    b = P.randn(4).tolist()
+    P.manual_seed(5)
+    assert P.randn(4).tolist() == b != a
+
+
+def test_to_converts_dtype_and_device_and_returns_self_when_nothing_changes():
+    x = P.tensor([1.5, 2.5])
+    assert x.to("cpu") is x and x.to(float32) is x
+    assert x.to(float32, copy=True) is not x
+    y = x.to(int64)
+    assert y.dtype == int64 and y.tolist() == [1, 2]
+    z = x.to(device="toy", dtype=float64)
+    assert (z.device, z.dtype, z.tolist()) == ("toy", float64, [1.5, 2.5])
+
+
+def test_item_tolist_and_repr():
+    assert P.tensor([[2.5]]).item() == 2.5
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+        P.tensor([1.0, 2.0]).item()
+    assert repr(P.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(P.tensor([1.0], requires_grad=True) * 2) == "tensor([2.], grad_fn=<MulBackward>)"
+    assert repr(P.zeros(2, 3, device="meta")) == "tensor(..., size=(2, 3), device='meta')"
+    assert repr(P.tensor([1.0], dtype=float64, device="toy")) == "tensor([1.], device='toy', dtype=proto.float64)"
+
+
+def test_uninstall_removes_only_the_backend_fallbacks():
+    P.uninstall()
+    try:
+        assert not P.is_installed()
+        assert (P.tensor([1.0]) * 2).tolist() == [2.0]  # the proto kernels stay
+        toy = P.tensor([1.0], device="toy")  # and so do the toy device's own
+        with pytest.raises(NotImplementedError, match="from the 'PrivateUse1' backend"):
+            toy.exp()
+        with pytest.raises(NotImplementedError, match="from the 'Tracer' backend"):
+            P.trace(lambda x: x * 2, P.ones(1))
+        with pytest.raises(NotImplementedError, match="from the 'FuncTorchBatched' backend"):
+            P.vmap(lambda x: x.t())(P.ones(2, 2, 2))
+    finally:
+        P.install()
+    assert P.is_installed() and toy.exp().item() == pytest.approx(np.e)

@@ -1,0 +1,170 @@
+"""dispatcher.prototype: the "toy" device on PrivateUse1 and its CPU fallback; rename_privateuse1_backend."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import dispatcher
+from dispatcher import BackendComponent
+from dispatcher.backends import backend_component, device_type, get_privateuse1_backend_name
+import dispatcher.prototype as P
+from dispatcher.prototype import float64, gradcheck, use_cpu_fallback
+
+
+# The test suite shares one dispatcher: the prototype's backend fallbacks serve
+# every operator, so they are installed only while this module's tests run.
+P.uninstall()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def prototype_fallbacks():
+    with P.installed():
+        yield
+
+
+@pytest.fixture
+def restore_fallback():
+    yield
+    use_cpu_fallback()
+
+
+def toy(values, **kwargs):
+    return P.tensor(values, device="toy", **kwargs)
+
+
+def test_privateuse1_is_named_toy():
+    assert get_privateuse1_backend_name() == "toy"
+    assert backend_component("toy") == backend_component("toy:0") == BackendComponent.PrivateUse1Bit
+    assert device_type(BackendComponent.PrivateUse1Bit) == "toy"
+    dispatcher.rename_privateuse1_backend("toy")  # the same name again is allowed
+    with pytest.raises(RuntimeError, match="has already been set! Current backend: toy"):
+        dispatcher.rename_privateuse1_backend("other")
+
+
+def test_rename_privateuse1_backend_in_a_fresh_process():
+    script = textwrap.dedent("""
+        import dispatcher
+        from dispatcher.backends import backend_component, get_privateuse1_backend_name
+        assert get_privateuse1_backend_name() == "privateuseone"
+        assert backend_component("privateuseone").name == "PrivateUse1Bit"
+        for bad, error in (("cuda", RuntimeError), ("meta", RuntimeError), ("my device", ValueError), (3, TypeError)):
+            try:
+                dispatcher.rename_privateuse1_backend(bad)
+            except error as exc:
+                print(type(exc).__name__, exc)
+            else:
+                raise AssertionError(bad)
+        dispatcher.rename_privateuse1_backend("npu")
+        assert backend_component("npu").name == "PrivateUse1Bit"
+        try:
+            backend_component("privateuseone")
+        except ValueError as exc:
+            print("ValueError", exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "RuntimeError Cannot register privateuse1 backend with in-tree device name: cuda",
+        "RuntimeError Cannot register privateuse1 backend with in-tree device name: meta",
+        "ValueError a backend name must be an identifier (letters, digits, _), got 'my device'",
+        "TypeError a backend name must be a str, got int",
+        "ValueError unknown device type 'privateuseone' in 'privateuseone'; known device types: cpu, cuda, hip, "
+        "xla, mps, ipu, xpu, hpu, ve, lazy, mtia, maia, meta, npu",
+    ]
+
+
+def test_toy_memory_is_opaque_bytes():
+    t = toy([1.0, 2.0])
+    assert isinstance(t._data, bytearray) and len(t._data) == 8
+    assert t.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.filterwarnings("ignore:The operator proto..permute appears to be a view operator")
+@pytest.mark.parametrize("fn", [
+    lambda a, b: a + b,
+    lambda a, b: (a * b).exp().sum(),
+    lambda a, b: a @ b.t(),
+    lambda a, b: (a / b).log().mean(),
+    lambda a, b: a.relu() - 1,
+    lambda a, b: a.sum(0, keepdim=True),
+    lambda a, b: P.OP["stack"]([a, b]),
+    lambda a, b: a.gt(0.5),
+])
+def test_operators_on_toy_match_cpu_and_stay_on_toy(fn):
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.1, 2, (2, 3)), rng.uniform(0.1, 2, (2, 3))
+    on_cpu = fn(P.tensor(a), P.tensor(b))
+    on_toy = fn(toy(a), toy(b))
+    assert on_toy.device == "toy" and isinstance(on_toy._data, bytearray)
+    assert on_toy.dtype == on_cpu.dtype
+    np.testing.assert_array_equal(on_toy.numpy(), on_cpu.numpy())
+
+
+def test_the_device_has_only_allocation_and_copy_kernels(restore_fallback):
+    use_cpu_fallback([])  # no fallback at all
+    t = P.tensor([1.0, 2.0]).to("toy")  # _to_copy's composite: empty + copy_, both toy kernels
+    assert t.to("cpu").tolist() == [1.0, 2.0]
+    assert P.empty(3, device="toy").shape == (3,)
+    with pytest.raises(NotImplementedError, match="Could not run 'proto::exp' with arguments from the 'PrivateUse1' backend"):
+        t.exp()
+    with pytest.raises(NotImplementedError, match="Could not run 'proto::fill_.Scalar'"):
+        P.zeros(2, device="toy")  # zeros is empty + fill_
+
+
+def test_selective_fallback(restore_fallback):
+    use_cpu_fallback(["proto::add.Tensor", "fill_.Scalar"])
+    t = P.zeros(2, device="toy")
+    assert (t + P.ones(2, device="toy")).tolist() == [1.0, 1.0]
+    with pytest.raises(NotImplementedError, match="Could not run 'proto::mul.Tensor'"):
+        t * t
+    with pytest.raises(ValueError):
+        use_cpu_fallback(["proto::add.Tensor", "proto::not an operator name"])
+    with pytest.raises(NotImplementedError):  # all or nothing: no fallback is left
+        t + t
+    use_cpu_fallback()
+    assert (t * t).tolist() == [0.0, 0.0]
+
+
+def test_fallback_writes_in_place_results_back():
+    t = toy([1.0, 2.0])
+    same = t.add_(toy([10.0, 20.0]), alpha=2)
+    assert same is t and t.tolist() == [21.0, 42.0]
+    assert t._version.value == 1  # bumped once, by ADInplaceOrView; the fallback's own copies are below it
+
+
+def test_view_operators_fall_back_as_copies_with_a_warning():
+    t = toy([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.warns(UserWarning, match="proto::permute appears to be a view operator.*returns a copy"):
+        transposed = t.t()
+    assert transposed.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    transposed.add_(toy([[1.0, 1.0], [1.0, 1.0]]))
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]  # unlike a CPU view, the base did not change
+
+
+def test_mixing_devices():
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least two "
+                                           "devices, toy and cpu!"):
+        toy([1.0, 2.0]) + P.tensor([1.0, 2.0])
+    assert (toy([1.0, 2.0]) * P.tensor(3.0)).tolist() == [3.0, 6.0]  # a 0-d CPU tensor may join
+    cpu = P.zeros(2)
+    cpu.copy_(toy([5.0, 6.0]))  # copies across devices are the toy kernel's job
+    assert cpu.tolist() == [5.0, 6.0]
+    assert P.zeros(2, device="meta").copy_(toy([1.0, 2.0])).device == "meta"
+
+
+@pytest.mark.filterwarnings("ignore:The operator proto..expand appears to be a view operator")
+def test_autograd_on_toy():
+    a = toy(np.random.default_rng(0).uniform(0.5, 2, (2, 3)), dtype=float64, requires_grad=True)
+    b = toy(np.random.default_rng(1).uniform(0.5, 2, (3,)), dtype=float64, requires_grad=True)
+    assert gradcheck(lambda a, b: (a * b).exp() / b, [a, b])
+    assert a.grad.device == "toy" and b.grad.device == "toy"
+
+
+def test_cpu_fallback_follows_the_schema():
+    # The fallback learns everything from the schema: a kwarg-only argument
+    # (alpha), a list of tensors (stack), a mutable argument (add_).
+    t = toy([1.0, 2.0])
+    assert t.add(t, alpha=3).tolist() == [4.0, 8.0]
+    assert P.OP["stack"]([t, t], 1).tolist() == [[1.0, 1.0], [2.0, 2.0]]
