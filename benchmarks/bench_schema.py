@@ -6,6 +6,7 @@ Parsing runs cold (the parser's per-argument memo emptied before every round),
 as when a process defines its operators once.  Boxing uses whichever core
 ``dispatcher._core`` selected, since tensor detection goes through it.
 """
+
 import pathlib
 
 from dispatcher import schema as schema_module
@@ -76,4 +77,3 @@ def test_direct_call_baseline(benchmark):
         return self
 
     assert benchmark(kernel, X, 1, 2.0) is X
-

@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional, Union
 
@@ -822,7 +823,7 @@ class FunctionSchema:
         )
 
     # -- binding -----------------------------------------------------------
-    def bind(self, args: Union[tuple, list], kwargs: Optional[dict] = None) -> tuple:
+    def bind(self, args: Union[tuple, list], kwargs: Optional[Mapping[str, Any]] = None) -> tuple:
         """All arguments in schema order, defaults filled in, like a Python call.
 
         Raises TypeError worded as Python's own for a missing, surplus,
@@ -892,7 +893,9 @@ class _Signature:
         self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
         self.is_vararg = schema.is_vararg
 
-    def bind_slow(self, args: Union[tuple, list], kwargs: dict) -> tuple:
+    def bind_slow(self, args: Union[tuple, list], kwargs: Mapping[str, Any]) -> tuple:
+        if not isinstance(kwargs, Mapping):
+            raise TypeError(f"keyword arguments must be a mapping, not {type(kwargs).__name__}")
         names = self.names
         n_pos = self.n_positional
         n_args = len(args)

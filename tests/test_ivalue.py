@@ -1,4 +1,5 @@
 """dispatcher.ivalue: IValue, Stack, and boxing calls against their schema."""
+
 import enum
 import pickle
 import random
@@ -170,7 +171,11 @@ OBJ = object()
         ("float[]", [1, 2.5], IValue(Tag.DOUBLE_LIST, (1.0, 2.5))),
         ("bool[3]", [True] * 3, IValue(Tag.BOOL_LIST, (True,) * 3)),
         ("str[]", ["a"], IValue(Tag.GENERIC_LIST, (IValue(Tag.STRING, "a"),))),
-        ("int[][]", [[1], []], IValue(Tag.GENERIC_LIST, (IValue(Tag.INT_LIST, (1,)), IValue(Tag.INT_LIST, ())))),
+        (
+            "int[][]",
+            [[1], []],
+            IValue(Tag.GENERIC_LIST, (IValue(Tag.INT_LIST, (1,)), IValue(Tag.INT_LIST, ()))),
+        ),
         ("(int, str)", (1, "a"), IValue(Tag.TUPLE, (IValue(Tag.INT, 1), IValue(Tag.STRING, "a")))),
         ("Any", 5, IValue(Tag.INT, 5)),
         ("Any", None, NONE),
@@ -288,7 +293,9 @@ ADD = parse("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> T
 def test_box_binds_first():
     assert box(ADD, (T1, T2)) == [IValue(Tag.TENSOR, T1), IValue(Tag.TENSOR, T2), IValue(Tag.INT, 1)]
     assert box(ADD, (T1,), {"other": T2, "alpha": 0.5})[2] == IValue(Tag.DOUBLE, 0.5)
-    with pytest.raises(TypeError, match=r"^aten::add.Tensor\(\) missing 1 required positional argument: 'other'$"):
+    with pytest.raises(
+        TypeError, match=r"^aten::add.Tensor\(\) missing 1 required positional argument: 'other'$"
+    ):
         box(ADD, (T1,))
     with pytest.raises(TypeError, match=r"takes 2 positional arguments but 3 were given"):
         box(ADD, (T1, T2, 1))
@@ -391,9 +398,7 @@ TYPES = {
 def calls(draw):
     names = draw(st.lists(st.sampled_from(sorted(TYPES)), min_size=0, max_size=6))
     n_kwarg_only = draw(st.integers(0, len(names)))
-    params = [
-        f"{'*, ' if i == len(names) - n_kwarg_only else ''}{t} a{i}" for i, t in enumerate(names)
-    ]
+    params = [f"{'*, ' if i == len(names) - n_kwarg_only else ''}{t} a{i}" for i, t in enumerate(names)]
     schema = parse(f"ns::op({', '.join(params)}) -> ()")
     values = [draw(TYPES[t]) for t in names]
     n_positional = draw(st.integers(0, len(names) - n_kwarg_only))

@@ -1,4 +1,5 @@
 """dispatcher.schema: the corpus round trip, agreement with torch, the model, binding."""
+
 import dataclasses
 import os
 import pathlib
@@ -169,9 +170,15 @@ def test_structure_of_a_parsed_schema():
         ("int[3]?", OptionalType(ListType(INT, 3))),
         ("(int, Tensor)", TupleType((INT, TENSOR))),
         ("()", TupleType(())),
-        ("Dict(str, t)(a!)", ParameterizedType("Dict", (BaseType(BaseTy.str), TypeVar("t")), AliasInfo(("a",), True))),
+        (
+            "Dict(str, t)(a!)",
+            ParameterizedType("Dict", (BaseType(BaseTy.str), TypeVar("t")), AliasInfo(("a",), True)),
+        ),
         ("Future(t)", ParameterizedType("Future", (TypeVar("t"),))),
-        ("__torch__.torch.classes.quantized.Conv2dPackedParamsBase", ClassType("__torch__.torch.classes.quantized.Conv2dPackedParamsBase")),
+        (
+            "__torch__.torch.classes.quantized.Conv2dPackedParamsBase",
+            ClassType("__torch__.torch.classes.quantized.Conv2dPackedParamsBase"),
+        ),
         ("None", BaseType(BaseTy.NoneType)),
     ],
 )
@@ -213,13 +220,16 @@ def test_constructed_schema_prints_and_normalizes_defaults():
             Argument("x", TENSOR),
             Argument("stride", ListType(INT, 2), 1),
             Argument("scale", BaseType(BaseTy.float), 2),
-            Argument("mode", BaseType(BaseTy.str), "a\n\"é", kwarg_only=True),
+            Argument("mode", BaseType(BaseTy.str), 'a\n"é', kwarg_only=True),
         ],
         [Return(TENSOR)],
     )
     assert s.arguments[1].default == (1, 1)
     assert s.arguments[2].default == 2.0 and type(s.arguments[2].default) is float
-    assert str(s) == 'ns::conv(Tensor x, int[2] stride=1, float scale=2., *, str mode="a\\n\\"\\303\\251") -> Tensor'
+    assert (
+        str(s)
+        == 'ns::conv(Tensor x, int[2] stride=1, float scale=2., *, str mode="a\\n\\"\\303\\251") -> Tensor'
+    )
     assert parse(str(s)) == s
 
 
@@ -250,10 +260,15 @@ def test_constructed_schema_prints_and_normalizes_defaults():
         (lambda: FunctionSchema("aten::f", (), ()), TypeError),
         (lambda: FunctionSchema(OperatorName("a", "f"), (INT,), ()), TypeError),
         (
-            lambda: FunctionSchema(OperatorName("a", "f"), (Argument("x", INT, kwarg_only=True), Argument("y", INT)), ()),
+            lambda: FunctionSchema(
+                OperatorName("a", "f"), (Argument("x", INT, kwarg_only=True), Argument("y", INT)), ()
+            ),
             ValueError,
         ),
-        (lambda: FunctionSchema(OperatorName("a", "f"), (Argument("x", INT, 1), Argument("y", INT)), ()), ValueError),
+        (
+            lambda: FunctionSchema(OperatorName("a", "f"), (Argument("x", INT, 1), Argument("y", INT)), ()),
+            ValueError,
+        ),
     ],
 )
 def test_invalid_construction_raises(make, exc):
@@ -286,7 +301,10 @@ def test_dispatch_args():
         DispatchArg(7, "h", K.TENSOR),
         DispatchArg(8, "out", K.TENSOR_LIST),
     )
-    assert parse("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None) -> Tensor").dispatch_args == ()
+    assert (
+        parse("aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None) -> Tensor").dispatch_args
+        == ()
+    )
 
 
 def test_is_mutable_and_aliasing():
@@ -309,14 +327,13 @@ def test_parse_error_shows_the_line_and_the_spot():
         parse("aten::f(int x y) -> ()")
     err = info.value
     assert isinstance(err, ValueError)
-    assert str(err) == (
-        "expected ',' or ')' but found identifier 'y':\n"
-        "aten::f(int x y) -> ()\n"
-        "              ^ <--- HERE"
-    )
-    assert (err.msg, err.pos, err.lineno, err.colno) == (
-        "expected ',' or ')' but found identifier 'y'", 14, 1, 15
-    )
+    assert str(err).splitlines() == [
+        "expected ',' or ')' but found identifier 'y':",
+        "aten::f(int x y) -> ()",
+        "              ^ <--- HERE",
+    ]
+    assert err.msg == "expected ',' or ')' but found identifier 'y'"
+    assert (err.pos, err.lineno, err.colno) == (14, 1, 15)
     copy = pickle.loads(pickle.dumps(err))
     assert str(copy) == str(err)
 
@@ -325,19 +342,39 @@ def test_parse_error_shows_the_line_and_the_spot():
     "text, message, marker",
     [
         ("aten::f(Foo x) -> ()", "unknown type 'Foo'", "        ^~~"),
-        ("aten::f(int x=1.5) -> ()", "a default for int must be a 64-bit integer, got 1.5", "              ^~~"),
-        ("aten::f(int x=1, int y) -> ()", "non-default argument 'y' follows default argument", "                 ^~~~~"),
+        (
+            "aten::f(int x=1.5) -> ()",
+            "a default for int must be a 64-bit integer, got 1.5",
+            "              ^~~",
+        ),
+        (
+            "aten::f(int x=1, int y) -> ()",
+            "non-default argument 'y' follows default argument",
+            "                 ^~~~~",
+        ),
         ("aten::f(int x, *) -> ()", "named arguments must follow bare '*'", "               ^"),
         ("aten::f(int x", "expected ',' or ')' but found end of input", "             ^"),
         ('aten::f(str x="\\q") -> ()', "invalid escape sequence '\\q'", "              ^~~~"),
-        ('aten::f(str x="ab) -> ()', "expected a default value but found an unterminated string literal", "              ^"),
+        (
+            'aten::f(str x="ab) -> ()',
+            "expected a default value but found an unterminated string literal",
+            "              ^",
+        ),
         ("aten::f(é x) -> ()", "expected a type but found invalid character 'é'", "        ^"),
-        ("aten::f(int x=99999999999999999999) -> ()", "integer literal out of the 64-bit range", "              ^" + "~" * 19),
+        (
+            "aten::f(int x=99999999999999999999) -> ()",
+            "integer literal out of the 64-bit range",
+            "              ^" + "~" * 19,
+        ),
         ("aten::f(float x=-1e999) -> ()", "float literal out of range", "                ^~~~~~"),
         ("aten::f(int[1000000] x=1) -> ()", "would be repeated 1000000 times", "                       ^"),
         ("aten::f(" + "(" * 100 + ") x) -> ()", "types are nested too deeply", " " * 72 + "^"),
         ("aten::f(Dict(int) x) -> ()", "Dict takes 2 type(s), got 1", "        ^~~~~~~~~"),
-        ("aten::f(int x) -> int junk more", "expected end of the schema but found identifier 'more'", " " * 27 + "^~~~"),
+        (
+            "aten::f(int x) -> int junk more",
+            "expected end of the schema but found identifier 'more'",
+            " " * 27 + "^~~~",
+        ),
     ],
 )
 def test_parse_errors(text, message, marker):
@@ -387,11 +424,23 @@ def test_bind_errors_are_worded_like_python(args, kwargs):
     "schema, call, expected",
     [
         ("ns::g(int a, int b) -> ()", ((1,), {}), "ns::g() missing 1 required positional argument: 'b'"),
-        ("ns::g(int a, int b, int c) -> ()", ((), {}), "ns::g() missing 3 required positional arguments: 'a', 'b', and 'c'"),
-        ("ns::g(*, int a, int b) -> ()", ((), {}), "ns::g() missing 2 required keyword-only arguments: 'a' and 'b'"),
+        (
+            "ns::g(int a, int b, int c) -> ()",
+            ((), {}),
+            "ns::g() missing 3 required positional arguments: 'a', 'b', and 'c'",
+        ),
+        (
+            "ns::g(*, int a, int b) -> ()",
+            ((), {}),
+            "ns::g() missing 2 required keyword-only arguments: 'a' and 'b'",
+        ),
         ("ns::g() -> ()", ((1,), {}), "ns::g() takes 0 positional arguments but 1 was given"),
         ("ns::g(int a) -> ()", ((1, 2), {}), "ns::g() takes 1 positional argument but 2 were given"),
-        ("ns::g(int a, int a) -> ()", ((), {"a": 1}), "ns::g() has more than one argument named 'a'; pass it positionally"),
+        (
+            "ns::g(int a, int a) -> ()",
+            ((), {"a": 1}),
+            "ns::g() has more than one argument named 'a'; pass it positionally",
+        ),
     ],
 )
 def test_bind_error_messages(schema, call, expected):
@@ -413,6 +462,11 @@ def test_bind_fills_defaults_in_schema_order():
     assert plain.bind([1, 2]) == (1, 2)
     dup = parse(next(line for line in LINES if line.startswith("static_runtime::clamp_nan_to_num")))
     assert dup.bind((1, 2, 3, 4, 5, 6)) == (1, 2, 3, 4, 5, 6)
+
+
+def test_bind_rejects_non_mapping_kwargs():
+    with pytest.raises(TypeError, match="keyword arguments must be a mapping, not list"):
+        SCHEMA.bind((1,), [("k", 1)])
 
 
 def test_bind_varargs():
@@ -443,7 +497,9 @@ _types = st.recursive(
         st.builds(ListType, inner, st.none(), st.one_of(st.none(), _alias)),
         st.builds(TupleType, st.lists(inner, max_size=3).map(tuple)),
         st.builds(lambda k, v: ParameterizedType("Dict", (k, v)), inner, inner),
-        st.builds(lambda e, n: ParameterizedType(n, (e,)), inner, st.sampled_from(["Future", "RRef", "Await"])),
+        st.builds(
+            lambda e, n: ParameterizedType(n, (e,)), inner, st.sampled_from(["Future", "RRef", "Await"])
+        ),
     ),
     max_leaves=6,
 )
@@ -468,7 +524,14 @@ def _argument(draw, kwarg_only):
             t = ListType(base, size)
             return Argument(draw(_names), t, draw(st.lists(_DEFAULTS[name], max_size=4)), kwarg_only)
         t = OptionalType(base) if draw(st.booleans()) else base
-        return Argument(draw(_names), t, draw(st.one_of(st.none(), _DEFAULTS[name])) if isinstance(t, OptionalType) else draw(_DEFAULTS[name]), kwarg_only)
+        return Argument(
+            draw(_names),
+            t,
+            draw(st.one_of(st.none(), _DEFAULTS[name]))
+            if isinstance(t, OptionalType)
+            else draw(_DEFAULTS[name]),
+            kwarg_only,
+        )
     return Argument(draw(_names), t, NO_DEFAULT, kwarg_only)
 
 
@@ -481,7 +544,9 @@ def _schemas(draw):
     args.sort(key=lambda a: a.has_default)
     args += [draw(_argument(True)) for _ in range(n_kw)]
     returns = draw(st.lists(st.builds(Return, _types, st.one_of(st.none(), _names)), max_size=3))
-    name = OperatorName(draw(st.sampled_from(["", "ns"])), draw(_names), draw(st.sampled_from(["", "out", "Tensor"])))
+    name = OperatorName(
+        draw(st.sampled_from(["", "ns"])), draw(_names), draw(st.sampled_from(["", "out", "Tensor"]))
+    )
     return FunctionSchema(name, tuple(args), tuple(returns), draw(st.booleans()), draw(st.booleans()))
 
 

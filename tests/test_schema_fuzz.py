@@ -5,6 +5,7 @@ CI runs a few hundred examples per test.  The long run is a profile:
 
     HYPOTHESIS_PROFILE=fuzz100k python -m pytest tests/test_schema_fuzz.py
 """
+
 import os
 import pathlib
 
@@ -27,6 +28,7 @@ else:
     FUZZ = settings(max_examples=200, deadline=2000)
 
 # Pieces of the schema language and of its near misses.
+# fmt: off
 TOKENS = [
     "(", ")", "[", "]", "?", "!", "*", "|", ",", "=", "->", "...", "::", ".", "-", ":",
     '"', "'", "\\", " ", "\n", "\t", "Tensor", "int", "float", "str", "Scalar", "SymInt",
@@ -35,6 +37,7 @@ TOKENS = [
     "[1, 2]", "(a!)", "(a -> *)", "(*)", "[]", "[2]", "Tensor(a!)", '"\\101"', '"\\q"',
     "contiguous_format", "é", "\x00", "\U0001f600", "(" * 70,
 ]
+# fmt: on
 
 
 @st.composite

@@ -17,6 +17,7 @@ these cases add non-canonical spellings (how ``1e-5``, ``[2,2]`` or
 deliberately differs from PyTorch are not here; test_schema.py lists them
 (test_deliberate_differences_from_torch), each with the reason.
 """
+
 import json
 import pathlib
 import sys
@@ -151,7 +152,7 @@ CASES = [
     "a::f(int[] x=2) -> ()",
     "a::f(int[] x=None) -> ()",
     "a::f(Tensor[] x=[]) -> ()",
-    "a::f(str[] x=[\"a\"]) -> ()",
+    'a::f(str[] x=["a"]) -> ()',
     "a::f(int[] x=[1.5]) -> ()",
     "a::f(bool[] x=[1, 0]) -> ()",
     "a::f(float x=inf) -> ()",
@@ -190,6 +191,7 @@ CASES = [
     "a::f(int x,) -> ()",
     "",
 ]
+
 
 def main() -> None:
     if not torch.__version__.startswith("2.13"):
