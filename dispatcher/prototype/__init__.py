@@ -2,35 +2,37 @@
 
 It shows what the dispatcher is for, one dispatch key at a time:
 
-========================  ==========================================================
-CPU                       numpy kernels (kernels_cpu.py)
-Meta                      shapes and dtypes without data (meta.py, shapes.py)
-CompositeImplicit/        decompositions and "allocate, then fill" factories
-CompositeExplicitAutograd (composite.py)
-BackendSelect             factories pick a backend from device/dtype (factories.py)
-ADInplaceOrView           version counters and view bases (inplace_or_view.py)
-Autograd                  the graph and backward() (autograd.py, derivatives.py)
-PrivateUse1 ("toy")       a new device with a CPU fallback (toy_device.py)
-FuncTorchBatched          vmap: rules, decompositions, a loop fallback (vmap.py)
-Tracer                    record and replay every call (tracing.py)
-========================  ==========================================================
+==========================  ==========================================================
+CPU                         numpy kernels (kernels_cpu.py)
+Meta                        shapes and dtypes without data (meta.py, shapes.py)
+CompositeImplicitAutograd   decompositions: sub, mean, relu, reshape, ... (composite.py)
+CompositeExplicitAutograd   factories as "allocate, then fill", _to_copy (composite.py)
+BackendSelect               factories pick a backend from device and dtype (factories.py)
+ADInplaceOrView             version counters and view bases (inplace_or_view.py)
+Autograd                    the graph and backward() (autograd.py, derivatives.py)
+PrivateUse1 ("toy")         a new device with a CPU fallback (toy_device.py)
+FuncTorchBatched            vmap: rules, decompositions, a loop fallback (vmap.py)
+Tracer                      record and replay every call (tracing.py)
+==========================  ==========================================================
 
-The operators are ``dispatcher.ops.proto.*``.  ``python -m dispatcher demo``
-walks through all of it.  numpy is required (``pip install "dispatcher[demo]"``).
+The operators are ``dispatcher.ops.proto.*`` (operators.py).  Importing
+this package registers everything, including three backend fallbacks that
+serve every operator of the process (see backend_fallbacks.py).
+``python -m dispatcher demo`` walks through all of it.
 """
 try:
     import numpy  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.prototype needs numpy: pip install "dispatcher[demo]"') from exc
 
-# Importing a module registers its kernels; the order only matters for imports.
+# Each module registers its kernels when imported.
 from . import operators
 from .dtypes import DType, bool_, float32, float64, int64
 from .tensor import Tensor, tensor
-from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: E402,F401  (registrations)
+from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
 from .factories import empty, full, ones, randn, zeros
 from .autograd import backward, gradcheck, no_grad
-from . import derivatives  # noqa: F401  (registrations)
+from . import derivatives  # noqa: F401
 from .generator import manual_seed
 from .meta import meta_tensor
 from .toy_device import use_cpu_fallback
@@ -45,6 +47,7 @@ OP = operators.OP
 
 __all__ = [
     "BatchedTensor", "DType", "Graph", "OP", "Tensor", "backward", "bool_", "empty", "float32", "float64",
-    "full", "gradcheck", "install", "installed", "int64", "is_installed", "manual_seed", "meta_tensor", "nn", "no_grad", "ones", "randn",
-    "set_vmap_fallback_warning_enabled", "tensor", "trace", "uninstall", "use_cpu_fallback", "vmap", "zeros",
+    "full", "gradcheck", "install", "installed", "int64", "is_installed", "manual_seed", "meta_tensor", "nn",
+    "no_grad", "ones", "randn", "set_vmap_fallback_warning_enabled", "tensor", "trace", "uninstall",
+    "use_cpu_fallback", "vmap", "zeros",
 ]

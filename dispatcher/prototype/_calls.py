@@ -11,14 +11,15 @@ arguments today.  Remove this module when it exists.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from dispatcher.schema import FunctionSchema
+if TYPE_CHECKING:
+    from dispatcher.schema import FunctionSchema
 
 __all__ = ["call_arguments"]
 
 
-def call_arguments(schema: FunctionSchema, values: Sequence[Any]) -> tuple[tuple, dict]:
+def call_arguments(schema: "FunctionSchema", values: Sequence[Any]) -> tuple[tuple, dict]:
     """(positional args, keyword-only args by name) for ``values`` bound to ``schema``."""
     args, kwargs = [], {}
     for argument, value in zip(schema.arguments, values):

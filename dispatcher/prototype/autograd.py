@@ -24,7 +24,6 @@ import numpy as np
 
 from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, DispatchKeySet, Library
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
-from dispatcher.schema import TensorArgKind
 
 from .operators import OP
 from .tensor import Tensor, tensor
@@ -137,15 +136,14 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     schema = op.schema
     saves = frozenset(saves)
     names = [a.name for a in schema.arguments]
-    tensor_args = [(d.position, d.kind == TensorArgKind.TENSOR_LIST) for d in schema.dispatch_args]
+    tensor_positions = [d.position for d in schema.dispatch_args]
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(op.name)
 
     def register(formula: Callable) -> Callable:
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
             values = schema.bind(args, kwargs)
-            inputs = [t for position, is_list in tensor_args
-                      for t in (values[position] if is_list else (values[position],))]
+            inputs = [t for p in tensor_positions for t in _as_list(values[p])]
             needs_grad = any(t.requires_grad for t in inputs)
             if needs_grad and inplace:
                 _check_inplace(values[0])
@@ -162,6 +160,11 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
         return formula
 
     return register
+
+
+def _as_list(value: Any) -> list:
+    """A Tensor[] argument's tensors, or a Tensor argument as a list of one."""
+    return value if isinstance(value, list) else [value]
 
 
 def _check_inplace(self: Tensor) -> None:

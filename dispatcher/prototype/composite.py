@@ -101,7 +101,8 @@ def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 @_decomposition("to")
-def to(self: Tensor, *, dtype: Optional[DType] = None, device: Optional[str] = None, copy: bool = False) -> Tensor:
+def to(self: Tensor, *, dtype: Optional[DType] = None, device: Optional[str] = None,
+       copy: bool = False) -> Tensor:
     same_dtype = dtype is None or dtype == self.dtype
     same_device = device is None or normalize_device(device) == self.device
     if same_dtype and same_device and not copy:

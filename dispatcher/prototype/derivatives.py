@@ -8,14 +8,17 @@ sees the primitives they decompose into.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, Union
 
-from .autograd import Context, differentiable
+from .autograd import Context, TensorMeta, differentiable
 from .operators import OP
 from .shapes import matmul_shape, reduce_shape
 from .tensor import Tensor
 
 __all__ = ["sum_to"]
+
+# One gradient per tensor argument: a Tensor, None (no gradient), or a list for a Tensor[].
+Grads = tuple
 
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
@@ -29,40 +32,40 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
     return grad
 
 
-def _like(grad: Tensor, meta) -> Tensor:
+def _like(grad: Tensor, meta: Union[Tensor, TensorMeta]) -> Tensor:
     """``grad`` in the dtype and on the device of the input it belongs to."""
     return OP["to"](grad, dtype=meta.dtype, device=meta.device)
 
 
 @differentiable("add.Tensor")
-def _add(ctx: Context, grad: Tensor):
+def _add(ctx: Context, grad: Tensor) -> Grads:
     other = grad if ctx.alpha == 1 else OP["mul.Scalar"](grad, ctx.alpha)
     return sum_to(grad, ctx.self.shape), sum_to(other, ctx.other.shape)
 
 
 @differentiable("add_.Tensor")
-def _add_(ctx: Context, grad: Tensor):
+def _add_(ctx: Context, grad: Tensor) -> Grads:
     return _add(ctx, grad)
 
 
 @differentiable("add.Scalar")
-def _add_scalar(ctx: Context, grad: Tensor):
+def _add_scalar(ctx: Context, grad: Tensor) -> Grads:
     return (grad,)
 
 
 @differentiable("mul.Tensor", saves=("self", "other"))
-def _mul(ctx: Context, grad: Tensor):
+def _mul(ctx: Context, grad: Tensor) -> Grads:
     return (sum_to(OP["mul.Tensor"](grad, ctx.other), ctx.self.shape),
             sum_to(OP["mul.Tensor"](grad, ctx.self), ctx.other.shape))
 
 
 @differentiable("mul.Scalar")
-def _mul_scalar(ctx: Context, grad: Tensor):
+def _mul_scalar(ctx: Context, grad: Tensor) -> Grads:
     return (OP["mul.Scalar"](grad, ctx.other),)
 
 
 @differentiable("div.Tensor", saves=("self", "other"))
-def _div(ctx: Context, grad: Tensor):
+def _div(ctx: Context, grad: Tensor) -> Grads:
     grad_self = OP["div.Tensor"](grad, ctx.other)
     # d(a/b)/db = -a/b^2 = -(grad/b) * (a/b)
     grad_other = OP["neg"](OP["mul.Tensor"](grad_self, OP["div.Tensor"](ctx.self, ctx.other)))
@@ -70,34 +73,34 @@ def _div(ctx: Context, grad: Tensor):
 
 
 @differentiable("neg")
-def _neg(ctx: Context, grad: Tensor):
+def _neg(ctx: Context, grad: Tensor) -> Grads:
     return (OP["neg"](grad),)
 
 
 @differentiable("exp", saves=("result",))
-def _exp(ctx: Context, grad: Tensor):
+def _exp(ctx: Context, grad: Tensor) -> Grads:
     return (OP["mul.Tensor"](grad, ctx.result),)
 
 
 @differentiable("log", saves=("self",))
-def _log(ctx: Context, grad: Tensor):
+def _log(ctx: Context, grad: Tensor) -> Grads:
     return (OP["div.Tensor"](grad, ctx.self),)
 
 
 @differentiable("sum")
-def _sum(ctx: Context, grad: Tensor):
+def _sum(ctx: Context, grad: Tensor) -> Grads:
     return (_like(OP["expand"](grad, list(ctx.self.shape)), ctx.self),)
 
 
 @differentiable("sum.dim_IntList")
-def _sum_dim(ctx: Context, grad: Tensor):
+def _sum_dim(ctx: Context, grad: Tensor) -> Grads:
     if not ctx.keepdim:  # put the reduced dimensions back, as size 1
-        grad = OP["view"](grad, list(reduce_shape(ctx.self.shape, ctx.dim, keepdim=True)))
+        grad = OP["reshape"](grad, list(reduce_shape(ctx.self.shape, ctx.dim, keepdim=True)))
     return (_like(OP["expand"](grad, list(ctx.self.shape)), ctx.self),)
 
 
 @differentiable("matmul", saves=("self", "other"))
-def _matmul(ctx: Context, grad: Tensor):
+def _matmul(ctx: Context, grad: Tensor) -> Grads:
     a, b = ctx.self, ctx.other
     # Work with the operands as matmul promotes them (a vector is a 1xk or kx1
     # matrix) and the gradient with the dimensions that promotion removed.
@@ -114,7 +117,7 @@ def _reshaped(t: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 @differentiable("permute")
-def _permute(ctx: Context, grad: Tensor):
+def _permute(ctx: Context, grad: Tensor) -> Grads:
     inverse = [0] * len(ctx.dims)
     for i, d in enumerate(ctx.dims):
         inverse[d % len(ctx.dims)] = i
@@ -122,46 +125,46 @@ def _permute(ctx: Context, grad: Tensor):
 
 
 @differentiable("view")
-def _view(ctx: Context, grad: Tensor):
+def _view(ctx: Context, grad: Tensor) -> Grads:
     return (OP["reshape"](grad, list(ctx.self.shape)),)
 
 
 @differentiable("expand")
-def _expand(ctx: Context, grad: Tensor):
+def _expand(ctx: Context, grad: Tensor) -> Grads:
     return (sum_to(grad, ctx.self.shape),)
 
 
 @differentiable("select.int")
-def _select(ctx: Context, grad: Tensor):
+def _select(ctx: Context, grad: Tensor) -> Grads:
     return (OP["select_backward"](grad, list(ctx.self.shape), ctx.dim, ctx.index),)
 
 
 @differentiable("stack")
-def _stack(ctx: Context, grad: Tensor):
+def _stack(ctx: Context, grad: Tensor) -> Grads:
     return ([OP["select.int"](grad, ctx.dim, i) for i in range(len(ctx.tensors))],)
 
 
 @differentiable("clone")
-def _clone(ctx: Context, grad: Tensor):
+def _clone(ctx: Context, grad: Tensor) -> Grads:
     return (grad,)
 
 
 @differentiable("_to_copy")
-def _to_copy(ctx: Context, grad: Tensor):
+def _to_copy(ctx: Context, grad: Tensor) -> Grads:
     return (_like(grad, ctx.self),)
 
 
 @differentiable("copy_")
-def _copy_(ctx: Context, grad: Tensor):
+def _copy_(ctx: Context, grad: Tensor) -> Grads:
     # The old values of self are overwritten: no gradient flows to them.
     return None, _like(sum_to(grad, ctx.src.shape), ctx.src)
 
 
 @differentiable("fill_.Scalar")
-def _fill_(ctx: Context, grad: Tensor):
+def _fill_(ctx: Context, grad: Tensor) -> Grads:
     return (None,)
 
 
 @differentiable("normal_")
-def _normal_(ctx: Context, grad: Tensor):
+def _normal_(ctx: Context, grad: Tensor) -> Grads:
     return (None,)

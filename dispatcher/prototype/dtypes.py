@@ -11,8 +11,8 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DType", "bool_", "check_dtype", "default_float", "float32", "float64", "float_result_type", "from_numpy_dtype",
-    "can_cast", "int64", "reduction_dtype", "result_type", "to_numpy_dtype",
+    "DType", "bool_", "can_cast", "check_dtype", "default_float", "float32", "float64", "float_result_type",
+    "from_numpy_dtype", "int64", "reduction_dtype", "result_type", "to_numpy_dtype",
 ]
 
 

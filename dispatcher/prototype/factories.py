@@ -45,7 +45,8 @@ def backend_key_set(dtype: Optional[DType], device: Optional[str]) -> DispatchKe
 
 
 def _backend_select(op: OperatorHandle) -> Callable:
-    def kernel(*args: Any, dtype: Optional[DType] = None, device: Optional[str] = None, **kwargs: Any) -> Tensor:
+    def kernel(*args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
+               **kwargs: Any) -> Tensor:
         keys = (backend_key_set(dtype, device) | tls_local_include_set()) - tls_local_exclude_set()
         return op.redispatch(keys & _BELOW_BACKEND_SELECT, *args, dtype=dtype, device=device, **kwargs)
 

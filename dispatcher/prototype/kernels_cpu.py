@@ -180,7 +180,8 @@ def fill_(self: Tensor, value: float) -> Tensor:
 
 
 @_kernel("normal_")
-def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator: Optional[np.random.Generator] = None) -> Tensor:
+def normal_(self: Tensor, mean: float = 0, std: float = 1, *,
+            generator: Optional[np.random.Generator] = None) -> Tensor:
     rng = generator if generator is not None else default_generator()
     _writable(self)[...] = rng.standard_normal(self.shape) * std + mean
     return self

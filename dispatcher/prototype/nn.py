@@ -25,8 +25,10 @@ class MLP:
         self.layers: list[tuple[Tensor, Tensor]] = []
         for fan_in, fan_out in zip(sizes, sizes[1:]):
             with no_grad():  # the scaling is initialisation, not part of the graph
-                weight = randn(fan_in, fan_out, generator=generator, dtype=dtype, device=device) * (1 / math.sqrt(fan_in))
-            self.layers.append((weight.requires_grad_(), zeros(fan_out, dtype=dtype, device=device, requires_grad=True)))
+                weight = randn(fan_in, fan_out, generator=generator, dtype=dtype, device=device)
+                weight = weight * (1 / math.sqrt(fan_in))
+            bias = zeros(fan_out, dtype=dtype, device=device, requires_grad=True)
+            self.layers.append((weight.requires_grad_(), bias))
 
     def parameters(self) -> list[Tensor]:
         return [p for layer in self.layers for p in layer]

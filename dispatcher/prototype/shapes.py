@@ -146,7 +146,8 @@ def stack_shape(shapes: Sequence[Sequence[int]], dim: int) -> tuple[Shape, int]:
     return first[:dim] + (len(shapes),) + first[dim:], dim
 
 
-def check_inplace(self_shape: Sequence[int], self_dtype: DType, other_shape: Sequence[int], result: DType) -> None:
+def check_inplace(self_shape: Sequence[int], self_dtype: DType, other_shape: Sequence[int],
+                  result: DType) -> None:
     """An in-place op keeps its output's shape and dtype: the other operand must fit both."""
     if broadcast_shapes(self_shape, other_shape) != tuple(self_shape):
         raise RuntimeError(

@@ -13,6 +13,7 @@ toy_device.py).
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
@@ -21,7 +22,7 @@ from dispatcher import DispatchKey, DispatchKeySet, TensorBase
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
-from .dtypes import DType, float_result_type, from_numpy_dtype, result_type, to_numpy_dtype
+from .dtypes import DType, default_float, float_result_type, from_numpy_dtype, to_numpy_dtype
 from .operators import OP
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["Tensor", "TensorMethods", "VersionCounter", "key_set_for_device", "normalize_device", "tensor"]
 
 Scalar = Union[bool, int, float]
+Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
 
 _KEY_SETS: dict[str, DispatchKeySet] = {}
 
@@ -84,11 +86,11 @@ class TensorMethods:
     def dim(self) -> int:
         return len(self.shape)
 
-    def size(self, dim: Optional[int] = None) -> Any:
+    def size(self, dim: Optional[int] = None) -> Union[int, tuple[int, ...]]:
         return self.shape if dim is None else self.shape[dim]
 
     def numel(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -96,115 +98,116 @@ class TensorMethods:
         return self.shape[0]
 
     # -- arithmetic ------------------------------------------------------------------
-    def __add__(self, other: Any) -> Any:
+    def __add__(self, other: Operand) -> "TensorMethods":
         return self.add(other)
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> Any:
+    def __sub__(self, other: Operand) -> "TensorMethods":
         return self.sub(other)
 
-    def __rsub__(self, other: Scalar) -> Any:
+    def __rsub__(self, other: Scalar) -> "TensorMethods":
         return OP["add.Scalar"](OP["neg"](self), other)
 
-    def __mul__(self, other: Any) -> Any:
+    def __mul__(self, other: Operand) -> "TensorMethods":
         return self.mul(other)
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Any) -> Any:
+    def __truediv__(self, other: Operand) -> "TensorMethods":
         return self.div(other)
 
-    def __rtruediv__(self, other: Scalar) -> Any:
+    def __rtruediv__(self, other: Scalar) -> "TensorMethods":
         numerator = OP["full"]([], other, dtype=float_result_type(self, other), device=self.device)
         return OP["div.Tensor"](numerator, self)
 
-    def __matmul__(self, other: Any) -> Any:
+    def __matmul__(self, other: Operand) -> "TensorMethods":
         return OP["matmul"](self, other)
 
-    def __neg__(self) -> Any:
+    def __neg__(self) -> "TensorMethods":
         return OP["neg"](self)
 
-    def add(self, other: Any, *, alpha: Scalar = 1) -> Any:
+    def add(self, other: Operand, *, alpha: Scalar = 1) -> "TensorMethods":
         if isinstance(other, TensorBase):
             return OP["add.Tensor"](self, other, alpha=alpha)
         return OP["add.Scalar"](self, other, alpha)
 
-    def sub(self, other: Any, *, alpha: Scalar = 1) -> Any:
+    def sub(self, other: Operand, *, alpha: Scalar = 1) -> "TensorMethods":
         if isinstance(other, TensorBase):
             return OP["sub.Tensor"](self, other, alpha=alpha)
         return OP["sub.Scalar"](self, other, alpha)
 
-    def mul(self, other: Any) -> Any:
+    def mul(self, other: Operand) -> "TensorMethods":
         return OP["mul.Tensor" if isinstance(other, TensorBase) else "mul.Scalar"](self, other)
 
-    def div(self, other: Any) -> Any:
+    def div(self, other: Operand) -> "TensorMethods":
         return OP["div.Tensor" if isinstance(other, TensorBase) else "div.Scalar"](self, other)
 
-    def matmul(self, other: Any) -> Any:
+    def matmul(self, other: Operand) -> "TensorMethods":
         return OP["matmul"](self, other)
 
-    def neg(self) -> Any:
+    def neg(self) -> "TensorMethods":
         return OP["neg"](self)
 
-    def exp(self) -> Any:
+    def exp(self) -> "TensorMethods":
         return OP["exp"](self)
 
-    def log(self) -> Any:
+    def log(self) -> "TensorMethods":
         return OP["log"](self)
 
-    def relu(self) -> Any:
+    def relu(self) -> "TensorMethods":
         return OP["relu"](self)
 
-    def gt(self, other: Scalar) -> Any:
+    def gt(self, other: Scalar) -> "TensorMethods":
         return OP["gt.Scalar"](self, other)
 
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Optional[DType] = None) -> Any:
+    def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
+            dtype: Optional[DType] = None) -> "TensorMethods":
         if dim is None and not keepdim:
             return OP["sum"](self, dtype=dtype)
         return OP["sum.dim_IntList"](self, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
 
-    def mean(self, *, dtype: Optional[DType] = None) -> Any:
+    def mean(self, *, dtype: Optional[DType] = None) -> "TensorMethods":
         return OP["mean"](self, dtype=dtype)
 
     # -- shapes and views --------------------------------------------------------------
-    def t(self) -> Any:
+    def t(self) -> "TensorMethods":
         return OP["t"](self)
 
     @property
-    def T(self) -> Any:
+    def T(self) -> "TensorMethods":
         return OP["t"](self)
 
-    def transpose(self, dim0: int, dim1: int) -> Any:
+    def transpose(self, dim0: int, dim1: int) -> "TensorMethods":
         return OP["transpose.int"](self, dim0, dim1)
 
-    def permute(self, *dims: Any) -> Any:
+    def permute(self, *dims: Any) -> "TensorMethods":
         return OP["permute"](self, _sizes(dims))
 
-    def view(self, *size: Any) -> Any:
+    def view(self, *size: Any) -> "TensorMethods":
         return OP["view"](self, _sizes(size))
 
-    def reshape(self, *shape: Any) -> Any:
+    def reshape(self, *shape: Any) -> "TensorMethods":
         return OP["reshape"](self, _sizes(shape))
 
-    def expand(self, *size: Any) -> Any:
+    def expand(self, *size: Any) -> "TensorMethods":
         return OP["expand"](self, _sizes(size))
 
-    def select(self, dim: int, index: int) -> Any:
+    def select(self, dim: int, index: int) -> "TensorMethods":
         return OP["select.int"](self, dim, index)
 
     # -- copies and in-place -------------------------------------------------------------
-    def clone(self) -> Any:
+    def clone(self) -> "TensorMethods":
         return OP["clone"](self)
 
-    def copy_(self, src: Any) -> Any:
+    def copy_(self, src: "TensorMethods") -> "TensorMethods":
         return OP["copy_"](self, src)
 
-    def add_(self, other: Any, *, alpha: Scalar = 1) -> Any:
+    def add_(self, other: Operand, *, alpha: Scalar = 1) -> "TensorMethods":
         return OP["add_.Tensor"](self, other, alpha=alpha)
 
     def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
-           copy: bool = False) -> Any:
+           copy: bool = False) -> "TensorMethods":
         """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``."""
         for arg in args:
             if isinstance(arg, str):
@@ -333,5 +336,5 @@ def _inferred_dtype(array: np.ndarray) -> DType:
     if array.dtype.kind in "iu":
         return DType.int64
     if array.dtype.kind == "f":
-        return result_type(0.0)  # the default float dtype
+        return default_float
     raise TypeError(f"cannot make a tensor from data of numpy dtype {array.dtype}")

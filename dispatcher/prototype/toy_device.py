@@ -11,9 +11,10 @@ AutogradPrivateUse1 is covered by the Autograd alias.
 
 Toy memory is a bytearray, opaque to numpy-based kernels: whatever runs on
 toy tensors either is one of the two kernels here or went through the
-fallback.  ``use_cpu_fallback(["proto::add.Tensor", ...])`` limits the
-fallback to chosen operators (a per-operator boxed kernel instead of a
-backend fallback), so the others fail loudly until they get a kernel.
+fallback.  The fallback is installed with the prototype's other backend
+fallbacks (backend_fallbacks.py); ``use_cpu_fallback(["proto::add.Tensor",
+...])`` limits it to chosen operators (a per-operator boxed kernel instead
+of a backend fallback), so the others fail loudly until they get a kernel.
 """
 from __future__ import annotations
 

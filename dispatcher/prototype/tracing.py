@@ -9,7 +9,8 @@ so the graph holds the calls as the user made them; while an operator runs,
 Tracer is excluded, so the operators its kernels call are not recorded.
 
 Tensors the graph did not make and was not given (a model's weights, say)
-become constants of the graph.
+become constants of the graph.  The fallback is installed with the
+prototype's other backend fallbacks (see backend_fallbacks.py).
 """
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ class Value:
         return f"%{self.name}"
 
     def describe(self) -> str:
-        return f"%{self.name}: {_SHORT_DTYPE.get(self.dtype.name, self.dtype.name)}{list(self.shape)} {self.device}"
+        dtype = _SHORT_DTYPE.get(self.dtype.name, self.dtype.name)
+        return f"%{self.name}: {dtype}{list(self.shape)} {self.device}"
 
 
 class Call:

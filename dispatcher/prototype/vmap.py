@@ -12,7 +12,8 @@ kernels compete, in the dispatcher's order of precedence:
    the CompositeImplicitAutograd kernels of sub, mean, relu, reshape, ...,
    so they batch through the operators they call;
 3. the boxed *fallback*, for every other operator: call it once per example
-   and stack the results.
+   and stack the results (installed with the prototype's other backend
+   fallbacks, see backend_fallbacks.py).
 
 A BatchedTensor's ``level`` is the vmap nesting depth that made it; a rule
 unwraps only the innermost level present, so vmap nests.  Autograd runs
