@@ -37,6 +37,7 @@ CASES = {
     "matmul.1d_2d": lambda a, b, i: b.select(0, 0) @ b.t(),
     "matmul.2d_1d": lambda a, b, i: b @ b.select(0, 1),
     "matmul.1d_1d": lambda a, b, i: b.select(0, 0) @ b.select(0, 1),
+    "matmul.int_float": lambda a, b, i: i @ b.t(),
     "permute": lambda a, b, i: a.permute(1, 2, 0),
     "transpose": lambda a, b, i: a.transpose(0, -1),
     "view": lambda a, b, i: a.view(4, -1),
