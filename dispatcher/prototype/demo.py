@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def train_mlp(device: str = "cpu", *, batched: bool = False, steps: int = 5, lr:
     return losses
 
 
-def _dispatch_trace(fn) -> list[str]:
+def _dispatch_trace(fn: Callable[[], object]) -> list[str]:
     err = io.StringIO()
     set_show_dispatch_trace(True)
     try:

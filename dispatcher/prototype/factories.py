@@ -27,7 +27,7 @@ from .dtypes import DType, check_dtype
 from .operators import OP
 from .tensor import Tensor
 
-__all__ = ["empty", "full", "ones", "randn", "zeros"]
+__all__ = ["backend_key_set", "empty", "full", "ones", "randn", "zeros"]
 
 _library = Library("proto", "IMPL", "BackendSelect")
 _BELOW_BACKEND_SELECT = DispatchKeySet.full_after(DispatchKey.BackendSelect)
@@ -47,6 +47,8 @@ def backend_key_set(dtype: Optional[DType], device: Optional[str]) -> DispatchKe
 def _backend_select(op: OperatorHandle) -> Callable:
     def kernel(*args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
                **kwargs: Any) -> Tensor:
+        # c10::impl::computeDispatchKeySet, spelled out: the public API has no
+        # "apply this thread's include/exclude sets" helper (API gap).
         keys = (backend_key_set(dtype, device) | tls_local_include_set()) - tls_local_exclude_set()
         return op.redispatch(keys & _BELOW_BACKEND_SELECT, *args, dtype=dtype, device=device, **kwargs)
 
