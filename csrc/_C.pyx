@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_INCLUDED_SET",
     "DispatchKeySet",
     "TensorBase",
+    "compute_dispatch_key_set",
     "register_tensor_type",
     "set_show_dispatch_trace",
     "show_dispatch_trace",
@@ -376,6 +377,16 @@ def tls_set_local_include_set(ks):
 def tls_set_local_exclude_set(ks):
     global tls_excluded_delta
     tls_excluded_delta = _keyset_arg(ks, "tls_set_local_exclude_set") ^ DEFAULT_EXCLUDED
+
+
+def compute_dispatch_key_set(keyset, mask=None):
+    """c10's computeDispatchKeySet: ``((keyset | included) - excluded) & mask``
+    with this thread's include/exclude sets, as a call computes its keyset."""
+    cdef uint64_t bits = (_keyset_arg(keyset, "compute_dispatch_key_set") | _tls_included_bits()) & (
+        FULL_BACKEND_MASK | ~_tls_excluded_bits())
+    if mask is not None:
+        bits &= _keyset_arg(mask, "compute_dispatch_key_set")
+    return _make(bits)
 
 
 def tls_is_dispatch_key_included(key):
@@ -793,6 +804,10 @@ cdef class OperatorHandle:
         self._dargs = _make_dispatch_args(schema)
         self.schema = schema
 
+    cdef tuple _unbox_call(self, object stack):
+        """Pop the arguments off ``stack`` as a Python call: (args, kwargs)."""
+        return self.schema.split_call(_boxing().unbox_arguments(self.schema, stack))
+
     def _set_error_reporter(self, report):
         self._report_error = report
 
@@ -908,13 +923,14 @@ cdef class OperatorHandle:
         """Dispatch a call whose arguments are on ``stack`` (a dispatcher.ivalue.Stack);
         the results replace them, as in c10's callBoxed."""
         cdef _DispatchState state = self._live_state()
-        ivalue = _boxing()
-        args = tuple(ivalue.unbox_arguments(self.schema, stack))
+        cdef tuple args
+        cdef dict kwargs
+        args, kwargs = self._unbox_call(stack)
         cdef uint64_t bits = 0
-        self._extract(self._dargs, args, {}, &bits)
+        self._extract(self._dargs, args, kwargs, &bits)
         bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
         bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
-        stack.extend(ivalue.box(self.schema, args))
+        stack.extend(_boxing().box(self.schema, args, kwargs))
         self._dispatch_boxed("[call]", state, bits, stack)
 
     def redispatch_boxed(self, keyset, stack):
@@ -928,9 +944,10 @@ cdef class OperatorHandle:
             entry.fn(self, _make(bits), stack)
             return None
         # Any other entry: unbox the arguments, call, box the results.
-        ivalue = _boxing()
-        args = tuple(ivalue.unbox_arguments(self.schema, stack))
-        ivalue.box_returns(self.schema, self._dispatch(what, state, bits, args, {}), stack)
+        cdef tuple args
+        cdef dict kwargs
+        args, kwargs = self._unbox_call(stack)
+        _boxing().box_returns(self.schema, self._dispatch(what, state, bits, args, kwargs), stack)
         return None
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_INCLUDED_SET",
     "DispatchKeySet",
     "TensorBase",
+    "compute_dispatch_key_set",
     "register_tensor_type",
     "set_show_dispatch_trace",
     "show_dispatch_trace",
@@ -323,6 +324,17 @@ def tls_set_local_include_set(ks: DispatchKeySet) -> None:
 
 def tls_set_local_exclude_set(ks: DispatchKeySet) -> None:
     _tls.excluded_delta = _keyset_arg(ks, "tls_set_local_exclude_set") ^ _DEFAULT_EXCLUDED
+
+
+def compute_dispatch_key_set(keyset: DispatchKeySet, mask: Optional[DispatchKeySet] = None) -> DispatchKeySet:
+    """c10's computeDispatchKeySet: ``((keyset | included) - excluded) & mask``
+    with this thread's include/exclude sets, as a call computes its keyset."""
+    bits = (_keyset_arg(keyset, "compute_dispatch_key_set") | _tls_included_bits()) & (
+        FULL_BACKEND_MASK | ~_tls_excluded_bits()
+    )
+    if mask is not None:
+        bits &= _keyset_arg(mask, "compute_dispatch_key_set")
+    return DispatchKeySet._from_bits(bits)
 
 
 def tls_is_dispatch_key_included(key: Any) -> bool:
@@ -717,12 +729,16 @@ class OperatorHandle:
         """Dispatch a call whose arguments are on ``stack`` (a dispatcher.ivalue.Stack);
         the results replace them, as in c10's callBoxed."""
         ivalue = _boxing()
-        args = ivalue.unbox_arguments(self.schema, stack)
-        bits = self._extract(args, {}) | _tls_included_bits()
+        args, kwargs = self._unbox_call(stack)
+        bits = self._extract(args, kwargs) | _tls_included_bits()
         bits &= FULL_BACKEND_MASK | ~_tls_excluded_bits()
         bits &= self._masks[(bits & FULL_BACKEND_MASK).bit_length() - 1 if bits & FULL_BACKEND_MASK else 0]
-        stack.extend(ivalue.box(self.schema, args))
+        stack.extend(ivalue.box(self.schema, args, kwargs))
         self._dispatch_boxed("[call]", bits, stack)
+
+    def _unbox_call(self, stack: Any) -> tuple:
+        """Pop the arguments off ``stack`` as a Python call: (args, kwargs)."""
+        return self.schema.split_call(_boxing().unbox_arguments(self.schema, stack))
 
     def redispatch_boxed(self, keyset: DispatchKeySet, stack: Any) -> None:
         self._dispatch_boxed("[redispatch]", _keyset_arg(keyset, "redispatch_boxed"), stack)
@@ -735,6 +751,5 @@ class OperatorHandle:
             entry.fn(self, DispatchKeySet._from_bits(bits), stack)
             return
         # Any other entry: unbox the arguments, call, box the results.
-        ivalue = _boxing()
-        args = ivalue.unbox_arguments(self.schema, stack)
-        ivalue.box_returns(self.schema, self._dispatch(what, bits, args, {}), stack)
+        args, kwargs = self._unbox_call(stack)
+        _boxing().box_returns(self.schema, self._dispatch(what, bits, args, kwargs), stack)

@@ -7,7 +7,6 @@ dumps and the schema inferred for the kernel, if any (c10's AnnotatedKernel).
 """
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -100,13 +99,19 @@ AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(
     KernelFunction(KernelKind.AMBIGUOUS_AUTOGRAD_OTHER, None), "ambiguous_autogradother"
 )
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The modules that register on a caller's behalf: a registration's site is
+# the first frame outside them (so the prototype's own registrations, say,
+# show their own file and line).
+_REGISTERING_MODULES = frozenset(
+    f"dispatcher.{name}"
+    for name in ("library", "kernel", "registry", "operator", "_framework", "python_dispatcher", "compat.torch_C")
+)
 
 
 def registration_site() -> str:
-    """``registered at FILE:LINE`` of the first caller outside this package."""
+    """``registered at FILE:LINE`` of the first caller outside the registering modules."""
     frame = sys._getframe(1)
-    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
         frame = frame.f_back
     if frame is None:
         return "registered at <unknown>"

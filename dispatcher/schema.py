@@ -841,6 +841,16 @@ class FunctionSchema:
                 return tuple(args) + tail[n - sig.n_required :]
         return sig.bind_slow(args, kwargs or {})
 
+    def split_call(self, values: Union[tuple, list]) -> tuple[tuple, dict]:
+        """The inverse of ``bind``: ``(args, kwargs)`` to call a Python kernel
+        with ``values`` (all arguments in schema order), the keyword-only ones
+        by name.  Values past the declared arguments (a ``...`` schema's
+        extras) stay positional."""
+        sig = self._sig
+        n_pos, n_declared = sig.n_positional, sig.n_declared
+        args = tuple(values[:n_pos]) + tuple(values[n_declared:])
+        return args, dict(zip(sig.names[n_pos:n_declared], values[n_pos:n_declared]))
+
 
 class _Signature:
     """The tables behind ``FunctionSchema.bind``, built once per schema."""

@@ -107,6 +107,17 @@ def test_tls_include_exclude(lib):
     assert _core.tls_local_include_set() == _core.DEFAULT_INCLUDED_SET
 
 
+def test_compute_dispatch_key_set_applies_tls_and_mask():
+    cpu_keys = DispatchKeySet([K.CPU, K.AutogradCPU])
+    assert _core.compute_dispatch_key_set(cpu_keys) == cpu_keys | _core.DEFAULT_INCLUDED_SET
+    with _core.AutoDispatchBelowAutograd():
+        assert _core.compute_dispatch_key_set(cpu_keys) == DispatchKeySet([K.CPU, K.BackendSelect, K.ADInplaceOrView])
+    mask = dispatcher.keysets.AFTER_ADINPLACEORVIEW_KEYSET
+    assert _core.compute_dispatch_key_set(cpu_keys, mask) == DispatchKeySet([K.CPU, K.BackendSelect])
+    with pytest.raises(TypeError):
+        _core.compute_dispatch_key_set(K.CPU)
+
+
 def test_guards_restore_on_exception():
     before = (_core.tls_local_include_set(), _core.tls_local_exclude_set())
     with pytest.raises(ValueError):
@@ -219,6 +230,19 @@ def test_boxed_kernel_and_call_boxed(lib):
     stack = Stack(box(f.schema, (x, 5)))
     f.call_boxed(stack)
     assert [iv.to_python() for iv in stack] == [x, -5]
+
+
+def test_boxed_calls_pass_keyword_only_arguments_by_name(lib):
+    lib.define("f(Tensor self, *, int alpha=1) -> int")
+    lib.impl("f", lambda self, *, alpha=1: alpha, "CPU")
+    f = handle(lib, "f")
+    t = cpu()
+    stack = Stack(box(f.schema, (t,), {"alpha": 7}))
+    f.call_boxed(stack)
+    assert [iv.to_python() for iv in stack] == [7]
+    stack = Stack(box(f.schema, (t,), {"alpha": 3}))
+    f.redispatch_boxed(DispatchKeySet(K.CPU), stack)
+    assert [iv.to_python() for iv in stack] == [3]
 
 
 def test_boxed_fallback(lib):

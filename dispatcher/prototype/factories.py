@@ -18,8 +18,7 @@ from dispatcher import (
     DispatchKeySet,
     Library,
     OperatorHandle,
-    tls_local_exclude_set,
-    tls_local_include_set,
+    compute_dispatch_key_set,
 )
 from dispatcher.backends import backend_component
 
@@ -47,10 +46,8 @@ def backend_key_set(dtype: Optional[DType], device: Optional[str]) -> DispatchKe
 def _backend_select(op: OperatorHandle) -> Callable:
     def kernel(*args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
                **kwargs: Any) -> Tensor:
-        # c10::impl::computeDispatchKeySet, spelled out: the public API has no
-        # "apply this thread's include/exclude sets" helper (API gap).
-        keys = (backend_key_set(dtype, device) | tls_local_include_set()) - tls_local_exclude_set()
-        return op.redispatch(keys & _BELOW_BACKEND_SELECT, *args, dtype=dtype, device=device, **kwargs)
+        keys = compute_dispatch_key_set(backend_key_set(dtype, device), _BELOW_BACKEND_SELECT)
+        return op.redispatch(keys, *args, dtype=dtype, device=device, **kwargs)
 
     return kernel
 

@@ -36,7 +36,6 @@ from dispatcher import (
 )
 
 from . import shapes
-from ._calls import call_arguments
 from .dtypes import DType, default_float, to_numpy_dtype
 from .operators import OP
 from .tensor import Tensor
@@ -106,7 +105,7 @@ def cpu_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> No
     # recorded, whichever way the call arrived.
     with AutoDispatchBelowADInplaceOrView():
         cpu_values = [_map_tensors(v, _to_cpu) for v in values]
-        args, kwargs = call_arguments(schema, cpu_values)
+        args, kwargs = schema.split_call(cpu_values)
         result = op.redispatch(_CPU, *args, **kwargs)
         for i, argument in enumerate(schema.arguments):
             if argument.is_write:

@@ -29,7 +29,6 @@ from dispatcher import (
     unbox_arguments,
 )
 
-from ._calls import call_arguments
 
 __all__ = ["Graph", "Value", "trace", "tracer_fallback"]
 
@@ -108,7 +107,7 @@ class Graph:
             return x
 
         for call in self.calls:
-            args, kwargs = call_arguments(call.op.schema, [resolve(a) for a in call.arguments])
+            args, kwargs = call.op.schema.split_call([resolve(a) for a in call.arguments])
             result = call.op(*args, **kwargs)
             results = result if len(call.outputs) > 1 else (result,)
             env.update((o.name, r) for o, r in zip(call.outputs, results))
@@ -170,7 +169,7 @@ _state = _TracingState()
 def tracer_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> None:
     """The Tracer backend fallback: run the operator below Tracer, then record it."""
     values = unbox_arguments(op.schema, stack)
-    args, kwargs = call_arguments(op.schema, values)
+    args, kwargs = op.schema.split_call(values)
     with ExcludeDispatchKeyGuard(_TRACER):
         result = op.redispatch(keyset - _TRACER, *args, **kwargs)
     if _state.recorder is not None:

@@ -38,7 +38,6 @@ from dispatcher import (
     unbox_arguments,
 )
 
-from ._calls import call_arguments
 from .composite import DECOMPOSITIONS
 from .operators import OP
 from .shapes import wrap_dim
@@ -135,7 +134,7 @@ def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
                 if _level_of(x) == level)
     per_example = []
     for i in range(size):
-        args, kwargs = call_arguments(schema, [_slice(v, i, level) for v in values])
+        args, kwargs = schema.split_call([_slice(v, i, level) for v in values])
         per_example.append(op(*args, **kwargs))
     if not schema.returns:
         return None
