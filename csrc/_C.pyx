@@ -999,12 +999,18 @@ cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyOb
         if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
             return _call_with_keyset_in_front(entry.fn, _make(bits), args, nargs, kwnames)
     # Everything else takes the general path, with the arguments packed.
-    cdef tuple packed = tuple([<object>args[i] for i in range(nargs)])
+    packed, kw = _pack_call(args, 0, nargs, kwnames)
+    return self._dispatch("[call]", state, bits, packed, kw)
+
+
+cdef tuple _pack_call(PyObject** args, Py_ssize_t first, Py_ssize_t nargs, PyObject* kwnames):
+    # A vectorcall's arguments as (args tuple from ``first`` on, kwargs dict), for the general path.
+    cdef Py_ssize_t i
     cdef dict kw = {}
     if kwnames != NULL:
         for i in range(PyTuple_GET_SIZE(<tuple>kwnames)):
             kw[<object>PyTuple_GET_ITEM(<tuple>kwnames, i)] = <object>args[nargs + i]
-    return self._dispatch("[call]", state, bits, packed, kw)
+    return tuple([<object>args[i] for i in range(first, nargs)]), kw
 
 
 cdef int _extract_one(OperatorHandle self, object value, int kind, Py_ssize_t i, _DispatchArgs d,
@@ -1027,11 +1033,7 @@ cdef int _extract_one(OperatorHandle self, object value, int kind, Py_ssize_t i,
 
 cdef int _raise_missing(OperatorHandle self, PyObject** args, Py_ssize_t nargs, PyObject* kwnames,
                         str name) except -1:
-    cdef tuple packed = tuple([<object>args[i] for i in range(nargs)])
-    cdef dict kw = {}
-    if kwnames != NULL:
-        for i in range(PyTuple_GET_SIZE(<tuple>kwnames)):
-            kw[<object>PyTuple_GET_ITEM(<tuple>kwnames, i)] = <object>args[nargs + i]
+    packed, kw = _pack_call(args, 0, nargs, kwnames)
     return self._missing_argument(packed, kw, name)
 
 
@@ -1075,11 +1077,7 @@ cdef object _redispatch_vectorcall(object self_obj, PyObject** args, size_t narg
         if entry._kind == KIND_WITH_KEYSET:
             # The keyset a with-keyset kernel gets is the one given: pass it on.
             return PyObject_Vectorcall(entry.fn, args, <size_t>nargs, kwnames)
-    cdef tuple packed = tuple([<object>args[i] for i in range(1, nargs)])
-    cdef dict kw = {}
-    if kwnames != NULL:
-        for i in range(PyTuple_GET_SIZE(<tuple>kwnames)):
-            kw[<object>PyTuple_GET_ITEM(<tuple>kwnames, i)] = <object>args[nargs + i]
+    packed, kw = _pack_call(args, 1, nargs, kwnames)
     return handle._dispatch("[redispatch]", state, bits, packed, kw)
 
 
