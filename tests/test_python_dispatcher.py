@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from dispatcher._framework import install_standard_fallbacks, remove_standard_fallbacks
 from dispatcher.compat import torch_C as C
 from dispatcher.python_dispatcher import PythonDispatcher
 
 from .conftest import load_golden
-from .test_registration_golden import install_torch_framework_fallbacks
+from .test_registration_golden import torch_framework_fallbacks_instead_of_ours
 
 GOLDEN = load_golden("python_dispatcher_golden.json")
 SUPPORTED = GOLDEN["supported_keys"]
@@ -28,12 +27,8 @@ RAW = ("rawRegistrations", "rawDispatchTable")
 
 @pytest.fixture
 def torch_fallbacks():
-    remove_standard_fallbacks()
-    libraries = install_torch_framework_fallbacks()
-    yield
-    for m in libraries:
-        m.reset()
-    install_standard_fallbacks()
+    with torch_framework_fallbacks_instead_of_ours():
+        yield
 
 
 def run(keys: list[str], outputs: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:

@@ -32,11 +32,12 @@ Library cases (``dispatcher.Library`` vs ``torch.library.Library``):
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
 import warnings
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
@@ -73,14 +74,23 @@ def install_torch_framework_fallbacks() -> list[C._DispatchModule]:
     return libraries
 
 
-@pytest.fixture(scope="module", autouse=True)
-def torch_framework_fallbacks():
+@contextlib.contextmanager
+def torch_framework_fallbacks_instead_of_ours() -> Iterator[None]:
+    """Swap our standard fallbacks for torch's framework set while the block runs."""
     remove_standard_fallbacks()
     libraries = install_torch_framework_fallbacks()
-    yield
-    for m in libraries:
-        m.reset()
-    install_standard_fallbacks()
+    try:
+        yield
+    finally:
+        for m in libraries:
+            m.reset()
+        install_standard_fallbacks()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def torch_framework_fallbacks():
+    with torch_framework_fallbacks_instead_of_ours():
+        yield
 
 
 # -- replaying steps --------------------------------------------------------------------
