@@ -32,7 +32,7 @@ def parse_all():
 
 def test_parse_corpus_cold(benchmark):
     schemas = benchmark.pedantic(
-        parse_all, setup=schema_module._ARGUMENT_CACHE.clear, rounds=10, iterations=1
+        parse_all, setup=schema_module._ELEMENT_CACHE.clear, rounds=10, iterations=1
     )
     assert len(schemas) == 4374
 

@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 __all__ = [
     "AliasInfo",
@@ -749,15 +749,9 @@ class FunctionSchema:
         for r in self.returns:
             if not isinstance(r, Return):
                 raise TypeError(f"FunctionSchema.returns must be Returns, got {r!r}")
-        dispatch_args = []
-        for i, a in enumerate(self.arguments):
-            if not isinstance(a, Argument):
-                raise TypeError(f"FunctionSchema.arguments must be Arguments, got {a!r}")
-            kind = tensor_arg_kind(a.type)
-            if kind is not None:
-                dispatch_args.append(DispatchArg(i, a.name, kind))
-        set_(self, "dispatch_args", tuple(dispatch_args))
-        set_(self, "_sig", _Signature(self))
+        sig = _Signature(self)  # also checks the arguments
+        set_(self, "dispatch_args", sig.dispatch_args)
+        set_(self, "_sig", sig)
         set_(self, "_hash", None)
 
     def __hash__(self) -> int:
@@ -857,16 +851,28 @@ class _Signature:
 
     __slots__ = (
         "schema_name", "names", "index", "ambiguous", "defaults", "n_declared",
-        "n_positional", "n_required", "tail", "is_vararg",
+        "n_positional", "n_required", "tail", "is_vararg", "dispatch_args",
     )
 
     def __init__(self, schema: FunctionSchema) -> None:
+        # One pass over the arguments, which also yields the schema's
+        # dispatch_args: this runs for every schema defined.
         names: list[str] = []
         index: dict[str, int] = {}
         ambiguous = set()
         defaults: list[Any] = []
+        dispatch_args = []
         n_positional = n_required = -1  # -1: not reached yet
         for i, a in enumerate(schema.arguments):
+            if type(a) is not Argument:
+                raise TypeError(f"FunctionSchema.arguments must be Arguments, got {a!r}")
+            t = a.type
+            # Most types are plain base types: answer those without a call.
+            if type(t) is BaseType:
+                if t.name is BaseTy.Tensor:
+                    dispatch_args.append(DispatchArg(i, a.name, TensorArgKind.TENSOR))
+            elif (kind := tensor_arg_kind(t)) is not None:
+                dispatch_args.append(DispatchArg(i, a.name, kind))
             name = a.name
             if name in index:
                 ambiguous.add(name)  # the corpus has one schema with a repeated name
@@ -902,6 +908,7 @@ class _Signature:
         tail = self.defaults[self.n_required :]
         self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
         self.is_vararg = schema.is_vararg
+        self.dispatch_args = tuple(dispatch_args)
 
     def bind_slow(self, args: Union[tuple, list], kwargs: Mapping[str, Any]) -> tuple:
         if not isinstance(kwargs, Mapping):
@@ -1103,7 +1110,7 @@ class _Parser:
                     self.i += 1
                 else:
                     first = self.i
-                    arg = self.cached_argument(kwarg_only)
+                    arg = self.memoized(kwarg_only, self.argument, kwarg_only)
                     if not kwarg_only:
                         if arg.default is not NO_DEFAULT:
                             seen_default = True
@@ -1127,7 +1134,7 @@ class _Parser:
         if self.accept("..."):
             return (), True
         if not self.accept("("):
-            return (self.return_(),), False
+            return (self.memoized(_RETURN, self.return_),), False
         returns: list[Return] = []
         varret = False
         if self.toks[self.i] != ")":
@@ -1137,7 +1144,7 @@ class _Parser:
                 if self.accept("..."):
                     varret = True
                 else:
-                    returns.append(self.return_())
+                    returns.append(self.memoized(_RETURN, self.return_))
                 if not self.accept(","):
                     break
         self.expect(")", "',' or ')'")
@@ -1151,9 +1158,14 @@ class _Parser:
             return Return(t, tok)
         return Return(t)
 
-    def cached_argument(self, kwarg_only: bool) -> Argument:
-        """``argument()``, memoized on its tokens: schemas repeat most arguments
-        ("Tensor self", "Scalar alpha=1"), and a hit skips parsing them again."""
+    def memoized(self, head: Any, parse: Callable[..., Any], *args: Any) -> Any:
+        """``parse(*args)`` for an argument or a return, memoized on its tokens.
+
+        Schemas repeat most of them ("Tensor self", "Scalar alpha=1",
+        "-> Tensor"), and a hit skips parsing one again.  The element ends at
+        the next ',' or ')' outside brackets; ``head`` tells apart elements
+        whose tokens parse differently (a return, a keyword-only argument).
+        """
         toks = self.toks
         start = self.i
         end = start
@@ -1169,17 +1181,17 @@ class _Parser:
             elif tok == "," and depth == 0 or tok == _EOF:
                 break
             end += 1
-        key = (kwarg_only, *toks[start:end])
-        arg = _ARGUMENT_CACHE.get(key)
-        if arg is not None:
+        key = (head, *toks[start:end])
+        element = _ELEMENT_CACHE.get(key)
+        if element is not None:
             self.i = end
-            return arg
-        arg = self.argument(kwarg_only)
+            return element
+        element = parse(*args)
         if self.i == end:
-            if len(_ARGUMENT_CACHE) >= _ARGUMENT_CACHE_SIZE:
-                _ARGUMENT_CACHE.clear()
-            _ARGUMENT_CACHE[key] = arg
-        return arg
+            if len(_ELEMENT_CACHE) >= _ELEMENT_CACHE_SIZE:
+                _ELEMENT_CACHE.clear()
+            _ELEMENT_CACHE[key] = element
+        return element
 
     def argument(self, kwarg_only: bool) -> Argument:
         t = self.sized_type()
@@ -1387,10 +1399,12 @@ class _Parser:
 _PUNCTUATION = frozenset(["->", "...", "::", *"()[],.?!*|=:-"])
 _OPENERS = frozenset("([")
 _CLOSERS = frozenset(")]")
-# Parsed arguments by (kwarg_only, *tokens).  The corpus has about 2,700
-# distinct ones; the bound only keeps hostile input from growing it forever.
-_ARGUMENT_CACHE: dict[tuple[Any, ...], Argument] = {}
-_ARGUMENT_CACHE_SIZE = 16384
+# Parsed arguments and returns by (kwarg_only or _RETURN, *tokens).  The corpus
+# has about 1,900 distinct ones; the bound only keeps hostile input from
+# growing it forever.
+_RETURN = "return"
+_ELEMENT_CACHE: dict[tuple[Any, ...], Any] = {}
+_ELEMENT_CACHE_SIZE = 16384
 
 # One shared instance per unannotated base type: most types in a schema are
 # plain "Tensor", "int", ..., and sharing them keeps parsing fast and small.
