@@ -575,3 +575,12 @@ def test_pickled_schema_hashes_right_in_another_process():
         [sys.executable, "-c", code], input=pickle.dumps(schema), capture_output=True, env=env, check=True
     )
     assert out.stdout.strip() == b"found"
+
+
+def test_split_call_inverts_bind():
+    values = SCHEMA.bind((10,), {"k": 5})
+    args, kwargs = SCHEMA.split_call(values)
+    assert (args, kwargs) == ((10, 1), {"k": 5, "m": 3})
+    assert SCHEMA.bind(args, kwargs) == values
+    fmt = parse("aten::format(str self, ...) -> str")
+    assert fmt.split_call(fmt.bind(("a", 1, 2))) == (("a", 1, 2), {})
