@@ -969,7 +969,8 @@ cdef inline PyObject* _keyword_arg(PyObject** args, Py_ssize_t nargs, PyObject* 
 cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyObject* kwnames):
     """See Note [Vectorcall fast path]."""
     cdef OperatorHandle self = <OperatorHandle>self_obj
-    cdef _DispatchState state = self._live_state()
+    # Held for the whole extraction: it may run Python code (a type's
+    # key-set function), which may re-def the operator and replace _dargs.
     cdef _DispatchArgs d = self._dargs
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
     cdef Py_ssize_t i, position
@@ -990,14 +991,21 @@ cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyOb
             bits |= (<TensorBase>arg)._key_set.repr_
         else:
             _extract_one(self, <object>arg, kind, i, d, &bits)
+    # From here to the kernel call no Python code runs, so the state and its
+    # table entry can be read as borrowed pointers; only the kernel itself is
+    # held, since a registration during the call may drop the old table.
+    cdef _DispatchState state = self._live_state()
     bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
     bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
-    cdef KernelFunction entry = <KernelFunction>PyTuple_GET_ITEM(state.table, _table_index(bits))
+    cdef PyObject* entry = PyTuple_GET_ITEM(state.table, _table_index(bits))
+    cdef int entry_kind = (<KernelFunction>entry)._kind
     if not _show_trace:
-        if entry._kind == KIND_UNBOXED:
-            return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)
-        if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
-            return _call_with_keyset_in_front(entry.fn, _make(bits), args, nargs, kwnames)
+        if entry_kind == KIND_UNBOXED:
+            fn = (<KernelFunction>entry).fn
+            return PyObject_Vectorcall(fn, args, nargsf, kwnames)
+        if entry_kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
+            fn = (<KernelFunction>entry).fn
+            return _call_with_keyset_in_front(fn, _make(bits), args, nargs, kwnames)
     # Everything else takes the general path, with the arguments packed.
     packed, kw = _pack_call(args, 0, nargs, kwnames)
     return self._dispatch("[call]", state, bits, packed, kw)
