@@ -16,7 +16,6 @@ from . import keysets
 from ._core import DispatchKeySet, KernelFunction, KernelKind, OperatorHandle
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel, signature_text
-from .schema import FunctionSchema, ListType, Type
 from .keys import (
     NUM_BACKENDS,
     BackendComponent,
@@ -26,6 +25,7 @@ from .keys import (
     to_backend_component,
     to_functionality_key,
 )
+from .schema import FunctionSchema, ListType, Type
 
 if TYPE_CHECKING:
     from .registry import Dispatcher
@@ -42,7 +42,7 @@ _CEANF = K.CompositeExplicitAutogradNonFunctional
 class RegisteredSchema:
     """A def(): the schema, where it was registered, its alias analysis kind."""
 
-    schema: object  # a dispatcher.schema.FunctionSchema
+    schema: FunctionSchema
     debug: str
     alias_analysis: str = "FROM_SCHEMA"
     alias_analysis_is_default: bool = False
@@ -186,8 +186,7 @@ class OperatorEntry:
         return bool(self.kernels.get(key))
 
     def has_kernel_for_any_dispatch_key(self, ks: DispatchKeySet) -> bool:
-        # Alias keys have no bits, so ks.has() would call them always present.
-        return any(kernels and not is_alias_key(k) and ks.has(k) for k, kernels in self.kernels.items())
+        return self._has_kernel_in(ks.raw_repr())
 
     def in_use(self) -> bool:
         """Defined or holding kernels; see Note [Operator entries live forever]."""
