@@ -484,42 +484,57 @@ _FAST_PATHS = {
 }
 
 
-def _compile_boxer(
-    convs: tuple[Converter, ...], fast: tuple, is_vararg: bool
-) -> Callable[[tuple], Stack]:
-    """``box``'s inner loop for one schema, unrolled into one list display.
+def _compile_boxer(schema: FunctionSchema, convs: tuple[Converter, ...]) -> BoxCall:
+    """``box`` for one schema: bind, then one list display of IValues.
 
     Boxing runs on every call that reaches a boxed kernel.  A loop over
     converters pays a Python call per argument; the generated function
     converts the common cases inline (a tensor, an int for an int, ...) and
     calls the converter only for the rest, which also raises for bad values.
-    Like dataclasses, it is generated source: only indices and names of the
-    namespace below go into it, never text from a schema.
+    A call passing exactly the declared arguments, positionally, needs no
+    binding.  Like dataclasses, it is generated source: only indices and the
+    names of the namespace below go into it, never text from a schema.
     """
-    namespace: dict[str, Any] = {"Stack": Stack, "_new": _new, "IValue": IValue, "tks": tensor_key_set}
+    n = len(convs)
+    namespace: dict[str, Any] = {
+        "Stack": Stack, "_new": _new, "IValue": IValue, "tks": tensor_key_set,
+        "bind": schema.bind, "from_python": IValue.from_python,
+    }
     items = []
-    for i, (conv, path) in enumerate(zip(convs, fast)):
+    for i, (conv, a) in enumerate(zip(convs, schema.arguments)):
         namespace[f"c{i}"] = conv
+        path = _fast_path(a.type)
         if path is None:
             items.append(f"c{i}(v{i})")
             continue
         exact, tag = path
-        namespace[f"g{i}"] = tag
+        namespace[f"g{i}"], namespace[f"t{i}"] = tag, exact
         test = f"tks(v{i}) is not None" if exact is None else f"type(v{i}) is t{i}"
-        namespace[f"t{i}"] = exact
         items.append(f"(_new(IValue, (g{i}, v{i})) if {test} else c{i}(v{i}))")
-    # bind() returns exactly the declared arguments, plus the extras of a "...".
-    whole = "values" if not is_vararg else f"values[:{len(convs)}]"
-    unpack = f"    {', '.join(f'v{i}' for i in range(len(convs)))}, = {whole}\n" if convs else ""
-    source = f"def box_values(values):\n{unpack}    return Stack([{', '.join(items)}])\n"
-    exec(source, namespace)
-    return namespace["box_values"]
+    all_positional = not schema.is_vararg and not any(a.kwarg_only for a in schema.arguments)
+    lines = ["def box_call(args, kwargs):"]
+    if all_positional:
+        lines.append(f"    values = args if not kwargs and len(args) == {n} else bind(args, kwargs)")
+    else:
+        lines.append("    values = bind(args, kwargs)")
+    if n:
+        # bind() returns exactly the declared arguments, plus the extras of a "...".
+        lines.append(f"    {', '.join(f'v{i}' for i in range(n))}, = values{f'[:{n}]' if schema.is_vararg else ''}")
+    lines.append(f"    stack = Stack([{', '.join(items)}])")
+    if schema.is_vararg:
+        lines.append(f"    stack.extend(map(from_python, values[{n}:]))")
+    lines.append("    return stack")
+    exec("\n".join(lines), namespace)
+    return namespace["box_call"]
+
+
+BoxCall = Callable[[Union[tuple, list], Optional[dict]], "Stack"]
 
 
 class _Plan:
     """Per schema: the converters of its arguments and returns, and its boxer."""
 
-    __slots__ = ("schema", "arguments", "returns", "box_values")
+    __slots__ = ("schema", "arguments", "returns", "box_call")
 
     def __init__(self, schema: FunctionSchema) -> None:
         self.schema = schema
@@ -532,9 +547,7 @@ class _Plan:
             for a in schema.arguments
         )
         self.returns = tuple(_converter(r.type) for r in schema.returns)
-        self.box_values = _compile_boxer(
-            self.arguments, tuple(_fast_path(a.type) for a in schema.arguments), schema.is_vararg
-        )
+        self.box_call = _compile_boxer(schema, self.arguments)
 
     def argument_error(self, values: tuple) -> TypeError:
         """The TypeError for the first of ``values`` that does not convert."""
@@ -583,14 +596,10 @@ def box(schema: FunctionSchema, args: Union[tuple, list], kwargs: Optional[dict]
     """
     entry = _PLANS.get(id(schema))  # _plan(schema), inlined: this runs per boxed call
     plan = entry[1] if entry is not None and entry[0] is schema else _plan(schema)
-    values = schema.bind(args, kwargs)
     try:
-        stack = plan.box_values(values)
+        return plan.box_call(args, kwargs)
     except _Mismatch:
-        raise plan.argument_error(values) from None
-    if len(values) > len(plan.arguments):  # the extra arguments of a "..." schema
-        stack.extend(map(IValue.from_python, values[len(plan.arguments) :]))
-    return stack
+        raise plan.argument_error(schema.bind(args, kwargs)) from None
 
 
 def _take(stack: Stack, n: Optional[int], schema: FunctionSchema, what: str) -> list:
@@ -604,14 +613,19 @@ def _take(stack: Stack, n: Optional[int], schema: FunctionSchema, what: str) -> 
     if not n:
         return []
     items = stack[-n:]
-    if set(map(type, items)) != _ONLY_IVALUES:
-        bad = next(iv for iv in items if type(iv) is not IValue)
-        raise TypeError(f"{schema.name}: the stack holds a {type(bad).__name__}, not an IValue")
+    # Plain payloads inline; containers and non-IValues take the slow way.
+    values = [
+        iv[1] if type(iv) is IValue and iv[0] not in _CONTAINERS else _python_value(iv, schema)
+        for iv in items
+    ]
     del stack[-n:]
-    return [iv[1] if iv[0] not in _CONTAINERS else iv.to_python() for iv in items]
+    return values
 
 
-_ONLY_IVALUES = {IValue}
+def _python_value(iv: Any, schema: FunctionSchema) -> Any:
+    if type(iv) is not IValue:
+        raise TypeError(f"{schema.name}: the stack holds a {type(iv).__name__}, not an IValue")
+    return iv.to_python()
 
 
 def unbox_arguments(schema: FunctionSchema, stack: Stack) -> tuple:
