@@ -818,7 +818,7 @@ cdef class OperatorHandle:
 
     cdef int _wrong_type(self, object value, Py_ssize_t i, _DispatchArgs d, str expected) except -1:
         raise TypeError(
-            f"{self.name}: argument '{d.names[i]}' (position {d.positions[i]}) must be {expected}, "
+            f"{self.name}: argument '{d.names[i]}' (position {d.positions[i] + 1}) must be {expected}, "
             f"not {type(value).__name__}"
         )
 

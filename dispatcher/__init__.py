@@ -34,7 +34,7 @@ from ._core import (
 )
 from ._framework import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
-from .ivalue import IValue, Stack, box, box_returns, unbox_arguments, unbox_returns
+from .ivalue import IValue, Stack, Tag, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
 from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
@@ -59,6 +59,7 @@ __all__ = [
     "Library",
     "OperatorHandle",
     "Stack",
+    "Tag",
     "TensorBase",
     "box",
     "box_returns",
@@ -70,6 +71,7 @@ __all__ = [
     "keysets",
     "ops",
     "register_tensor_type",
+    "register_value_type",
     "rename_privateuse1_backend",
     "set_show_dispatch_trace",
     "show_dispatch_trace",

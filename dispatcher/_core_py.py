@@ -670,7 +670,7 @@ class OperatorHandle:
 
     def _wrong_type(self, value: object, name: str, position: int, expected: str) -> None:
         raise TypeError(
-            f"{self.name}: argument '{name}' (position {position}) must be {expected}, "
+            f"{self.name}: argument '{name}' (position {position + 1}) must be {expected}, "
             f"not {type(value).__name__}"
         )
 

@@ -202,7 +202,7 @@ def test_objects_with_dispatch_keys_and_registered_types(lib):
         assert f(np.zeros(1)) == "cpu"
     finally:
         _core.unregister_tensor_type(np.ndarray)
-    with pytest.raises(TypeError, match=r"argument 'x' \(position 0\) must be a tensor, not ndarray"):
+    with pytest.raises(TypeError, match=r"argument 'x' \(position 1\) must be a tensor, not ndarray"):
         f(np.zeros(1))
 
 
