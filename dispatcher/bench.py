@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from . import _core_py
-from ._core import HAS_EXTENSION
+# Module-level names, not local imports: plum and ovld resolve the (string)
+# annotations of the peer functions below against this module's globals.
+from ._core import HAS_EXTENSION, DispatchKeySet, TensorBase
 from .ivalue import box_returns, unbox_arguments
 from .keys import DispatchKey as K
 from .library import Library
@@ -70,14 +72,18 @@ def kernel(x, y):
     return x
 
 
-def _our_cases(lib: Library) -> list[Case]:
-    from . import DispatchKeySet, TensorBase
+# The key the fallback case registers on: the one PyTorch reserves for tests,
+# so the benchmark never collides with a fallback a library installed.
+_FALLBACK_KEY = K.TESTING_ONLY_GenericMode
 
+
+def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
     lib.define("add(Tensor x, Tensor y) -> Tensor")
     lib.define("add10(Tensor a, Tensor b, Tensor c, Tensor d, Tensor e, Tensor f, Tensor g, Tensor h, Tensor i, "
                "Tensor j) -> Tensor")
     lib.define("keyset_add(Tensor x, Tensor y) -> Tensor")
     lib.define("boxed_add(Tensor x, Tensor y) -> Tensor")
+    lib.define("fallback_add(Tensor x, Tensor y) -> Tensor")
 
     def kernel10(a, b, c, d, e, f, g, h, i, j):
         return a
@@ -93,14 +99,18 @@ def _our_cases(lib: Library) -> list[Case]:
     lib.impl("add10", kernel10, "CPU")
     lib.impl("keyset_add", with_keyset, "CPU", with_keyset=True)
     lib.impl("boxed_add", boxed, "CPU", boxed=True)
+    # fallback_add has no kernel of its own: every call lands on this fallback.
+    fallbacks.fallback(boxed, _FALLBACK_KEY, with_keyset=True)
     namespace = getattr(ops, lib.ns)
     add, add10 = namespace.add.default, namespace.add10.default
     keyset_add, boxed_add = namespace.keyset_add.default, namespace.boxed_add.default
+    fallback_add = namespace.fallback_add.default
     t = TensorBase(DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
+    f = TensorBase(DispatchKeySet([K.CPU, _FALLBACK_KEY]))
     cpu = DispatchKeySet(K.CPU)
     core = "compiled" if HAS_EXTENSION else "pure-Python"
-    env = dict(add=add, add10=add10, keyset_add=keyset_add, boxed_add=boxed_add, kernel=kernel,
-               kernel10=kernel10, with_keyset=with_keyset, t=t, cpu=cpu)
+    env = dict(add=add, add10=add10, keyset_add=keyset_add, boxed_add=boxed_add, fallback_add=fallback_add,
+               kernel=kernel, kernel10=kernel10, with_keyset=with_keyset, t=t, f=f, cpu=cpu)
     cases = [
         Case(f"call, 2 tensors ({core} core)", "add(t, t)", "kernel(t, t)", env),
         Case(f"call, 10 tensors ({core} core)", "add10(t, t, t, t, t, t, t, t, t, t)",
@@ -109,6 +119,7 @@ def _our_cases(lib: Library) -> list[Case]:
         Case(f"redispatch ({core} core)", "add.redispatch(cpu, t, t)", "kernel(t, t)", env),
         Case(f"with-keyset kernel ({core} core)", "keyset_add(t, t)", "with_keyset(cpu, t, t)", env),
         Case(f"boxed kernel: box, run, unbox ({core} core)", "boxed_add(t, t)", "kernel(t, t)", env),
+        Case(f"boxed backend fallback: box, run, unbox ({core} core)", "fallback_add(f, f)", "kernel(f, f)", env),
     ]
     if HAS_EXTENSION:
         cases.append(_twin_case(add, kernel))
@@ -127,8 +138,6 @@ def _twin_case(add, kernel) -> Case:
 
 def _peer_cases() -> list[Case]:
     import functools
-
-    from . import DispatchKeySet, TensorBase
 
     t = TensorBase(DispatchKeySet(K.CPU))
     env: dict = dict(t=t, kernel=kernel)
@@ -192,8 +201,8 @@ def _available(module: str) -> bool:
 
 
 def run(rounds: int = 15, number: int = 20000) -> list[Result]:
-    with Library("dispatcher_bench", "DEF") as lib:
-        cases = _our_cases(lib) + _peer_cases()
+    with Library("dispatcher_bench", "DEF") as lib, Library("_", "IMPL") as fallbacks:
+        cases = _our_cases(lib, fallbacks) + _peer_cases()
         torch_case = _torch_case()
         if torch_case is not None:
             cases.append(torch_case)
