@@ -185,18 +185,12 @@ _T_T_KERNEL = KernelFunction(KernelKind.UNBOXED, _identity)
 _FALLTHROUGH = KernelFunction(KernelKind.FALLTHROUGH, None)
 
 
-def _split_arguments(schema: FunctionSchema, values: tuple) -> tuple[list, dict]:
-    args = [v for a, v in zip(schema.arguments, values) if not a.kwarg_only]
-    kwargs = {a.name: v for a, v in zip(schema.arguments, values) if a.kwarg_only}
-    return args, kwargs
-
-
 def _python_kernel(func: Callable, with_keyset: bool) -> KernelFunction:
     """torch's PythonKernelHolder: a boxed kernel calling ``func(*args, **kwargs)``
     (``func(keyset, ...)`` with ``with_keyset``)."""
 
     def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
-        args, kwargs = _split_arguments(op.schema, ivalue.unbox_arguments(op.schema, stack))
+        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op.schema, stack))
         result = func(keyset, *args, **kwargs) if with_keyset else func(*args, **kwargs)
         ivalue.box_returns(op.schema, result, stack)
 
@@ -208,7 +202,7 @@ def _python_fallback(func: Callable, with_keyset: bool) -> KernelFunction:
     keyset, ...)`` with ``with_keyset``)."""
 
     def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
-        args, kwargs = _split_arguments(op.schema, ivalue.unbox_arguments(op.schema, stack))
+        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op.schema, stack))
         result = func(op, keyset, *args, **kwargs) if with_keyset else func(op, *args, **kwargs)
         ivalue.box_returns(op.schema, result, stack)
 
