@@ -44,6 +44,12 @@ def _demo(args: argparse.Namespace) -> None:
     demo_main()
 
 
+def _bench(bench_args: list[str]) -> int:
+    from .bench import main as bench_main
+
+    return bench_main(bench_args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dispatcher", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -60,15 +66,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.add_argument("keys", nargs="*", metavar="KEY")
     table.set_defaults(run=_table, parser=table)
     sub.add_parser("demo", help="tour a numpy-backed tensor library built on the dispatcher").set_defaults(run=_demo)
-    bench = sub.add_parser("bench", help="time dispatch against direct calls and peers (see dispatcher.bench)")
-    bench.set_defaults(run=None)
-    if argv is None:
-        argv = sys.argv[1:]
-    if argv[:1] == ["bench"]:
-        from .bench import main as bench_main
-
-        return bench_main(argv[1:])
-    args = parser.parse_args(argv)
+    bench = sub.add_parser(
+        "bench", add_help=False, help="time dispatch against direct calls and peers (bench --help for options)"
+    )
+    bench.set_defaults(run=_bench)
+    # bench's options belong to dispatcher.bench's own parser: pass them on.
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "bench":
+        return _bench(extra)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.run(args)
     return 0
 

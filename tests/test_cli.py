@@ -73,3 +73,13 @@ def test_keys_prints_the_catalog_with_priorities():
 def test_unknown_command_exits_2():
     out = cli("nope")
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_bench_passes_its_options_on():
+    import json
+
+    out = subprocess.run([sys.executable, "-m", "dispatcher", "bench", "--rounds", "1", "--number", "5", "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)
+    assert any(r["name"].startswith("call, 2 tensors") for r in results)
