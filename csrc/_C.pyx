@@ -834,7 +834,6 @@ cdef class OperatorHandle:
 
     cdef int _extract(self, _DispatchArgs d, tuple args, dict kwargs, uint64_t* bits) except -1:
         cdef Py_ssize_t i, position, nargs = PyTuple_GET_SIZE(args)
-        cdef int kind
         for i in range(d.n):
             position = d.positions[i]
             if position < nargs:
@@ -845,19 +844,7 @@ cdef class OperatorHandle:
                     if d.required[i]:
                         self._missing_argument(args, kwargs, d.names[i])
                     continue  # an omitted argument: its default is no tensor
-            kind = d.kinds[i]
-            if kind == ARG_TENSOR:
-                self._tensor_bits(value, i, d, bits)
-            elif kind == ARG_OPTIONAL_TENSOR:
-                if value is not None:
-                    self._tensor_bits(value, i, d, bits)
-            else:
-                if not isinstance(value, (list, tuple)):
-                    self._wrong_type(value, i, d, "a list of tensors")
-                for item in value:
-                    if item is None and kind == ARG_OPTIONAL_TENSOR_LIST:
-                        continue
-                    self._tensor_bits(item, i, d, bits)
+            _extract_one(self, value, d.kinds[i], i, d, bits)
         return 0
 
     cdef inline _DispatchState _live_state(self):
@@ -1023,7 +1010,8 @@ cdef tuple _pack_call(PyObject** args, Py_ssize_t first, Py_ssize_t nargs, PyObj
 
 cdef int _extract_one(OperatorHandle self, object value, int kind, Py_ssize_t i, _DispatchArgs d,
                       uint64_t* bits) except -1:
-    # Every argument kind but the plain-TensorBase case the fast path inlines.
+    # One dispatch-relevant argument's key bits, any kind (the vectorcall
+    # path inlines the plain-TensorBase case before calling this).
     if kind == ARG_TENSOR:
         return self._tensor_bits(value, i, d, bits)
     if kind == ARG_OPTIONAL_TENSOR:
