@@ -8,6 +8,7 @@ extension and once with DISPATCHER_NO_EXTENSIONS=1.
 import importlib
 import json
 import pathlib
+import sys
 
 import pytest
 
@@ -38,3 +39,20 @@ def core(request):
 def load_golden(name):
     with open(GOLDEN / name) as f:
         return json.load(f)
+
+
+# The test suite shares one dispatcher, and the prototype's backend fallbacks
+# (installed when dispatcher.prototype is imported) serve every operator.  So
+# once collection has imported it they come out, and the prototype's test
+# modules put them back only while their own tests run.
+def pytest_collection_finish(session):
+    prototype = sys.modules.get("dispatcher.prototype")
+    if prototype is not None:
+        prototype.uninstall()
+
+
+@pytest.fixture(scope="module")
+def prototype_fallbacks():
+    prototype = importlib.import_module("dispatcher.prototype")
+    with prototype.installed():
+        yield

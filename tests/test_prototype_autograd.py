@@ -10,15 +10,8 @@ from dispatcher.prototype import OP, float64, gradcheck, no_grad
 import dispatcher.prototype as P
 
 
-# The test suite shares one dispatcher: the prototype's backend fallbacks serve
-# every operator, so they are installed only while this module's tests run.
-P.uninstall()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def prototype_fallbacks():
-    with P.installed():
-        yield
+# See the prototype_fallbacks fixture in conftest.py.
+pytestmark = pytest.mark.usefixtures("prototype_fallbacks")
 
 
 def leaf(*shape, low=-2.0, high=2.0, seed=0):

@@ -8,15 +8,8 @@ import dispatcher.prototype as P
 from dispatcher.prototype import float64, nn, trace, vmap
 
 
-# The test suite shares one dispatcher: the prototype's backend fallbacks serve
-# every operator, so they are installed only while this module's tests run.
-P.uninstall()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def prototype_fallbacks():
-    with P.installed():
-        yield
+# See the prototype_fallbacks fixture in conftest.py.
+pytestmark = pytest.mark.usefixtures("prototype_fallbacks")
 
 
 def test_graph_prints_readably():
