@@ -151,7 +151,6 @@ _SLOTS_CHANGED_BY: dict[DispatchKey, tuple[DispatchKey, ...]] = {
     for k in DispatchKey
     if not is_alias_key(k)
 }
-_ALL_SLOTS = RUNTIME_SLOT_KEYS
 
 
 class OperatorEntry:
@@ -267,7 +266,7 @@ class OperatorEntry:
         """Recompute the slots a kernel change on ``changed_key`` can affect
         (see Note [Which slots a registration changes]) and publish them."""
         if is_alias_key(changed_key):
-            slots = _ALL_SLOTS
+            slots = RUNTIME_SLOT_KEYS
         else:
             slots = _SLOTS_CHANGED_BY[changed_key]
         for key in slots:
