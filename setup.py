@@ -17,6 +17,7 @@ extensions = [
         "dispatcher._C",
         sources=["csrc/_C.pyx"],
         include_dirs=["csrc"],
+        depends=["csrc/dispatcher_bits.h", "csrc/_boxing.pxi"],
         extra_compile_args=extra_compile_args,
     )
 ]

@@ -24,15 +24,20 @@ from dispatcher.keys import (
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
     "AutoDispatchBelowAutograd",
+    "Boxer",
     "DEFAULT_EXCLUDED_SET",
     "ExcludeDispatchKeyGuard",
+    "IValue",
     "IncludeDispatchKeyGuard",
     "KernelFunction",
     "KernelKind",
     "OperatorHandle",
+    "Stack",
     "DEFAULT_INCLUDED_SET",
     "DispatchKeySet",
     "TensorBase",
+    "box",
+    "box_returns",
     "compute_dispatch_key_set",
     "register_tensor_type",
     "set_show_dispatch_trace",
@@ -46,6 +51,8 @@ __all__ = [
     "tls_set_dispatch_key_included",
     "tls_set_local_exclude_set",
     "tls_set_local_include_set",
+    "unbox_arguments",
+    "unbox_returns",
     "unregister_tensor_type",
 ]
 
@@ -673,6 +680,9 @@ cdef object _boxing():
     return _ivalue
 
 
+include "_boxing.pxi"
+
+
 cdef enum:
     ARG_TENSOR = 0
     ARG_OPTIONAL_TENSOR = 1
@@ -804,9 +814,9 @@ cdef class OperatorHandle:
         self._dargs = _make_dispatch_args(schema)
         self.schema = schema
 
-    cdef tuple _unbox_call(self, object stack):
+    cdef tuple _unbox_call(self, Boxer boxer, object stack):
         """Pop the arguments off ``stack`` as a Python call: (args, kwargs)."""
-        return self.schema.split_call(_boxing().unbox_arguments(self.schema, stack))
+        return self.schema.split_call(boxer._unbox_arguments(stack))
 
     def _set_error_reporter(self, report):
         self._report_error = report
@@ -892,11 +902,10 @@ cdef class OperatorHandle:
         if entry._kind == KIND_WITH_KEYSET:
             return PyObject_Call(entry.fn, (_make(bits),) + args, kwargs)
         if entry._kind == KIND_BOXED:
-            ivalue = _boxing()
-            schema = self.schema
-            stack = ivalue.box(schema, args, kwargs)
+            boxer = _boxer_for(self.schema)
+            stack = boxer._box(args, kwargs)
             entry.fn(self, _make(bits), stack)
-            return ivalue.unbox_returns(schema, stack)
+            return boxer._unbox_returns(stack)
         return self._raise_for(entry, bits)
 
     cdef object _raise_for(self, KernelFunction entry, uint64_t bits):
@@ -912,12 +921,13 @@ cdef class OperatorHandle:
         cdef _DispatchState state = self._live_state()
         cdef tuple args
         cdef dict kwargs
-        args, kwargs = self._unbox_call(stack)
+        cdef Boxer boxer = _boxer_for(self.schema)
+        args, kwargs = self._unbox_call(boxer, stack)
         cdef uint64_t bits = 0
         self._extract(self._dargs, args, kwargs, &bits)
         bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
         bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
-        stack.extend(_boxing().box(self.schema, args, kwargs))
+        stack.extend(boxer._box(args, kwargs))
         self._dispatch_boxed("[call]", state, bits, stack)
 
     def redispatch_boxed(self, keyset, stack):
@@ -933,8 +943,9 @@ cdef class OperatorHandle:
         # Any other entry: unbox the arguments, call, box the results.
         cdef tuple args
         cdef dict kwargs
-        args, kwargs = self._unbox_call(stack)
-        _boxing().box_returns(self.schema, self._dispatch(what, state, bits, args, kwargs), stack)
+        cdef Boxer boxer = _boxer_for(self.schema)
+        args, kwargs = self._unbox_call(boxer, stack)
+        boxer._box_returns(self._dispatch(what, state, bits, args, kwargs), stack)
         return None
 
 

@@ -13,6 +13,7 @@ import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from . import _layout
+from ._boxing_py import Boxer, IValue, Stack, _boxer_for, _forget_boxers, box, box_returns, unbox_arguments, unbox_returns
 from ._kernel_kind import DUMP_STATE, KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, KEYS_BY_VALUE, MASKS, OFFSETS
 from .keys import (
@@ -27,15 +28,20 @@ from .keys import (
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
     "AutoDispatchBelowAutograd",
+    "Boxer",
     "DEFAULT_EXCLUDED_SET",
     "ExcludeDispatchKeyGuard",
+    "IValue",
     "IncludeDispatchKeyGuard",
     "KernelFunction",
     "KernelKind",
     "OperatorHandle",
+    "Stack",
     "DEFAULT_INCLUDED_SET",
     "DispatchKeySet",
     "TensorBase",
+    "box",
+    "box_returns",
     "compute_dispatch_key_set",
     "register_tensor_type",
     "set_show_dispatch_trace",
@@ -49,6 +55,8 @@ __all__ = [
     "tls_set_dispatch_key_included",
     "tls_set_local_exclude_set",
     "tls_set_local_include_set",
+    "unbox_arguments",
+    "unbox_returns",
     "unregister_tensor_type",
 ]
 
@@ -587,12 +595,6 @@ def _print_trace(what: str, name: str, bits: int) -> None:
     print(f"{' ' * _trace_state.depth}{what} op=[{name}], key=[{key.name}]", file=sys.stderr)
 
 
-def _boxing():
-    from . import ivalue  # imported late: ivalue imports the core
-
-    return ivalue
-
-
 _TENSOR, _OPTIONAL_TENSOR, _TENSOR_LIST, _OPTIONAL_TENSOR_LIST = range(4)
 _MISSING_ARG = object()
 
@@ -713,10 +715,10 @@ class OperatorHandle:
         if kind == KernelKind.WITH_KEYSET:
             return entry.fn(DispatchKeySet._from_bits(bits), *args, **kwargs)
         if kind == KernelKind.BOXED:
-            ivalue = _boxing()
-            stack = ivalue.box(self.schema, args, kwargs)
+            boxer = _boxer_for(self.schema)
+            stack = boxer.box(args, kwargs)
             entry.fn(self, DispatchKeySet._from_bits(bits), stack)
-            return ivalue.unbox_returns(self.schema, stack)
+            return boxer.unbox_returns(stack)
         return self._raise_for(entry, bits)
 
     def _raise_for(self, entry: KernelFunction, bits: int) -> Any:
@@ -728,17 +730,13 @@ class OperatorHandle:
     def call_boxed(self, stack: Any) -> None:
         """Dispatch a call whose arguments are on ``stack`` (a dispatcher.ivalue.Stack);
         the results replace them, as in c10's callBoxed."""
-        ivalue = _boxing()
-        args, kwargs = self._unbox_call(stack)
+        boxer = _boxer_for(self.schema)
+        args, kwargs = self.schema.split_call(boxer.unbox_arguments(stack))
         bits = self._extract(args, kwargs) | _tls_included_bits()
         bits &= FULL_BACKEND_MASK | ~_tls_excluded_bits()
         bits &= self._masks[(bits & FULL_BACKEND_MASK).bit_length() - 1 if bits & FULL_BACKEND_MASK else 0]
-        stack.extend(ivalue.box(self.schema, args, kwargs))
+        stack.extend(boxer.box(args, kwargs))
         self._dispatch_boxed("[call]", bits, stack)
-
-    def _unbox_call(self, stack: Any) -> tuple:
-        """Pop the arguments off ``stack`` as a Python call: (args, kwargs)."""
-        return self.schema.split_call(_boxing().unbox_arguments(self.schema, stack))
 
     def redispatch_boxed(self, keyset: DispatchKeySet, stack: Any) -> None:
         self._dispatch_boxed("[redispatch]", _keyset_arg(keyset, "redispatch_boxed"), stack)
@@ -751,5 +749,6 @@ class OperatorHandle:
             entry.fn(self, DispatchKeySet._from_bits(bits), stack)
             return
         # Any other entry: unbox the arguments, call, box the results.
-        args, kwargs = self._unbox_call(stack)
-        _boxing().box_returns(self.schema, self._dispatch(what, bits, args, kwargs), stack)
+        boxer = _boxer_for(self.schema)
+        args, kwargs = self.schema.split_call(boxer.unbox_arguments(stack))
+        boxer.box_returns(self._dispatch(what, bits, args, kwargs), stack)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dispatcher import ivalue
+from dispatcher import _core, ivalue
 from dispatcher._core import DispatchKeySet, TensorBase, register_tensor_type, unregister_tensor_type
 from dispatcher.ivalue import (
     IValue,
@@ -268,7 +268,9 @@ def isolated_value_types(monkeypatch):
     """register_value_type changes global state: give the test its own copy."""
     monkeypatch.setattr(ivalue, "_ACCEPTED", dict(ivalue._ACCEPTED))
     monkeypatch.setattr(ivalue, "_CONVERTERS", {})
-    monkeypatch.setattr(ivalue, "_PLANS", {})
+    _core.impl._forget_boxers()
+    yield
+    _core.impl._forget_boxers()  # boxers built while the test's types were accepted
 
 
 def test_register_value_type(isolated_value_types):
@@ -429,12 +431,16 @@ def test_unboxing_what_was_boxed_gives_the_bound_arguments(call):
     assert all(same(b, u) for b, u in zip(bound, unboxed)), (bound, unboxed)
 
 
-def test_ivalue_is_a_checked_immutable_pair():
+def test_ivalue_is_a_checked_immutable_value():
     iv = IValue(Tag.INT, 3)
-    assert (iv.tag, iv.payload) == (Tag.INT, 3) and tuple(iv) == (Tag.INT, 3)
+    assert (iv.tag, iv.payload) == (Tag.INT, 3)
+    assert iv == IValue(Tag.INT, 3) and hash(iv) == hash(IValue(Tag.INT, 3))
+    assert iv != IValue(Tag.BOOL, 3) and iv != IValue(Tag.INT, 4) and iv != (Tag.INT, 3)
     assert repr(iv) == "IValue(Tag.INT, 3)"
     assert pickle.loads(pickle.dumps(iv)) == iv
     with pytest.raises(AttributeError):
         iv.tag = Tag.BOOL
+    with pytest.raises(AttributeError):
+        iv.payload = 4
     with pytest.raises(TypeError, match="tag must be a Tag"):
         IValue(3, 3)
