@@ -426,11 +426,15 @@ def tls_set_dispatch_key_excluded(key, state):
 cdef class TensorBase:
     """Base for tensor types: carries the DispatchKeySet the dispatcher reads."""
     cdef DispatchKeySet _key_set
+    # _key_set's bits, kept beside it: the call path reads them with one
+    # load fewer (a DispatchKeySet is immutable, so they cannot drift apart).
+    cdef uint64_t _bits
 
     def __cinit__(self, *args, **kwargs):
         # Set before any __init__ runs, so a subclass that forgets to call
         # TensorBase.__init__ still has a (empty) keyset, never None.
         self._key_set = _EMPTY_SET
+        self._bits = 0
 
     def __init__(self, key_set=None):
         self.key_set = DispatchKeySet() if key_set is None else key_set
@@ -444,6 +448,7 @@ cdef class TensorBase:
         if not isinstance(ks, DispatchKeySet):
             raise TypeError(f"key_set must be a DispatchKeySet, not {type(ks).__name__}")
         self._key_set = ks
+        self._bits = (<DispatchKeySet>ks).repr_
 
 
 cdef DispatchKeySet _EMPTY_SET = _make(0)
@@ -834,7 +839,7 @@ cdef class OperatorHandle:
 
     cdef inline int _tensor_bits(self, object value, Py_ssize_t i, _DispatchArgs d, uint64_t* bits) except -1:
         if isinstance(value, TensorBase):
-            bits[0] |= (<TensorBase>value)._key_set.repr_
+            bits[0] |= (<TensorBase>value)._bits
             return 0
         ks = tensor_key_set(value)
         if ks is None:
@@ -964,9 +969,8 @@ cdef inline PyObject* _keyword_arg(PyObject** args, Py_ssize_t nargs, PyObject* 
     return NULL
 
 
-cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyObject* kwnames):
+cdef object _op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, PyObject* kwnames):
     """See Note [Vectorcall fast path]."""
-    cdef OperatorHandle self = <OperatorHandle>self_obj
     # Held for the whole extraction: it may run Python code (a type's
     # key-set function), which may re-def the operator and replace _dargs.
     cdef _DispatchArgs d = self._dargs
@@ -986,16 +990,18 @@ cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyOb
             continue  # an omitted argument: its default is no tensor
         kind = d.kinds[i]
         if kind == ARG_TENSOR and PyObject_TypeCheck(<object>arg, TensorBase):  # the common case, inline
-            bits |= (<TensorBase>arg)._key_set.repr_
+            bits |= (<TensorBase>arg)._bits
         else:
             _extract_one(self, <object>arg, kind, i, d, &bits)
     # From here to the kernel call no Python code runs, so the state and its
     # table entry can be read as borrowed pointers; only the kernel itself is
     # held, since a registration during the call may drop the old table.
-    cdef _DispatchState state = self._live_state()
+    if self._state is None:
+        self._live_state()  # raises
+    cdef PyObject* state = <PyObject*>self._state
     bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
-    bits &= state.masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
-    cdef PyObject* entry = PyTuple_GET_ITEM(state.table, _table_index(bits))
+    bits &= (<_DispatchState>state).masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
+    cdef PyObject* entry = PyTuple_GET_ITEM((<_DispatchState>state).table, _table_index(bits))
     cdef int entry_kind = (<KernelFunction>entry)._kind
     if not _show_trace:
         if entry_kind == KIND_UNBOXED:
@@ -1004,9 +1010,20 @@ cdef object _op_vectorcall(object self_obj, PyObject** args, size_t nargsf, PyOb
         if entry_kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
             fn = (<KernelFunction>entry).fn
             return _call_with_keyset_in_front(fn, _make(bits), args, nargs, kwnames)
+        if entry_kind == KIND_BOXED:
+            return _call_boxed_kernel(self, (<KernelFunction>entry).fn, bits, args, nargs, kwnames)
     # Everything else takes the general path, with the arguments packed.
     packed, kw = _pack_call(args, 0, nargs, kwnames)
-    return self._dispatch("[call]", state, bits, packed, kw)
+    return self._dispatch("[call]", <_DispatchState>state, bits, packed, kw)
+
+
+cdef object _call_boxed_kernel(OperatorHandle self, object fn, uint64_t bits, PyObject** args, Py_ssize_t nargs,
+                               PyObject* kwnames):
+    # A boxed kernel, called from the vectorcall path: boxed straight from the argument array.
+    cdef Boxer boxer = _boxer_for(self.schema)
+    stack = boxer._box_vector(args, nargs, kwnames)
+    fn(self, _make(bits), stack)
+    return boxer._unbox_returns(stack)
 
 
 cdef tuple _pack_call(PyObject** args, Py_ssize_t first, Py_ssize_t nargs, PyObject* kwnames):

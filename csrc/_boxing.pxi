@@ -8,6 +8,9 @@
 # dispatcher.ivalue made for its schema type, which also raises for bad values.
 from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE, PyList_GetSlice
 from cpython.long cimport PyLong_FromVoidPtr
+from cpython.ref cimport Py_INCREF
+from cpython.sequence cimport PySequence_Fast_ITEMS
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.object cimport PyObject_RichCompareBool, Py_EQ
 
 from dispatcher._ivalue_tag import Mismatch, Tag
@@ -15,6 +18,8 @@ from dispatcher._ivalue_tag import Mismatch, Tag
 cdef extern from "Python.h":
     # Cython's own declaration takes an object: NULL (delete the slice) would not pass.
     int PyList_SetSlice(object lst, Py_ssize_t low, Py_ssize_t high, PyObject* items) except -1
+    void Py_SET_SIZE(object o, Py_ssize_t size)
+    void _Py_DECREF_BORROWED "Py_DECREF"(PyObject* o)
 
 cdef tuple TAGS = tuple(Tag)
 
@@ -196,6 +201,35 @@ cdef int _check_depth(Stack stack, object n, str what) except -1:
     return 0
 
 
+# Note [Popping without shrinking]
+# list.pop() and slice deletion give memory back as a list empties: a stack
+# that goes 2 -> 0 -> 1 -> 0 items, as one boxed call does, would realloc its
+# buffer three times.  Like std::vector, a Stack keeps its buffer: the top
+# items are removed by lowering the size and dropping the references the list
+# held.  Each reference is dropped after the size is lowered, since dropping
+# it may run Python code (a destructor) that looks at the stack.
+cdef inline object _pop(Stack stack):
+    # The top item of a non-empty stack, removed.
+    cdef Py_ssize_t size = PyList_GET_SIZE(stack)
+    item = <object>PyList_GET_ITEM(stack, size - 1)
+    Py_SET_SIZE(stack, size - 1)
+    _Py_DECREF_BORROWED(<PyObject*>item)  # the list's reference; ``item`` holds its own
+    return item
+
+
+cdef inline void _drop(Stack stack, Py_ssize_t n):
+    # Remove the top ``n`` items (at most the stack's size).
+    cdef Py_ssize_t size
+    cdef PyObject* item
+    for _ in range(n):
+        size = PyList_GET_SIZE(stack)
+        if size == 0:
+            return  # a destructor emptied it
+        item = PyList_GET_ITEM(stack, size - 1)
+        Py_SET_SIZE(stack, size - 1)
+        _Py_DECREF_BORROWED(item)
+
+
 # -- Boxer ------------------------------------------------------------------------------
 cdef enum:
     STEP_CONVERT = 0  # call the converter
@@ -325,15 +359,27 @@ cdef class Boxer:
             values = self.schema.bind(args, kwargs)  # exactly the declared arguments, plus a "..."'s extras
             if PyTuple_GET_SIZE(values) < self.n_arguments:
                 raise RuntimeError(f"{self.schema.name}: bind() returned too few values")
+        return self._box_values(PySequence_Fast_ITEMS(values), PyTuple_GET_SIZE(values))
+
+    cdef Stack _box_vector(self, PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+        # _box for a vectorcall's arguments: the usual call passes exactly the
+        # declared arguments, positionally, and is boxed straight from the array.
+        if self.positional and kwnames == NULL and nargs == self.n_arguments:
+            return self._box_values(args, nargs)
+        packed, kw = _pack_call(args, 0, nargs, kwnames)
+        return self._box(packed, kw)
+
+    cdef Stack _box_values(self, PyObject** values, Py_ssize_t n):
+        # ``values``: borrowed, the bound call (the declared arguments, then a "..."'s extras).
         cdef Stack stack = Stack.__new__(Stack)
         cdef Py_ssize_t i
         try:
             for i in range(self.n_arguments):
-                PyList_Append(stack, _box_value(&self.arguments[i], <object>PyTuple_GET_ITEM(values, i)))
+                PyList_Append(stack, _box_value(&self.arguments[i], <object>values[i]))
         except Mismatch:
-            raise self.argument_error(values) from None
-        for i in range(self.n_arguments, PyTuple_GET_SIZE(values)):
-            PyList_Append(stack, _from_python(<object>PyTuple_GET_ITEM(values, i)))
+            raise self.argument_error(tuple([<object>values[i] for i in range(n)])) from None
+        for i in range(self.n_arguments, n):
+            PyList_Append(stack, _from_python(<object>values[i]))
         return stack
 
     cdef tuple _unbox_arguments(self, object stack):
@@ -342,6 +388,12 @@ cdef class Boxer:
     cdef int _box_returns(self, object result, object stack) except -1:
         if not isinstance(stack, Stack):
             raise TypeError(f"expected a Stack, got {type(stack).__name__}")
+        if self.n_returns == 1 and not self.varret:  # the common case
+            try:
+                PyList_Append(stack, _box_value(&self.returns[0], result))
+            except Mismatch as exc:
+                raise self.return_error(0, exc) from None
+            return 0
         cdef tuple values = _returned_values(self.schema, self.n_returns, self.varret, result)
         cdef list boxed = []
         cdef Py_ssize_t i
@@ -368,9 +420,7 @@ cdef class Boxer:
             if size:
                 top = PyList_GET_ITEM(stack, size - 1)
                 if type(<object>top) is IValue and not _is_container((<IValue>top)._code):
-                    payload = (<IValue>top).payload
-                    PyList_SetSlice(stack, size - 1, size, NULL)
-                    return payload
+                    return (<IValue>_pop(<Stack>stack)).payload
         values = _take(stack, self.n_returns, self.schema, "return values")
         if self.n_returns == 0:
             return None
@@ -416,42 +466,73 @@ cdef tuple _take(object stack, Py_ssize_t n, object schema, str what):
         raise RuntimeError(f"{schema.name}: expected {n} {what} on the stack, found {size}")
     if n == 0:
         return ()
-    # A copy: converting a container may run Python code that changes the stack.
-    cdef list items = PyList_GetSlice(stack, size - n, size)
     cdef Py_ssize_t i
-    for i in range(n):
-        if type(<object>PyList_GET_ITEM(items, i)) is not IValue:
-            raise TypeError(f"{schema.name}: the stack holds a {type(items[i]).__name__}, not an IValue")
-    cdef list values = []
+    cdef PyObject* item
     cdef IValue iv
-    for i in range(n):
-        iv = <IValue>PyList_GET_ITEM(items, i)
-        PyList_Append(values, _to_python(iv) if _is_container(iv._code) else iv.payload)
-    PyList_SetSlice(stack, size - n, size, NULL)
-    return tuple(values)
+    cdef bint containers = False
+    for i in range(size - n, size):
+        item = PyList_GET_ITEM(stack, i)
+        if type(<object>item) is not IValue:
+            raise TypeError(f"{schema.name}: the stack holds a {type(<object>item).__name__}, not an IValue")
+        containers |= _is_container((<IValue>item)._code)
+    cdef tuple values
+    if containers:
+        # From a copy: rebuilding a container may run Python code that changes the stack.
+        values = tuple([_to_python(<IValue>x) for x in PyList_GetSlice(stack, size - n, size)])
+    else:
+        values = PyTuple_New(n)
+        for i in range(n):
+            payload = (<IValue>PyList_GET_ITEM(stack, size - n + i)).payload
+            Py_INCREF(payload)
+            PyTuple_SET_ITEM(values, i, payload)
+    _drop(<Stack>stack, n)
+    return values
 
 
 # -- boxing by schema --------------------------------------------------------------------
-# Boxers by id(schema): hashing a FunctionSchema runs Python code, id() does not.
-# The Boxer holds its schema, so the id cannot be reused while it is cached.
+# Note [Boxer cache]
+# A boxed kernel calls unbox_arguments(op.schema, stack) and box_returns(...)
+# on every call, so finding the schema's Boxer must cost next to nothing.
+# Hashing a FunctionSchema runs Python code; its address does not.  Boxers are
+# kept by id(schema) in a dict, and in front of it in a direct-mapped cache
+# indexed by address bits: one load and one compare when it hits.  Every
+# entry is a Boxer, which holds its schema, so an address cannot be reused by
+# another schema while it is cached.
+cdef enum:
+    BOXER_CACHE_SLOTS = 256  # a power of two
+cdef list _recent_boxers = [None] * BOXER_CACHE_SLOTS
 cdef dict _boxers = {}
 
 
-cdef Boxer _boxer_for(object schema):
+cdef inline Boxer _boxer_for(object schema):
+    # Objects are 16-byte aligned: the low 4 address bits say nothing.
+    cdef size_t slot = (<size_t><void*>schema >> 4) & (BOXER_CACHE_SLOTS - 1)
+    cdef PyObject* cached = PyList_GET_ITEM(_recent_boxers, slot)
+    if cached != <PyObject*>None and (<Boxer>cached).schema is schema:
+        return <Boxer>cached
+    return _find_boxer(schema, slot)
+
+
+cdef Boxer _find_boxer(object schema, size_t slot):
     key = PyLong_FromVoidPtr(<void*>schema)
     found = _boxers.get(key)
+    cdef Boxer boxer
     if found is not None and (<Boxer>found).schema is schema:
-        return <Boxer>found
-    cdef Boxer boxer = _boxing()._make_boxer(schema)
-    _boxers[key] = boxer
+        boxer = <Boxer>found
+    else:
+        boxer = _boxing()._make_boxer(schema)
+        _boxers[key] = boxer
+    _recent_boxers[slot] = boxer
     return boxer
 
 
 def _forget_boxers():
     """Drop every cached Boxer (the values a type accepts have changed)."""
     _boxers.clear()
+    _recent_boxers[:] = [None] * BOXER_CACHE_SLOTS
 
 
+@cython.binding(False)  # a plain builtin function: cheaper to call
 def box(schema, args, kwargs=None):
     """The stack a boxed kernel gets for ``op(*args, **kwargs)``.
 
@@ -462,6 +543,7 @@ def box(schema, args, kwargs=None):
     return _boxer_for(schema)._box(args, kwargs)
 
 
+@cython.binding(False)  # a plain builtin function: cheaper to call
 def unbox_arguments(schema, stack):
     """Pop the arguments ``box`` pushed and return them as Python values, in order.
 
@@ -470,6 +552,7 @@ def unbox_arguments(schema, stack):
     return _boxer_for(schema)._unbox_arguments(stack)
 
 
+@cython.binding(False)  # a plain builtin function: cheaper to call
 def box_returns(schema, result, stack):
     """Push an unboxed kernel's ``result`` (None, a value, or a tuple) as IValues.
 
@@ -479,6 +562,7 @@ def box_returns(schema, result, stack):
     _boxer_for(schema)._box_returns(result, stack)
 
 
+@cython.binding(False)  # a plain builtin function: cheaper to call
 def unbox_returns(schema, stack):
     """Pop a boxed kernel's results: None for no returns, the value for one, else a tuple.
 
