@@ -707,6 +707,11 @@ cdef class _DispatchArgs:
     # reported as Python would (via schema.bind).
     cdef bint* required
     cdef tuple names
+    # When every dispatch-relevant argument is a required Tensor that can be
+    # passed positionally: how many positional arguments a call needs to
+    # pass them all.  A call that does has no keywords or omissions to look
+    # for (the vectorcall path's fast loop).  -1 otherwise.
+    cdef Py_ssize_t positional_span
 
     def __dealloc__(self):
         PyMem_Free(self.positions)
@@ -725,10 +730,16 @@ cdef _DispatchArgs _make_dispatch_args(object schema):
     if d.positions == NULL or d.kinds == NULL or d.required == NULL:
         raise MemoryError()
     cdef Py_ssize_t i
+    d.positional_span = 0
     for i in range(d.n):
         d.positions[i] = entries[i].position
         d.kinds[i] = int(entries[i].kind)
-        d.required[i] = not schema.arguments[entries[i].position].has_default
+        argument = schema.arguments[entries[i].position]
+        d.required[i] = not argument.has_default
+        if d.kinds[i] != ARG_TENSOR or not d.required[i] or argument.kwarg_only or d.positional_span < 0:
+            d.positional_span = -1
+        else:
+            d.positional_span = max(d.positional_span, d.positions[i] + 1)
     return d
 
 
@@ -737,6 +748,21 @@ cdef class _DispatchState:
     # The runtime table and per-backend fallthrough masks, replaced together.
     cdef tuple table
     cdef uint64_t masks[16]
+    # See Note [Last dispatch cache].
+    cdef uint64_t last_key
+    cdef uint64_t last_bits
+    cdef PyObject* last_entry  # borrowed from table
+
+# Note [Last dispatch cache]
+# Most call sites call an operator with the same kinds of tensors again and
+# again.  Between the keyset a call computes (arguments | TLS include, minus
+# TLS exclude) and its kernel lie the fallthrough mask, the table index (two
+# count-leading-zeros and two table reads) and the entry's loads: a chain of
+# dependent loads the CPU cannot overlap.  Each dispatch state remembers the
+# last keyset it saw (last_key), the keyset the mask left (last_bits) and
+# the entry, so a repeated call goes straight to its kernel.  The state is
+# replaced whole on registration, so the memory is never stale; last_key
+# starts with bit 63 set, which no keyset has (see from_raw_repr).
 
 
 cdef _DispatchArgs _NO_DISPATCH_ARGS = _make_dispatch_args(None)
@@ -810,6 +836,7 @@ cdef class OperatorHandle:
                 raise TypeError("table entries must be KernelFunctions")
         cdef _DispatchState state = _DispatchState.__new__(_DispatchState)
         state.table = table
+        state.last_key = 1ULL << 63
         cdef int i
         for i in range(NUM_BACKENDS):
             state.masks[i] = masks[i]
@@ -975,24 +1002,20 @@ cdef object _op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, 
     # key-set function), which may re-def the operator and replace _dargs.
     cdef _DispatchArgs d = self._dargs
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
-    cdef Py_ssize_t i, position
+    cdef Py_ssize_t i
     cdef PyObject* arg
-    cdef int kind
     cdef uint64_t bits = 0
-    for i in range(d.n):
-        position = d.positions[i]
+    if 0 <= d.positional_span <= nargs:
         # Arguments are read as borrowed pointers: the caller keeps them alive
         # for the whole call, and skipping the refcounting is most of the win.
-        arg = args[position] if position < nargs else _keyword_arg(args, nargs, kwnames, d.names[i])
-        if arg == NULL:
-            if d.required[i]:
-                _raise_missing(self, args, nargs, kwnames, d.names[i])
-            continue  # an omitted argument: its default is no tensor
-        kind = d.kinds[i]
-        if kind == ARG_TENSOR and PyObject_TypeCheck(<object>arg, TensorBase):  # the common case, inline
-            bits |= (<TensorBase>arg)._bits
-        else:
-            _extract_one(self, <object>arg, kind, i, d, &bits)
+        for i in range(d.n):
+            arg = args[d.positions[i]]
+            if PyObject_TypeCheck(<object>arg, TensorBase):  # the common case, inline
+                bits |= (<TensorBase>arg)._bits
+            else:
+                _extract_one(self, <object>arg, ARG_TENSOR, i, d, &bits)
+    else:
+        _extract_from_vector(self, d, args, nargs, kwnames, &bits)
     # From here to the kernel call no Python code runs, so the state and its
     # table entry can be read as borrowed pointers; only the kernel itself is
     # held, since a registration during the call may drop the old table.
@@ -1000,8 +1023,16 @@ cdef object _op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, 
         self._live_state()  # raises
     cdef PyObject* state = <PyObject*>self._state
     bits = (bits | _tls_included_bits()) & (FULL_BACKEND_MASK | ~_tls_excluded_bits())
-    bits &= (<_DispatchState>state).masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
-    cdef PyObject* entry = PyTuple_GET_ITEM((<_DispatchState>state).table, _table_index(bits))
+    cdef PyObject* entry
+    if bits == (<_DispatchState>state).last_key:  # Note [Last dispatch cache]
+        bits = (<_DispatchState>state).last_bits
+        entry = (<_DispatchState>state).last_entry
+    else:
+        (<_DispatchState>state).last_key = bits
+        bits &= (<_DispatchState>state).masks[index_of_highest_bit((bits & FULL_BACKEND_MASK) >> 1)]
+        entry = PyTuple_GET_ITEM((<_DispatchState>state).table, _table_index(bits))
+        (<_DispatchState>state).last_bits = bits
+        (<_DispatchState>state).last_entry = entry
     cdef int entry_kind = (<KernelFunction>entry)._kind
     if not _show_trace:
         if entry_kind == KIND_UNBOXED:
@@ -1015,6 +1046,23 @@ cdef object _op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, 
     # Everything else takes the general path, with the arguments packed.
     packed, kw = _pack_call(args, 0, nargs, kwnames)
     return self._dispatch("[call]", <_DispatchState>state, bits, packed, kw)
+
+
+cdef int _extract_from_vector(OperatorHandle self, _DispatchArgs d, PyObject** args, Py_ssize_t nargs,
+                              PyObject* kwnames, uint64_t* bits) except -1:
+    # _op_vectorcall's key extraction for any call: keywords, omitted
+    # arguments, optional tensors and tensor lists.
+    cdef Py_ssize_t i, position
+    cdef PyObject* arg
+    for i in range(d.n):
+        position = d.positions[i]
+        arg = args[position] if position < nargs else _keyword_arg(args, nargs, kwnames, d.names[i])
+        if arg == NULL:
+            if d.required[i]:
+                _raise_missing(self, args, nargs, kwnames, d.names[i])
+            continue  # an omitted argument: its default is no tensor
+        _extract_one(self, <object>arg, d.kinds[i], i, d, bits)
+    return 0
 
 
 cdef object _call_boxed_kernel(OperatorHandle self, object fn, uint64_t bits, PyObject** args, Py_ssize_t nargs,

@@ -47,7 +47,8 @@ class IValue:
     def __eq__(self, other: object) -> Any:
         if type(other) is not IValue:
             return NotImplemented
-        return self.tag == other.tag and self.payload == other.payload
+        # Identity first, as tuples compare items: a tensor payload equals itself.
+        return self.tag == other.tag and (self.payload is other.payload or bool(self.payload == other.payload))
 
     def __hash__(self) -> int:
         return hash((self.tag, self.payload))

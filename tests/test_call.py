@@ -232,6 +232,63 @@ def test_boxed_kernel_and_call_boxed(lib):
     assert [iv.to_python() for iv in stack] == [x, -5]
 
 
+def test_boxed_kernel_calls_box_every_way_of_passing_arguments(lib):
+    # The vectorcall path boxes a positional call straight from its argument
+    # array and packs any other call first: both must give the same stack.
+    lib.define("f(Tensor x, Tensor? y, *, int n=2, str s='a') -> (Tensor, ...)")
+    seen = []
+
+    def boxed(op, keyset, stack):
+        seen.append(list(stack))
+        values = unbox_arguments(op.schema, stack)
+        box_returns(op.schema, values, stack)
+
+    lib.impl("f", boxed, "CPU", boxed=True)
+    f = handle(lib, "f")
+    t = cpu()
+    assert f(t, None) == (t, None, 2, "a")
+    assert f(t, y=t, n=5) == (t, t, 5, "a")
+    assert f(x=t, y=None, s="b") == (t, None, 2, "b")
+    with pytest.raises(TypeError, match=r"argument 'n' \(position 3\) must be int, not str"):
+        f(t, None, n="x")
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'y'"):
+        f(t)
+    assert len(seen) == 3
+    assert all(type(iv) is dispatcher.IValue for stack in seen for iv in stack)
+
+
+def test_a_failed_boxed_call_leaves_no_stack_behind(lib):
+    lib.define("f(Tensor x) -> (Tensor, int)")
+
+    def boxed(op, keyset, stack):
+        (x,) = unbox_arguments(op.schema, stack)
+        box_returns(op.schema, (x, "not an int"), stack)
+
+    lib.impl("f", boxed, "CPU", boxed=True)
+    with pytest.raises(TypeError, match=r"return value 2 must be int, not str"):
+        handle(lib, "f")(cpu())
+
+
+def test_repeated_calls_follow_keysets_tls_and_registrations(lib):
+    # Note [Last dispatch cache]: a call site that alternates keysets, TLS
+    # changes and re-registrations must never see a remembered kernel that no
+    # longer applies.
+    lib.define("f(Tensor x) -> str")
+    lib.impl("f", lambda x: "cpu", "CPU")
+    lib.impl("f", lambda x: "xla", "XLA")
+    f = handle(lib, "f")
+    c, x = cpu(), tensor(K.XLA)
+    assert [f(t) for t in (c, c, x, x, c)] == ["cpu", "cpu", "xla", "xla", "cpu"]
+    with dispatcher.ExcludeDispatchKeyGuard(K.XLA):
+        with pytest.raises(NotImplementedError):
+            f(x)
+    assert f(x) == "xla"
+    with Library(lib.ns, "IMPL") as extra, pytest.warns(UserWarning, match="Overriding"):
+        extra.impl("f", lambda x: "cpu again", "CPU")
+        assert f(c) == "cpu again"
+    assert f(c) == "cpu"
+
+
 def test_boxed_calls_pass_keyword_only_arguments_by_name(lib):
     lib.define("f(Tensor self, *, int alpha=1) -> int")
     lib.impl("f", lambda self, *, alpha=1: alpha, "CPU")

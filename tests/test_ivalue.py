@@ -444,3 +444,70 @@ def test_ivalue_is_a_checked_immutable_value():
         iv.payload = 4
     with pytest.raises(TypeError, match="tag must be a Tag"):
         IValue(3, 3)
+
+
+def test_box_returns_is_all_or_nothing():
+    schema = parse("ns::op(Tensor x) -> (Tensor a, int b)")
+    stack = Stack([IValue(Tag.STRING, "below")])
+    with pytest.raises(TypeError, match="return value 2"):
+        box_returns(schema, (T1, "x"), stack)
+    assert stack == [IValue(Tag.STRING, "below")]
+    with pytest.raises(TypeError, match="expected a Stack, got list"):
+        box_returns(schema, (T1, 1), [])
+
+
+def test_a_stack_stays_a_working_list_after_unboxing():
+    # Unboxing removes items without giving memory back (Note [Popping
+    # without shrinking]); the Stack must behave as a list afterwards.
+    schema = parse("ns::op(Tensor x, Tensor y) -> Tensor")
+    stack = box(schema, (T1, T2))
+    assert unbox_arguments(schema, stack) == (T1, T2)
+    assert stack == [] and len(stack) == 0 and list(stack) == []
+    box_returns(schema, T1, stack)
+    stack.push(IValue(Tag.INT, 1), IValue(Tag.INT, 2))
+    assert stack.pop_n(2) == [IValue(Tag.INT, 1), IValue(Tag.INT, 2)]
+    assert unbox_returns(schema, stack) is T1
+    assert stack == []
+    stack.extend([IValue(Tag.INT, i) for i in range(100)])
+    assert len(stack) == 100 and stack[-1] == IValue(Tag.INT, 99)
+
+
+def test_ivalue_equality_compares_payloads_by_identity_first():
+    class NoBoolEquality:
+        def __eq__(self, other):
+            raise ValueError("ambiguous")  # like a numpy array's ==
+
+        __hash__ = object.__hash__
+
+    x = NoBoolEquality()
+    assert IValue(Tag.TENSOR, x) == IValue(Tag.TENSOR, x)
+    with pytest.raises(ValueError):
+        IValue(Tag.TENSOR, x) == IValue(Tag.TENSOR, NoBoolEquality())
+
+
+def test_boxer_checks_what_it_is_given(core):
+    schema = parse("ns::op(Tensor x) -> Tensor")
+
+    def conv(v):
+        return core.IValue(Tag.OBJECT, v)
+
+    def args(**changes):
+        base = dict(
+            schema=schema, argument_converters=(conv,), argument_fast_paths=(None,),
+            return_converters=(conv,), return_fast_paths=((None, Tag.TENSOR),),
+            argument_error=None, return_error=None,
+        )
+        base.update(changes)
+        return base
+
+    boxer = core.Boxer(**args())
+    assert boxer.schema is schema
+    assert boxer.box((1,)) == [core.IValue(Tag.OBJECT, 1)]
+    with pytest.raises(ValueError, match="one converter per argument"):
+        core.Boxer(**args(argument_converters=()))
+    with pytest.raises(ValueError, match="one fast path per converter"):
+        core.Boxer(**args(argument_fast_paths=()))
+    with pytest.raises(TypeError, match="Tag"):
+        core.Boxer(**args(argument_fast_paths=((int, 3),)))
+    with pytest.raises((TypeError, AttributeError)):
+        core.Boxer.__new__(core.Boxer).box((1,))
