@@ -306,6 +306,10 @@ cdef class Boxer:
             raise TypeError("a Boxer is initialised once")
         if len(argument_converters) != len(schema.arguments) or len(return_converters) != len(schema.returns):
             raise ValueError(f"a Boxer for {schema.name} takes one converter per argument and per return")
+        # Freed first: an __init__ that failed half-way may have left one.
+        PyMem_Free(self.arguments)
+        PyMem_Free(self.returns)
+        self.arguments = self.returns = NULL
         self.arguments = _make_steps(argument_converters, argument_fast_paths)
         self.returns = _make_steps(return_converters, return_fast_paths)
         self._converters = (argument_converters, return_converters)
@@ -356,9 +360,10 @@ cdef class Boxer:
         if self.positional and not kwargs and type(args) is tuple and PyTuple_GET_SIZE(args) == self.n_arguments:
             values = args
         else:
-            values = self.schema.bind(args, kwargs)  # exactly the declared arguments, plus a "..."'s extras
-            if PyTuple_GET_SIZE(values) < self.n_arguments:
-                raise RuntimeError(f"{self.schema.name}: bind() returned too few values")
+            bound = self.schema.bind(args, kwargs)  # exactly the declared arguments, plus a "..."'s extras
+            if type(bound) is not tuple or PyTuple_GET_SIZE(bound) < self.n_arguments:
+                raise RuntimeError(f"{self.schema.name}: bind() returned {bound!r}, not the bound arguments")
+            values = bound
         return self._box_values(PySequence_Fast_ITEMS(values), PyTuple_GET_SIZE(values))
 
     cdef Stack _box_vector(self, PyObject** args, Py_ssize_t nargs, PyObject* kwnames):

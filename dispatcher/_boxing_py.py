@@ -174,14 +174,16 @@ _CONVERT, _TENSOR, _EXACT = range(3)
 def _steps(converters: tuple, fast_paths: tuple) -> tuple:
     if len(converters) != len(fast_paths):
         raise ValueError("a Boxer takes one fast path per converter")
+    for fast in fast_paths:
+        if fast is not None and (type(fast) is not tuple or len(fast) != 2 or type(fast[1]) is not Tag
+                                 or not (fast[0] is None or isinstance(fast[0], type))):
+            raise TypeError(f"a fast path is None or (exact type or None, Tag), not {fast!r}")
     steps = []
     for convert, fast in zip(converters, fast_paths):
         if fast is None:
             steps.append((_CONVERT, None, None, convert))
         else:
             exact, tag = fast
-            if type(tag) is not Tag:
-                raise TypeError(f"a fast path's tag must be a Tag, got {tag!r}")
             steps.append((_TENSOR if exact is None else _EXACT, exact, tag, convert))
     return tuple(steps)
 
@@ -231,6 +233,8 @@ class Boxer:
             values = args
         else:
             values = self.schema.bind(args, kwargs)  # exactly the declared arguments, plus a "..."'s extras
+            if type(values) is not tuple or len(values) < n:
+                raise RuntimeError(f"{self.schema.name}: bind() returned {values!r}, not the bound arguments")
         try:
             stack = Stack([_box_value(step, v) for step, v in zip(self._arguments, values)])
         except Mismatch:

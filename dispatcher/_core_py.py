@@ -731,12 +731,16 @@ class OperatorHandle:
         """Dispatch a call whose arguments are on ``stack`` (a dispatcher.ivalue.Stack);
         the results replace them, as in c10's callBoxed."""
         boxer = _boxer_for(self.schema)
-        args, kwargs = self.schema.split_call(boxer.unbox_arguments(stack))
+        args, kwargs = self._unbox_call(boxer, stack)
         bits = self._extract(args, kwargs) | _tls_included_bits()
         bits &= FULL_BACKEND_MASK | ~_tls_excluded_bits()
         bits &= self._masks[(bits & FULL_BACKEND_MASK).bit_length() - 1 if bits & FULL_BACKEND_MASK else 0]
         stack.extend(boxer.box(args, kwargs))
         self._dispatch_boxed("[call]", bits, stack)
+
+    def _unbox_call(self, boxer: Boxer, stack: Stack) -> tuple:
+        """Pop the arguments off ``stack`` as a Python call: (args, kwargs)."""
+        return self.schema.split_call(boxer.unbox_arguments(stack))
 
     def redispatch_boxed(self, keyset: DispatchKeySet, stack: Any) -> None:
         self._dispatch_boxed("[redispatch]", _keyset_arg(keyset, "redispatch_boxed"), stack)
@@ -750,5 +754,5 @@ class OperatorHandle:
             return
         # Any other entry: unbox the arguments, call, box the results.
         boxer = _boxer_for(self.schema)
-        args, kwargs = self.schema.split_call(boxer.unbox_arguments(stack))
+        args, kwargs = self._unbox_call(boxer, stack)
         boxer.box_returns(self._dispatch(what, bits, args, kwargs), stack)

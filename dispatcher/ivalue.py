@@ -65,6 +65,8 @@ __all__ = [
 
 
 _NONE = IValue(Tag.NONE, None)
+# Reading an enum member (Tag.INT) costs ~250 ns on Python 3.11; the
+# converters, which run per value, use these module constants instead.
 _TENSOR, _DOUBLE, _INT, _BOOL, _COMPLEX = Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.BOOL, Tag.COMPLEX
 
 

@@ -276,17 +276,17 @@ def test_repeated_calls_follow_keysets_tls_and_registrations(lib):
     lib.define("f(Tensor x) -> str")
     lib.impl("f", lambda x: "cpu", "CPU")
     lib.impl("f", lambda x: "xla", "XLA")
+    lib.impl("f", lambda x: "autograd", "AutogradCPU")
     f = handle(lib, "f")
     c, x = cpu(), tensor(K.XLA)
-    assert [f(t) for t in (c, c, x, x, c)] == ["cpu", "cpu", "xla", "xla", "cpu"]
-    with dispatcher.ExcludeDispatchKeyGuard(K.XLA):
-        with pytest.raises(NotImplementedError):
-            f(x)
-    assert f(x) == "xla"
+    assert [f(t) for t in (c, c, x, x, c)] == ["autograd", "autograd", "xla", "xla", "autograd"]
+    with dispatcher.AutoDispatchBelowAutograd():
+        assert f(c) == "cpu"
+    assert f(c) == "autograd"
     with Library(lib.ns, "IMPL") as extra, pytest.warns(UserWarning, match="Overriding"):
-        extra.impl("f", lambda x: "cpu again", "CPU")
-        assert f(c) == "cpu again"
-    assert f(c) == "cpu"
+        extra.impl("f", lambda x: "autograd again", "AutogradCPU")
+        assert f(c) == "autograd again"
+    assert f(c) == "autograd"
 
 
 def test_boxed_calls_pass_keyword_only_arguments_by_name(lib):
