@@ -285,7 +285,9 @@ cdef class Boxer:
     ``dispatcher.ivalue`` makes one per schema (the core caches it by schema:
     see ``box``): a converter per argument and per return, each with its fast
     path, and the functions that word a mismatch as a TypeError --
-    ``argument_error(values)`` and ``return_error(i, mismatch)``.
+    ``argument_error(values)`` and ``return_error(i, mismatch)``.  A fast path
+    is ``(exact type, tag)`` for values that box as they are (the type None
+    stands for "a tensor"), or None: always convert.
     """
     cdef readonly object schema
     cdef Py_ssize_t n_arguments

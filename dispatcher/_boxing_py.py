@@ -162,11 +162,6 @@ def _check_depth(stack: Stack, n: Any, what: str) -> None:
         raise IndexError(f"cannot {what} {n} items from a stack of {len(stack)}")
 
 
-Converter = Callable[[Any], IValue]
-# (exact Python type, tag) of the values that box as they are; None as the
-# type stands for "a tensor".  None instead of the pair: always convert.
-FastPath = Optional[tuple]
-
 # How one value boxes: (kind, exact type, tag, converter).
 _CONVERT, _TENSOR, _EXACT = range(3)
 
@@ -201,7 +196,9 @@ class Boxer:
     ``dispatcher.ivalue`` makes one per schema (the core caches it by schema:
     see ``box``): a converter per argument and per return, each with its fast
     path, and the functions that word a mismatch as a TypeError --
-    ``argument_error(values)`` and ``return_error(i, mismatch)``.
+    ``argument_error(values)`` and ``return_error(i, mismatch)``.  A fast path
+    is ``(exact type, tag)`` for values that box as they are (the type None
+    stands for "a tensor"), or None: always convert.
     """
 
     __slots__ = ("schema", "_arguments", "_returns", "_positional", "_argument_error", "_return_error")

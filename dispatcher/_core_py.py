@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any, Callable, Iterable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 from . import _layout
-from ._boxing_py import Boxer, IValue, Stack, _boxer_for, _forget_boxers, box, box_returns, unbox_arguments, unbox_returns
+from ._boxing_py import Boxer, IValue, Stack, _boxer_for, box, box_returns, unbox_arguments, unbox_returns
+from ._boxing_py import _forget_boxers  # noqa: F401  (part of the core's API, as in _C: ivalue calls it)
 from ._kernel_kind import DUMP_STATE, KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, KEYS_BY_VALUE, MASKS, OFFSETS
 from .keys import (
