@@ -1,9 +1,12 @@
-"""Build the compiled core ``dispatcher._C`` from ``csrc/_C.pyx``.
+"""Build the compiled engine from the one source of both engines.
 
-Everything else about the package lives in pyproject.toml.  The extension is
-required for speed, not for correctness: ``dispatcher/_core_py.py`` is a
-pure-Python twin, and ``DISPATCHER_REQUIRE_EXTENSION=1`` turns a missing build
-into an import error (CI sets it).
+``dispatcher/_engine/core.py`` is compiled by Cython in pure-Python mode
+(its C types in ``core.pxd``) into ``dispatcher._engine.core``; run
+uncompiled it is the pure-Python engine.  ``csrc/_fastcall.pyx`` adds the
+vectorcall entry points, which only C can express.  Everything else about
+the package lives in pyproject.toml.  The compiled engine is required for
+speed, not for correctness; ``DISPATCHER_REQUIRE_EXTENSION=1`` turns a
+missing build into an import error (CI sets it).
 """
 import sys
 
@@ -11,15 +14,23 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 extra_compile_args = ["/O2"] if sys.platform == "win32" else ["-O3"]
+headers = ["csrc/dispatcher_bits.h", "dispatcher/_engine/core.pxd"]
 
 extensions = [
     Extension(
-        "dispatcher._C",
-        sources=["csrc/_C.pyx"],
+        "dispatcher._engine.core",
+        sources=["dispatcher/_engine/core.py"],
         include_dirs=["csrc"],
-        depends=["csrc/dispatcher_bits.h", "csrc/_boxing.pxi"],
+        depends=headers,
         extra_compile_args=extra_compile_args,
-    )
+    ),
+    Extension(
+        "dispatcher._engine._fastcall",
+        sources=["csrc/_fastcall.pyx"],
+        include_dirs=["csrc"],
+        depends=headers,
+        extra_compile_args=extra_compile_args,
+    ),
 ]
 
 setup(

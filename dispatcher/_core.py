@@ -1,32 +1,67 @@
-"""Selects the core: the compiled ``dispatcher._C`` or its twin ``_core_py``.
+"""The default engine's names, for the modules above the engine.
 
-Environment (read once, at import):
-  DISPATCHER_NO_EXTENSIONS=1     use the pure-Python twin even if _C is built
-  DISPATCHER_REQUIRE_EXTENSION=1 raise ImportError if _C is not built (CI sets
-                                 it, so a broken build cannot pass as the twin)
-Everything else in the package imports core names from here.
+Which engine is the default is decided once, at import (see
+dispatcher/_engine/__init__.py).  The registration side does not import
+these: it is given its engine (``Dispatcher(engine)``).
 """
-import os
+from ._engine import HAS_EXTENSION, default_engine
 
-from . import _core_py
+ENGINE = default_engine()
 
+AutoDispatchBelowADInplaceOrView = ENGINE.AutoDispatchBelowADInplaceOrView
+AutoDispatchBelowAutograd = ENGINE.AutoDispatchBelowAutograd
+DEFAULT_EXCLUDED_SET = ENGINE.DEFAULT_EXCLUDED_SET
+DEFAULT_INCLUDED_SET = ENGINE.DEFAULT_INCLUDED_SET
+DispatchKeySet = ENGINE.DispatchKeySet
+ExcludeDispatchKeyGuard = ENGINE.ExcludeDispatchKeyGuard
+IValue = ENGINE.IValue
+IncludeDispatchKeyGuard = ENGINE.IncludeDispatchKeyGuard
+KernelFunction = ENGINE.KernelFunction
+OperatorHandle = ENGINE.OperatorHandle
+Stack = ENGINE.Stack
+TensorBase = ENGINE.TensorBase
+compute_dispatch_key_set = ENGINE.compute_dispatch_key_set
+register_tensor_type = ENGINE.register_tensor_type
+set_show_dispatch_trace = ENGINE.set_show_dispatch_trace
+show_dispatch_trace = ENGINE.show_dispatch_trace
+tensor_key_set = ENGINE.tensor_key_set
+tls_is_dispatch_key_excluded = ENGINE.tls_is_dispatch_key_excluded
+tls_is_dispatch_key_included = ENGINE.tls_is_dispatch_key_included
+tls_local_exclude_set = ENGINE.tls_local_exclude_set
+tls_local_include_set = ENGINE.tls_local_include_set
+tls_set_dispatch_key_excluded = ENGINE.tls_set_dispatch_key_excluded
+tls_set_dispatch_key_included = ENGINE.tls_set_dispatch_key_included
+tls_set_local_exclude_set = ENGINE.tls_set_local_exclude_set
+tls_set_local_include_set = ENGINE.tls_set_local_include_set
+unregister_tensor_type = ENGINE.unregister_tensor_type
 
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0")
-
-
-_compiled = None
-try:
-    from . import _C as _compiled  # type: ignore[no-redef]
-except ImportError as exc:
-    if _flag("DISPATCHER_REQUIRE_EXTENSION"):
-        raise ImportError(
-            "DISPATCHER_REQUIRE_EXTENSION is set but the compiled core dispatcher._C "
-            f"could not be imported ({exc}); build it with `pip install .`"
-        ) from exc
-
-HAS_EXTENSION = _compiled is not None and not _flag("DISPATCHER_NO_EXTENSIONS")
-impl = _compiled if HAS_EXTENSION else _core_py
-
-__all__ = ["HAS_EXTENSION", "impl", *_core_py.__all__]
-globals().update({name: getattr(impl, name) for name in _core_py.__all__})
+__all__ = [
+    "AutoDispatchBelowADInplaceOrView",
+    "AutoDispatchBelowAutograd",
+    "DEFAULT_EXCLUDED_SET",
+    "DEFAULT_INCLUDED_SET",
+    "DispatchKeySet",
+    "ENGINE",
+    "ExcludeDispatchKeyGuard",
+    "HAS_EXTENSION",
+    "IValue",
+    "IncludeDispatchKeyGuard",
+    "KernelFunction",
+    "OperatorHandle",
+    "Stack",
+    "TensorBase",
+    "compute_dispatch_key_set",
+    "register_tensor_type",
+    "set_show_dispatch_trace",
+    "show_dispatch_trace",
+    "tensor_key_set",
+    "tls_is_dispatch_key_excluded",
+    "tls_is_dispatch_key_included",
+    "tls_local_exclude_set",
+    "tls_local_include_set",
+    "tls_set_dispatch_key_excluded",
+    "tls_set_dispatch_key_included",
+    "tls_set_local_exclude_set",
+    "tls_set_local_include_set",
+    "unregister_tensor_type",
+]

@@ -18,6 +18,7 @@ from typing import Optional
 from .kernel import fallthrough_kernel
 from .keys import BackendComponent, DispatchKey
 from .library import Library
+from .registry import Dispatcher
 
 STANDARD_FALLTHROUGH_KEYS: tuple[DispatchKey, ...] = (
     DispatchKey.BackendSelect,
@@ -45,14 +46,19 @@ STANDARD_FALLBACK_DEBUG = "registered by dispatcher at import"
 _library: Optional[Library] = None
 
 
-def install_standard_fallbacks() -> None:
-    global _library
-    if _library is not None:
-        return
-    library = Library("_", "IMPL")
+def standard_fallbacks_library(registry: Optional[Dispatcher] = None) -> Library:
+    """A library registering the standard fallbacks with ``registry``."""
+    library = Library("_", "IMPL", registry=registry)
     for key in STANDARD_FALLTHROUGH_KEYS:
         library.fallback(fallthrough_kernel, key, debug=f"{STANDARD_FALLBACK_DEBUG} (standard {key.name} fallthrough)")
-    _library = library
+    return library
+
+
+def install_standard_fallbacks() -> None:
+    """Register the standard fallbacks with the package's registry (once)."""
+    global _library
+    if _library is None:
+        _library = standard_fallbacks_library()
 
 
 def remove_standard_fallbacks() -> None:

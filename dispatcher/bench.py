@@ -19,7 +19,8 @@ import timeit
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from . import _core_py
+from ._engine import pure_engine
+from ._framework import standard_fallbacks_library
 # Module-level names, not local imports: plum and ovld resolve the (string)
 # annotations of the peer functions below against this module's globals.
 from ._core import HAS_EXTENSION, DispatchKeySet, TensorBase
@@ -27,7 +28,7 @@ from .ivalue import box_returns, unbox_arguments
 from .keys import DispatchKey as K
 from .library import Library
 from .ops import ops
-from .registry import dispatcher
+from .registry import Dispatcher
 
 
 @dataclass
@@ -92,8 +93,8 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
         return x
 
     def boxed(op, keyset, stack):
-        x, y = unbox_arguments(op.schema, stack)
-        box_returns(op.schema, kernel(x, y), stack)
+        x, y = unbox_arguments(op, stack)
+        box_returns(op, kernel(x, y), stack)
 
     lib.impl("add", kernel, "CPU")
     lib.impl("add10", kernel10, "CPU")
@@ -129,11 +130,15 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
 def _twin_case(add, kernel) -> Case:
     # The pure-Python twin's handle, given the same published state as the
     # compiled one, with tensors of the twin's own types.
-    twin = _core_py.OperatorHandle(add.name)
-    twin._set_schema(add.schema)
-    twin._set_dispatch_state(*dispatcher.find_op(add.name).dispatch_state())
-    t = _core_py.TensorBase(_core_py.DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
-    return Case("call, 2 tensors (pure-Python twin)", "twin(t, t)", "kernel(t, t)", dict(twin=twin, t=t, kernel=kernel))
+    engine = pure_engine()
+    registry = Dispatcher(engine)
+    fallbacks = standard_fallbacks_library(registry)
+    library = Library("bench_pure", "DEF", registry=registry)
+    library.define(str(add.schema).replace(str(add.schema.name), "bench_pure::add", 1))
+    library.impl("add", kernel, "CPU")
+    twin = registry.find_op("bench_pure::add").handle
+    t = engine.TensorBase(engine.DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
+    return Case("call, 2 tensors (pure-Python twin)", "twin(t, t)", "kernel(t, t)", dict(twin=twin, t=t, kernel=kernel, libraries=(fallbacks, library)))
 
 
 def _peer_cases() -> list[Case]:

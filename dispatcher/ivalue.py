@@ -27,17 +27,8 @@ import operator
 import random
 from typing import Any, Callable, Optional
 
-from dispatcher import _core
-from dispatcher._core import (
-    Boxer,
-    IValue,
-    Stack,
-    box,
-    box_returns,
-    tensor_key_set,
-    unbox_arguments,
-    unbox_returns,
-)
+from dispatcher._core import ENGINE as _engine
+from dispatcher._core import IValue, Stack
 from dispatcher._ivalue_tag import Mismatch, Tag
 from dispatcher.schema import (
     BaseTy,
@@ -64,7 +55,6 @@ __all__ = [
 ]
 
 
-_NONE = IValue(Tag.NONE, None)
 # Reading an enum member (Tag.INT) costs ~250 ns on Python 3.11; the
 # converters, which run per value, use these module constants instead.
 _TENSOR, _DOUBLE, _INT, _BOOL, _COMPLEX = Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.BOOL, Tag.COMPLEX
@@ -99,8 +89,6 @@ def register_value_type(tag: Tag, cls: type) -> None:
         raise TypeError(f"register_value_type expects a type, got {cls!r}")
     if cls not in _ACCEPTED[tag]:
         _ACCEPTED[tag] += (cls,)
-    _CONVERTERS.clear()
-    _core.impl._forget_boxers()
 
 
 # --------------------------------------------------------------------------
@@ -113,109 +101,17 @@ def _type_name(value: Any) -> str:
 Converter = Callable[[Any], IValue]
 
 
-def _simple(
-    tag: Tag,
-    test: Callable[[Any], bool],
-    convert: Optional[Callable[[Any], Any]] = None,
-    exact: Optional[type] = None,
-) -> Converter:
-    """A converter for values passing ``test``; values of type ``exact`` pass as they are."""
-
-    def conv(v: Any) -> IValue:
-        if type(v) is exact:
-            return IValue(tag, v)
-        if not test(v):
-            raise Mismatch(_type_name(v))
-        return IValue(tag, v if convert is None else convert(v))
-
-    return conv
-
-
 def _never(v: Any) -> bool:
     return False
-
 
 def _is_int(v: Any) -> bool:
     return type(v) is int or isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
-
 def _is_real(v: Any) -> bool:
     return type(v) in (float, int) or isinstance(v, numbers.Real) and not isinstance(v, bool)
 
-
 def _is_complex(v: Any) -> bool:
     return isinstance(v, numbers.Complex) and not isinstance(v, bool)
-
-
-def _tensor(v: Any) -> IValue:
-    if tensor_key_set(v) is None:
-        raise Mismatch(_type_name(v))
-    return IValue(_TENSOR, v)
-
-
-def _scalar(v: Any) -> IValue:
-    cls = type(v)
-    if cls is int:
-        return IValue(_INT, v)
-    if cls is float:
-        return IValue(_DOUBLE, v)
-    if cls is bool:
-        return IValue(_BOOL, v)
-    if cls is complex:
-        return IValue(_COMPLEX, v)
-    if _is_int(v):
-        return IValue(_INT, operator.index(v))
-    if _is_real(v):
-        return IValue(_DOUBLE, float(v))
-    if _is_complex(v):
-        return IValue(_COMPLEX, complex(v))
-    raise Mismatch(_type_name(v))
-
-
-def _registered(tag: Tag) -> Converter:
-    accepted = _ACCEPTED[tag]
-    return _simple(tag, lambda v: isinstance(v, accepted) and type(v) is not bool)
-
-
-def _base_converter(name: BaseTy) -> Converter:
-    if name is BaseTy.Tensor:
-        return _tensor
-    if name in (BaseTy.int, BaseTy.SymInt):
-        return _simple(Tag.INT, _is_int, operator.index, exact=int)
-    if name in (BaseTy.float, BaseTy.SymFloat):
-        return _simple(Tag.DOUBLE, _is_real, float, exact=float)
-    if name in (BaseTy.bool, BaseTy.SymBool):
-        return _simple(Tag.BOOL, _never, exact=bool)
-    if name in (BaseTy.str, BaseTy.Dimname):
-        return _simple(Tag.STRING, _never, exact=str)
-    if name is BaseTy.complex:
-        return _simple(Tag.COMPLEX, _is_complex, complex)
-    if name is BaseTy.Scalar:
-        return _scalar
-    if name is BaseTy.ScalarType:
-        return _registered(Tag.SCALAR_TYPE)
-    if name is BaseTy.Layout:
-        return _registered(Tag.LAYOUT)
-    if name is BaseTy.MemoryFormat:
-        return _registered(Tag.MEMORY_FORMAT)
-    if name is BaseTy.Device:
-        return _registered(Tag.DEVICE)
-    if name is BaseTy.Generator:
-        return _registered(Tag.GENERATOR)
-    if name is BaseTy.NoneType:
-        return _simple(Tag.NONE, lambda v: v is None)
-    if name is BaseTy.Any:
-        return IValue.from_python
-    # Storage, Stream, QScheme, Capsule, AnyClassType, AnyEnumType: opaque.
-    return _simple(Tag.OBJECT, lambda v: v is not None)
-
-
-def _optional(inner: Converter) -> Converter:
-    def conv(v: Any) -> IValue:
-        return _NONE if v is None else inner(v)
-
-    return conv
-
 
 def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple:
     if type(v) not in (list, tuple):
@@ -229,94 +125,183 @@ def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple:
     return tuple(out)
 
 
-def _list_converter(t: ListType) -> Converter:
-    elem = t.elem.strip_annotations()
-    elem_conv = _converter(elem)
-    size = t.size
-    typed = {
-        BaseTy.int: Tag.INT_LIST, BaseTy.SymInt: Tag.INT_LIST, BaseTy.float: Tag.DOUBLE_LIST,
-        BaseTy.SymFloat: Tag.DOUBLE_LIST, BaseTy.bool: Tag.BOOL_LIST, BaseTy.SymBool: Tag.BOOL_LIST,
-        BaseTy.Tensor: Tag.TENSOR_LIST,
-    }.get(elem.name) if isinstance(elem, BaseType) else None
-    if typed is None:
-        return lambda v: IValue(Tag.GENERIC_LIST, _elements(v, elem_conv))
+class _Converters:
+    """The converters of one engine: one function per schema type, Python value -> IValue.
 
-    def payload_of(x: Any) -> Any:
-        return elem_conv(x).payload
+    Every engine has its own IValue type, so each gets its own converters
+    (``converters_for``); they are cached per schema type.
+    """
 
-    expands = size is not None and typed is Tag.INT_LIST
+    def __init__(self, engine: Any) -> None:
+        self.IValue = engine.IValue
+        self.tensor_key_set = engine.tensor_key_set
+        self.none = engine.IValue(Tag.NONE, None)
+        self._CONVERTERS: dict[Type, Converter] = {}
 
-    def conv(v: Any) -> IValue:
-        # PyTorch accepts one int for a sized int list: stride=2 is [2, 2].
-        if expands and _is_int(v):
-            return IValue(typed, (operator.index(v),) * size)
-        return IValue(typed, _elements(v, payload_of))
+    def _simple(
+        self,
+        tag: Tag,
+        test: Callable[[Any], bool],
+        convert: Optional[Callable[[Any], Any]] = None,
+        exact: Optional[type] = None,
+    ) -> Converter:
+        """A converter for values passing ``test``; values of type ``exact`` pass as they are."""
 
-    return conv
+        def conv(v: Any) -> IValue:
+            if type(v) is exact:
+                return self.IValue(tag, v)
+            if not test(v):
+                raise Mismatch(_type_name(v))
+            return self.IValue(tag, v if convert is None else convert(v))
 
+        return conv
 
-def _tuple_converter(t: TupleType) -> Converter:
-    convs = tuple(_converter(e) for e in t.elems)
+    def _tensor(self, v: Any) -> IValue:
+        if self.tensor_key_set(v) is None:
+            raise Mismatch(_type_name(v))
+        return self.IValue(_TENSOR, v)
 
-    def conv(v: Any) -> IValue:
-        if type(v) not in (list, tuple) or len(v) != len(convs):
-            got = f"{type(v).__name__} of {len(v)}" if type(v) in (list, tuple) else _type_name(v)
-            raise Mismatch(got)
-        items = []
-        for i, (c, x) in enumerate(zip(convs, v)):
-            try:
-                items.append(c(x))
-            except Mismatch as exc:
-                raise Mismatch(f"{type(v).__name__} whose element {i} is {exc.received}") from None
-        return IValue(Tag.TUPLE, tuple(items))
-
-    return conv
-
-
-def _union_converter(t: ParameterizedType) -> Converter:
-    convs = tuple(_converter(a) for a in t.args)
-
-    def conv(v: Any) -> IValue:
-        for c in convs:
-            try:
-                return c(v)
-            except Mismatch:
-                pass
+    def _scalar(self, v: Any) -> IValue:
+        cls = type(v)
+        if cls is int:
+            return self.IValue(_INT, v)
+        if cls is float:
+            return self.IValue(_DOUBLE, v)
+        if cls is bool:
+            return self.IValue(_BOOL, v)
+        if cls is complex:
+            return self.IValue(_COMPLEX, v)
+        if _is_int(v):
+            return self.IValue(_INT, operator.index(v))
+        if _is_real(v):
+            return self.IValue(_DOUBLE, float(v))
+        if _is_complex(v):
+            return self.IValue(_COMPLEX, complex(v))
         raise Mismatch(_type_name(v))
 
-    return conv
+    def _registered(self, tag: Tag) -> Converter:
+        # Read at each call: register_value_type may add types later.
+        return self._simple(tag, lambda v: isinstance(v, _ACCEPTED[tag]) and type(v) is not bool)
 
+    def _base_converter(self, name: BaseTy) -> Converter:
+        if name is BaseTy.Tensor:
+            return self._tensor
+        if name in (BaseTy.int, BaseTy.SymInt):
+            return self._simple(Tag.INT, _is_int, operator.index, exact=int)
+        if name in (BaseTy.float, BaseTy.SymFloat):
+            return self._simple(Tag.DOUBLE, _is_real, float, exact=float)
+        if name in (BaseTy.bool, BaseTy.SymBool):
+            return self._simple(Tag.BOOL, _never, exact=bool)
+        if name in (BaseTy.str, BaseTy.Dimname):
+            return self._simple(Tag.STRING, _never, exact=str)
+        if name is BaseTy.complex:
+            return self._simple(Tag.COMPLEX, _is_complex, complex)
+        if name is BaseTy.Scalar:
+            return self._scalar
+        if name is BaseTy.ScalarType:
+            return self._registered(Tag.SCALAR_TYPE)
+        if name is BaseTy.Layout:
+            return self._registered(Tag.LAYOUT)
+        if name is BaseTy.MemoryFormat:
+            return self._registered(Tag.MEMORY_FORMAT)
+        if name is BaseTy.Device:
+            return self._registered(Tag.DEVICE)
+        if name is BaseTy.Generator:
+            return self._registered(Tag.GENERATOR)
+        if name is BaseTy.NoneType:
+            return self._simple(Tag.NONE, lambda v: v is None)
+        if name is BaseTy.Any:
+            return self.IValue.from_python
+        # Storage, Stream, QScheme, Capsule, AnyClassType, AnyEnumType: opaque.
+        return self._simple(Tag.OBJECT, lambda v: v is not None)
 
-def _build_converter(t: Type) -> Converter:
-    if isinstance(t, BaseType):
-        return _base_converter(t.name)
-    if isinstance(t, OptionalType):
-        return _optional(_converter(t.elem))
-    if isinstance(t, ListType):
-        return _list_converter(t)
-    if isinstance(t, TupleType):
-        return _tuple_converter(t)
-    if isinstance(t, TypeVar):
-        return IValue.from_python
-    if isinstance(t, ParameterizedType):
-        if t.name == "Union":
-            return _union_converter(t)
-        if t.name == "Dict":
-            return _simple(Tag.OBJECT, lambda v: isinstance(v, dict))
-        return _simple(Tag.OBJECT, lambda v: v is not None)  # Future, RRef, Await
-    assert isinstance(t, ClassType), t
-    return _simple(Tag.OBJECT, lambda v: v is not None)
+    def _optional(self, inner: Converter) -> Converter:
+        def conv(v: Any) -> IValue:
+            return self.none if v is None else inner(v)
 
+        return conv
 
-_CONVERTERS: dict[Type, Converter] = {}
+    def _list_converter(self, t: ListType) -> Converter:
+        elem = t.elem.strip_annotations()
+        elem_conv = self._converter(elem)
+        size = t.size
+        typed = {
+            BaseTy.int: Tag.INT_LIST, BaseTy.SymInt: Tag.INT_LIST, BaseTy.float: Tag.DOUBLE_LIST,
+            BaseTy.SymFloat: Tag.DOUBLE_LIST, BaseTy.bool: Tag.BOOL_LIST, BaseTy.SymBool: Tag.BOOL_LIST,
+            BaseTy.Tensor: Tag.TENSOR_LIST,
+        }.get(elem.name) if isinstance(elem, BaseType) else None
+        if typed is None:
+            return lambda v: self.IValue(Tag.GENERIC_LIST, _elements(v, elem_conv))
 
+        def payload_of(x: Any) -> Any:
+            return elem_conv(x).payload
 
-def _converter(t: Type) -> Converter:
-    t = t.strip_annotations()
-    conv = _CONVERTERS.get(t)
-    if conv is None:
-        conv = _CONVERTERS[t] = _build_converter(t)
-    return conv
+        expands = size is not None and typed is Tag.INT_LIST
+
+        def conv(v: Any) -> IValue:
+            # PyTorch accepts one int for a sized int list: stride=2 is [2, 2].
+            if expands and _is_int(v):
+                return self.IValue(typed, (operator.index(v),) * size)
+            return self.IValue(typed, _elements(v, payload_of))
+
+        return conv
+
+    def _tuple_converter(self, t: TupleType) -> Converter:
+        convs = tuple(self._converter(e) for e in t.elems)
+
+        def conv(v: Any) -> IValue:
+            if type(v) not in (list, tuple) or len(v) != len(convs):
+                got = f"{type(v).__name__} of {len(v)}" if type(v) in (list, tuple) else _type_name(v)
+                raise Mismatch(got)
+            items = []
+            for i, (c, x) in enumerate(zip(convs, v)):
+                try:
+                    items.append(c(x))
+                except Mismatch as exc:
+                    raise Mismatch(f"{type(v).__name__} whose element {i} is {exc.received}") from None
+            return self.IValue(Tag.TUPLE, tuple(items))
+
+        return conv
+
+    def _union_converter(self, t: ParameterizedType) -> Converter:
+        convs = tuple(self._converter(a) for a in t.args)
+
+        def conv(v: Any) -> IValue:
+            for c in convs:
+                try:
+                    return c(v)
+                except Mismatch:
+                    pass
+            raise Mismatch(_type_name(v))
+
+        return conv
+
+    def _build_converter(self, t: Type) -> Converter:
+        if isinstance(t, BaseType):
+            return self._base_converter(t.name)
+        if isinstance(t, OptionalType):
+            return self._optional(self._converter(t.elem))
+        if isinstance(t, ListType):
+            return self._list_converter(t)
+        if isinstance(t, TupleType):
+            return self._tuple_converter(t)
+        if isinstance(t, TypeVar):
+            return self.IValue.from_python
+        if isinstance(t, ParameterizedType):
+            if t.name == "Union":
+                return self._union_converter(t)
+            if t.name == "Dict":
+                return self._simple(Tag.OBJECT, lambda v: isinstance(v, dict))
+            return self._simple(Tag.OBJECT, lambda v: v is not None)  # Future, RRef, Await
+        assert isinstance(t, ClassType), t
+        return self._simple(Tag.OBJECT, lambda v: v is not None)
+
+    def _converter(self, t: Type) -> Converter:
+        t = t.strip_annotations()
+        conv = self._CONVERTERS.get(t)
+        if conv is None:
+            conv = self._CONVERTERS[t] = self._build_converter(t)
+        return conv
 
 
 # --------------------------------------------------------------------------
@@ -349,16 +334,28 @@ _FAST_PATHS = {
 }
 
 
-def _make_boxer(schema: FunctionSchema) -> Boxer:
-    """The core's Boxer for ``schema``: a converter and a fast path per argument and return."""
+def _converters_for(engine: Any) -> _Converters:
+    converters = _CONVERTERS_BY_ENGINE.get(engine.__name__)
+    if converters is None:
+        converters = _CONVERTERS_BY_ENGINE[engine.__name__] = _Converters(engine)
+    return converters
+
+
+_CONVERTERS_BY_ENGINE: dict[str, _Converters] = {}
+
+
+def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
+    """``engine``'s Boxer for ``schema``: a converter and a fast path per
+    argument and return, and the schema's binding and error wording."""
     if not isinstance(schema, FunctionSchema):
         raise TypeError(f"expected a FunctionSchema, got {type(schema).__name__}")
+    converters = _converters_for(engine)
     arguments = tuple(
         # An argument whose default is None takes None whatever its type
         # ("Tensor x=None"): binding fills that default in.
-        _optional(_converter(a.type))
+        converters._optional(converters._converter(a.type))
         if a.default is None and not isinstance(a.type, OptionalType)
-        else _converter(a.type)
+        else converters._converter(a.type)
         for a in schema.arguments
     )
 
@@ -382,12 +379,82 @@ def _make_boxer(schema: FunctionSchema) -> Boxer:
             f"{schema.name}(): {which} must be {ret.type.strip_annotations()}, not {mismatch.received}"
         )
 
-    return Boxer(
-        schema,
+    return engine.Boxer(
+        str(schema.name),
         arguments,
         tuple(_fast_path(a.type) for a in schema.arguments),
-        tuple(_converter(r.type) for r in schema.returns),
+        tuple(converters._converter(r.type) for r in schema.returns),
         tuple(_fast_path(r.type) for r in schema.returns),
+        not schema.is_vararg and not any(a.kwarg_only for a in schema.arguments),
+        schema.is_vararg,
+        schema.is_varret,
+        schema.bind,
         argument_error,
         return_error,
     )
+
+
+# -- boxing by schema or by operator ------------------------------------------------------
+# Note [Boxers by schema]
+# An operator's plan holds its schema's Boxer, so the call path never looks
+# one up.  The four functions below also take a FunctionSchema, as torch's
+# do; its Boxer is kept in a small cache by the schema's id.  A Boxer holds
+# its schema (through ``bind``), so the cache is bounded: it keeps the
+# schemas last used, not every schema ever boxed.
+_BOXER_CACHE_SIZE = 64
+_boxers_by_schema: dict[int, tuple[FunctionSchema, Any]] = {}
+
+
+def _boxer(schema_or_op: Any) -> Any:
+    boxer = getattr(schema_or_op, "boxer", None)
+    if boxer is not None:
+        return boxer
+    if not isinstance(schema_or_op, FunctionSchema):
+        raise TypeError(
+            f"expected a FunctionSchema or a defined operator's handle, got {type(schema_or_op).__name__}"
+        )
+    cached = _boxers_by_schema.get(id(schema_or_op))
+    if cached is not None and cached[0] is schema_or_op:
+        return cached[1]
+    boxer = make_boxer(schema_or_op, _engine)
+    if len(_boxers_by_schema) >= _BOXER_CACHE_SIZE:
+        del _boxers_by_schema[next(iter(_boxers_by_schema))]
+    _boxers_by_schema[id(schema_or_op)] = (schema_or_op, boxer)
+    return boxer
+
+
+def box(schema: Any, args: Any, kwargs: Optional[dict] = None) -> Stack:
+    """The stack a boxed kernel gets for ``op(*args, **kwargs)``.
+
+    ``schema`` is a FunctionSchema or an operator's handle (faster: see
+    Note [Boxers by schema]).  Binds like ``schema.bind`` (TypeError for a
+    bad call), then checks and boxes every argument: TypeError names the
+    operator, the argument, its position (from 1), the expected and the
+    received type.
+    """
+    return _boxer(schema).box(args, kwargs)
+
+
+def unbox_arguments(schema: Any, stack: Stack) -> tuple:
+    """Pop the arguments ``box`` pushed and return them as Python values, in order.
+
+    A ``...`` schema's arguments are the whole stack.
+    """
+    return _boxer(schema).unbox_arguments(stack)
+
+
+def box_returns(schema: Any, result: Any, stack: Stack) -> None:
+    """Push an unboxed kernel's ``result`` (None, a value, or a tuple) as IValues.
+
+    Checked against the schema's returns like ``box`` checks arguments; a bad
+    result leaves the stack as it was.
+    """
+    _boxer(schema).box_returns(result, stack)
+
+
+def unbox_returns(schema: Any, stack: Stack) -> Any:
+    """Pop a boxed kernel's results: None for no returns, the value for one, else a tuple.
+
+    A ``-> ...`` schema's results are the whole stack (always a tuple).
+    """
+    return _boxer(schema).unbox_returns(stack)

@@ -1,23 +1,24 @@
 """Kernels as the registration side knows them.
 
-A ``KernelFunction`` (from the core, so the call path can read it at C level)
-says how to call a kernel: its ``kind`` and its Python callable.  An
-``AnnotatedKernel`` adds what only debugging needs: the debug text shown by
-dumps and the schema inferred for the kernel, if any (c10's AnnotatedKernel).
+A ``Kernel`` says how to call a kernel: its ``kind`` and its Python callable.
+An ``AnnotatedKernel`` adds what only debugging needs: the debug text shown
+by dumps and the schema inferred for the kernel, if any (c10's
+AnnotatedKernel).  The call path reads neither: registration turns each into
+its engine's ``KernelFunction`` when it compiles a plan (``function``).
 """
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from typing import Callable, Optional
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
-from ._core import KernelFunction, KernelKind
+from ._kernel_kind import DUMP_STATE, KernelKind
 from .schema import FunctionSchema
 
 __all__ = [
     "AMBIGUOUS_AUTOGRAD_OTHER",
     "AnnotatedKernel",
-    "KernelFunction",
+    "Kernel",
     "KernelKind",
     "fallthrough_kernel",
     "make_fallback_kernel",
@@ -27,40 +28,61 @@ __all__ = [
 ]
 
 
-def fallthrough_kernel(*args, **kwargs):
+def fallthrough_kernel(*args: Any, **kwargs: Any) -> None:
     """Register this as a kernel or fallback to make the dispatcher skip the key.
 
     It is never called: a fallthrough takes its key out of the operator's
-    dispatch mask (see OperatorEntry._update_fallthrough_masks).
+    dispatch mask (see Note [Per-backend fallthrough masks] in operator.py).
     """
     raise RuntimeError(
         "fallthrough_kernel was executed but it should have been short-circuited by the dispatcher"
     )
 
 
-def make_kernel(fn: Callable, *, with_keyset: bool = False, boxed: bool = False) -> KernelFunction:
-    """The KernelFunction for a user callable, validated."""
+@dataclass(frozen=True)
+class Kernel:
+    """How a table entry is called: a KernelKind and the callable (None for
+    fallthrough, missing and ambiguous entries)."""
+
+    kind: KernelKind
+    fn: Optional[Callable[..., Any]] = None
+
+    def is_fallthrough(self) -> bool:
+        return self.kind == KernelKind.FALLTHROUGH
+
+    def is_valid(self) -> bool:
+        return self.kind != KernelKind.MISSING
+
+    def dump_state(self) -> str:
+        return DUMP_STATE[self.kind]
+
+
+MISSING = Kernel(KernelKind.MISSING)
+
+
+def make_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: bool = False) -> Kernel:
+    """The Kernel for a user callable, validated."""
     if fn is fallthrough_kernel:
         if with_keyset or boxed:
             raise ValueError("fallthrough_kernel takes neither with_keyset nor boxed")
-        return KernelFunction(KernelKind.FALLTHROUGH, None)
+        return Kernel(KernelKind.FALLTHROUGH)
     if not callable(fn):
         raise TypeError(f"a kernel must be callable, got {type(fn).__name__}")
     if with_keyset and boxed:
         raise ValueError("a kernel is either boxed or with_keyset, not both (boxed kernels get the keyset anyway)")
     if boxed:
-        return KernelFunction(KernelKind.BOXED, fn)
-    return KernelFunction(KernelKind.WITH_KEYSET if with_keyset else KernelKind.UNBOXED, fn)
+        return Kernel(KernelKind.BOXED, fn)
+    return Kernel(KernelKind.WITH_KEYSET if with_keyset else KernelKind.UNBOXED, fn)
 
 
-def make_fallback_kernel(fn: Callable, with_keyset: bool) -> KernelFunction:
+def make_fallback_kernel(fn: Callable[..., Any], with_keyset: bool) -> Kernel:
     """A backend fallback is boxed: ``fn(op, keyset, stack)`` with the keyset,
     ``fn(op, stack)`` without (adapted here, off the hot path)."""
     if fn is fallthrough_kernel or with_keyset:
         return make_kernel(fn, boxed=fn is not fallthrough_kernel)
     if not callable(fn):
         raise TypeError(f"a fallback must be callable, got {type(fn).__name__}")
-    return KernelFunction(KernelKind.BOXED, lambda op, keyset, stack: fn(op, stack))
+    return Kernel(KernelKind.BOXED, lambda op, keyset, stack: fn(op, stack))
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,11 +93,20 @@ class AnnotatedKernel:
     registrations, each removed by its own handle.
     """
 
-    kernel: KernelFunction
+    kernel: Kernel
     debug: str
     # The schema a kernel's signature implies (c10 infers it from a C++
     # function type); its name is a placeholder, only the signature counts.
     inferred_schema: Optional[FunctionSchema] = None
+    # This kernel as each engine's KernelFunction, made once per engine.
+    _functions: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def function(self, engine: Any) -> Any:
+        """This kernel as ``engine``'s KernelFunction (what a plan's table holds)."""
+        function = self._functions.get(engine.__name__)
+        if function is None:
+            function = self._functions[engine.__name__] = engine.KernelFunction(self.kernel.kind, self.kernel.fn)
+        return function
 
     def dump_line(self, key_desc: str, inactive: bool) -> str:
         """One kernel line of OperatorEntry::dumpState."""
@@ -95,9 +126,7 @@ def signature_text(schema: FunctionSchema) -> str:
 # c10's ambiguousAutogradOtherKernel(): chosen for AutogradOther when a
 # CompositeImplicitAutograd kernel exists and so does a kernel for one of
 # AutogradOther's backends; calling it raises.
-AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(
-    KernelFunction(KernelKind.AMBIGUOUS_AUTOGRAD_OTHER, None), "ambiguous_autogradother"
-)
+AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(Kernel(KernelKind.AMBIGUOUS_AUTOGRAD_OTHER), "ambiguous_autogradother")
 
 # The modules that register on a caller's behalf: a registration's site is
 # the first frame outside them (so the prototype's own registrations, say,

@@ -21,8 +21,9 @@ from typing import Callable, Iterable, Optional, Union
 from .kernel import AnnotatedKernel, make_fallback_kernel, make_kernel, registration_site
 from .keys import DispatchKey, parse_dispatch_key
 from .keysets import get_runtime_dispatch_key_set
-from .registry import RegistrationHandle, dispatcher
-from .schema import FunctionSchema, OperatorName
+from .registry import Dispatcher, RegistrationHandle
+from .registry import dispatcher as default_registry
+from .schema import _IDENT, FunctionSchema, OperatorName
 
 __all__ = ["Library", "define", "impl"]
 
@@ -62,12 +63,15 @@ class Library:
     library for all of them.
     """
 
-    def __init__(self, ns: str, kind: str, dispatch_key: KeyArg = "") -> None:
+    def __init__(self, ns: str, kind: str, dispatch_key: KeyArg = "", *,
+                 registry: Optional[Dispatcher] = None) -> None:
+        """``registry``: the Dispatcher to register with (default: the
+        package's, on the default engine; see dispatcher/_engine)."""
         self._handles: list[RegistrationHandle] = []
+        self._registry = default_registry if registry is None else registry
         if kind not in _KINDS:
             raise ValueError(f"Unsupported kind: {kind}")
-        if not isinstance(ns, str) or not (ns == WILDCARD_NAMESPACE or ns.isidentifier()):
-            raise ValueError(f"a library namespace must be an identifier or '_', got {ns!r}")
+        _check_namespace(ns)
         if ns in _RESERVED_NAMESPACES and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
         self._open(ns, kind, _parse_key(dispatch_key), registration_site(), debug_at_site=False)
@@ -78,12 +82,16 @@ class Library:
         which is also the default debug text of all its registrations."""
         library = cls.__new__(cls)
         library._handles = []
+        library._registry = default_registry
+        _check_namespace(ns)
         library._open(ns, kind, dispatch_key, site, debug_at_site=True)
         return library
 
     def _open(self, ns: str, kind: str, key: Optional[DispatchKey], site: str, debug_at_site: bool) -> None:
         """c10's Library constructor: the block rules, and a DEF library's claim."""
         self.ns = ns
+        # Operator name -> the tags its define() gave, for this library's defs.
+        self._tags: dict[OperatorName, tuple[str, ...]] = {}
         self.kind = kind
         self.dispatch_key = None if key == DispatchKey.Undefined else key
         self._site = site
@@ -104,7 +112,7 @@ class Library:
                     f"TORCH_LIBRARY_IMPL blocks do.  {self._context}"
                 )
         if kind == "DEF":
-            self._handles.append(dispatcher.claim_namespace(ns, site))
+            self._handles.append(self._registry.claim_namespace(ns, site))
 
     def __repr__(self) -> str:
         key = f", dispatch_key={self.dispatch_key.name}" if self.dispatch_key is not None else ""
@@ -114,18 +122,31 @@ class Library:
         return self._site if self._debug_at_site else registration_site()
 
     # -- the public layer (torch.library) ------------------------------------------
-    def define(self, schema: Union[str, FunctionSchema], alias_analysis: str = "", tags: Iterable = ()) -> str:
+    def define(self, schema: Union[str, FunctionSchema], alias_analysis: str = "", *,
+               tags: Union[str, Iterable[str]] = ()) -> str:
         """Define an operator of this namespace; returns its name (``name.overload``).
 
-        (torch.library returns the name without the overload.)
+        (torch.library returns the name without the overload.)  ``tags`` (a
+        tag name or several) are kept for ``tags_of``.
         """
         if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
+        tag_names = _tag_names(tags)
         parsed = FunctionSchema.parse(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
         name = self._def(parsed, alias_analysis or "FROM_SCHEMA")
+        self._tags[name] = tag_names
         return f"{name.name}.{name.overload_name}" if name.overload_name else name.name
+
+    def tags_of(self, name: str) -> tuple[str, ...]:
+        """The tags ``define`` gave operator ``name`` (as ``define`` returned it,
+        or qualified); KeyError if this library did not define it."""
+        op = self._name_for_impl(name)
+        try:
+            return self._tags[op]
+        except KeyError:
+            raise KeyError(f"{op} was not defined by this library ({self!r})") from None
 
     def impl(
         self,
@@ -151,7 +172,7 @@ class Library:
         if not allow_override:
             op = self._name_for_impl(name)
             target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
-            existing = dispatcher.find_op(str(op))
+            existing = self._registry.find_op(str(op))
             if existing is not None and existing.kernel_for(target) is not None:
                 raise RuntimeError(
                     "This is not allowed since there's already a kernel registered from python overriding "
@@ -195,7 +216,7 @@ class Library:
             name = OperatorName(self.ns, name.name, name.overload_name)
             schema = dataclasses.replace(schema, name=name)
         self._handles.append(
-            dispatcher.register_def(schema, self._default_debug(), alias_analysis, alias_analysis_is_default)
+            self._registry.register_def(schema, self._default_debug(), alias_analysis, alias_analysis_is_default)
         )
         return name
 
@@ -250,7 +271,7 @@ class Library:
         return op if op.namespace else OperatorName(self.ns, op.name, op.overload_name)
 
     def _register_impl(self, op: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> None:
-        existing = dispatcher.find_op(str(op))
+        existing = self._registry.find_op(str(op))
         if existing is not None and existing.kernel_for(key) is not None:
             operator = existing.schema.schema if existing.schema is not None else op
             where = existing.schema.debug if existing.schema is not None else "no debug info"
@@ -261,7 +282,7 @@ class Library:
                 UserWarning,
                 stacklevel=4,
             )
-        self._handles.append(dispatcher.register_impl(op, key, kernel))
+        self._handles.append(self._registry.register_impl(op, key, kernel))
 
     def _fallback(self, key: Optional[DispatchKey], kernel: AnnotatedKernel) -> None:
         """c10's Library::_fallback: ``kernel`` as the backend fallback of every
@@ -291,15 +312,16 @@ class Library:
         # All or nothing: check every slot before registering any.  (c10
         # registers key by key and keeps the ones before a failure.)
         for k in keys:
-            if dispatcher.has_backend_fallback(k):
-                dispatcher.register_fallback(k, kernel)  # raises the duplicate error
+            if self._registry.has_backend_fallback(k):
+                self._registry.register_fallback(k, kernel)  # raises the duplicate error
         for k in keys:
-            self._handles.append(dispatcher.register_fallback(k, kernel))
+            self._handles.append(self._registry.register_fallback(k, kernel))
 
     # -- lifetime ------------------------------------------------------------------
     def close(self) -> None:
         """Remove everything this library registered (newest first); idempotent."""
         handles, self._handles = self._handles, []
+        self._tags = {}
         for handle in reversed(handles):
             handle()
 
@@ -316,11 +338,26 @@ class Library:
             self.close()
 
 
-def _library_for(qualname: str, kind: str, dispatch_key: KeyArg = "") -> tuple[Library, str]:
-    ns, sep, _name = qualname.partition("::")
-    if not sep:
-        raise ValueError(f"expected a qualified operator name 'namespace::name', got {qualname!r}")
-    return Library(ns, kind, dispatch_key), qualname
+def _check_namespace(ns: object) -> None:
+    # What an operator name's namespace may be (schema.py's grammar): the
+    # parser would reject every define of any other namespace.
+    if not isinstance(ns, str) or not (ns == WILDCARD_NAMESPACE or _IDENT.match(ns)):
+        raise ValueError(
+            f"a library namespace must be an identifier (ASCII letters, digits and underscores, "
+            f"not starting with a digit) or '_', got {ns!r}"
+        )
+
+
+def _tag_names(tags: Union[str, Iterable[str]]) -> tuple[str, ...]:
+    # One tag may be given alone, as torch.library allows for a single Tag.
+    try:
+        names = (tags,) if isinstance(tags, str) else tuple(tags)
+    except TypeError:
+        raise TypeError(f"tags must be a tag name or an iterable of them, got {tags!r}") from None
+    for tag in names:
+        if not isinstance(tag, str) or not tag:
+            raise TypeError(f"a tag must be a non-empty str (its name), got {tag!r}")
+    return names
 
 
 # Libraries created by the decorator forms live as long as the process, as
@@ -328,14 +365,24 @@ def _library_for(qualname: str, kind: str, dispatch_key: KeyArg = "") -> tuple[L
 _DECORATOR_LIBRARIES: list[Library] = []
 
 
-def define(qualname: str, schema: str, *, lib: Optional[Library] = None, alias_analysis: str = "") -> str:
+def _decorator_library(qualname: str) -> Library:
+    """A FRAGMENT library for ``qualname``'s namespace, kept for the process."""
+    ns, sep, _ = qualname.partition("::")
+    if not sep:
+        raise ValueError(f"expected a qualified operator name 'namespace::name', got {qualname!r}")
+    library = Library(ns, "FRAGMENT")
+    _DECORATOR_LIBRARIES.append(library)
+    return library
+
+
+def define(qualname: str, schema: str, *, lib: Optional[Library] = None, alias_analysis: str = "",
+           tags: Union[str, Iterable[str]] = ()) -> str:
     """Define ``qualname`` with ``schema`` (the part after the name, e.g.
     ``"(Tensor x) -> Tensor"``), in ``lib`` or a fresh FRAGMENT library."""
     if lib is None:
-        lib, _ = _library_for(qualname, "FRAGMENT")
-        _DECORATOR_LIBRARIES.append(lib)
+        lib = _decorator_library(qualname)
     name = qualname.partition("::")[2]
-    return lib.define(name + schema, alias_analysis=alias_analysis)
+    return lib.define(name + schema, alias_analysis=alias_analysis, tags=tags)
 
 
 def impl(qualname: str, dispatch_key: KeyArg = "", *, lib: Optional[Library] = None,
@@ -343,10 +390,7 @@ def impl(qualname: str, dispatch_key: KeyArg = "", *, lib: Optional[Library] = N
     """Decorator: register the function as the kernel of ``qualname`` for ``dispatch_key``."""
 
     def register(fn: Callable) -> Callable:
-        library = lib
-        if library is None:
-            library, _ = _library_for(qualname, "FRAGMENT")
-            _DECORATOR_LIBRARIES.append(library)
+        library = lib if lib is not None else _decorator_library(qualname)
         library.impl(qualname, fn, dispatch_key, with_keyset=with_keyset, boxed=boxed)
         return fn
 

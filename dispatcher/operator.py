@@ -10,10 +10,10 @@ reads anything in this module.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from . import keysets
-from ._core import DispatchKeySet, KernelFunction, KernelKind, OperatorHandle
+from ._kernel_kind import KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel, signature_text
 from .keys import (
@@ -25,13 +25,13 @@ from .keys import (
     to_backend_component,
     to_functionality_key,
 )
-from .schema import FunctionSchema, ListType, Type
+from .ivalue import make_boxer
+from .schema import FunctionSchema, ListType, TensorArgKind, Type
 
 if TYPE_CHECKING:
     from .registry import Dispatcher
 
 K = DispatchKey
-MISSING = KernelFunction(KernelKind.MISSING, None)
 
 _CIA = K.CompositeImplicitAutograd
 _CEA = K.CompositeExplicitAutograd
@@ -164,7 +164,7 @@ class OperatorEntry:
         self._dispatcher = dispatcher
         # With no kernels, every slot is its backend fallback: start from the
         # dispatcher's copy of that table instead of computing 137 entries.
-        self._table: list[KernelFunction] = list(dispatcher.fallback_table)
+        self._table: list[Any] = list(dispatcher.fallback_table)
         # Note [Per-backend fallthrough masks]
         # c10 keeps, per backend, the keys that are not fallthrough for this
         # operator; a call ANDs its keyset with the mask of its highest
@@ -172,9 +172,9 @@ class OperatorEntry:
         # a per-backend key (AutogradCPU) only affects its backend's mask; one
         # on another key (Python) affects them all.
         self._masks: list[int] = list(dispatcher.fallback_masks)
-        self.handle = OperatorHandle(name)
-        self.handle._set_error_reporter(self.report_error)
-        self._publish()
+        # What a plan takes from the def: see _schema_plan_parts.
+        self._schema_parts: Optional[_SchemaParts] = None
+        self.handle = dispatcher.engine.OperatorHandle(name, self._plan())
 
     # -- queries ---------------------------------------------------------------
     def kernel_for(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
@@ -184,19 +184,19 @@ class OperatorEntry:
     def has_kernel_for_dispatch_key(self, key: DispatchKey) -> bool:
         return bool(self.kernels.get(key))
 
-    def has_kernel_for_any_dispatch_key(self, ks: DispatchKeySet) -> bool:
+    def has_kernel_for_any_dispatch_key(self, ks: Any) -> bool:
         return self._has_kernel_in(ks.raw_repr())
 
     def in_use(self) -> bool:
         """Defined or holding kernels; see Note [Operator entries live forever]."""
         return self.schema is not None or bool(self.kernels)
 
-    def computed_kernel(self, key: DispatchKey) -> KernelFunction:
+    def computed_kernel(self, key: DispatchKey) -> Any:
         return self._table[SLOT_OF_KEY[key]]
 
-    def non_fallthrough_mask(self, backend: BackendComponent = BackendComponent.CPUBit) -> DispatchKeySet:
+    def non_fallthrough_mask(self, backend: BackendComponent = BackendComponent.CPUBit) -> Any:
         index = max(int(backend) - 1, 0)
-        return DispatchKeySet.from_raw_repr(self._masks[index])
+        return self._dispatcher.engine.DispatchKeySet.from_raw_repr(self._masks[index])
 
     # -- the precedence ------------------------------------------------------------
     def _has_kernel_in(self, bits: int) -> bool:
@@ -280,16 +280,37 @@ class OperatorEntry:
 
     def _update_slot(self, key: DispatchKey) -> None:
         annotated, _tag = self.compute_entry(key)
-        kernel = MISSING if annotated is None else annotated.kernel
+        kernel = self._dispatcher.function_of(annotated)
         self._table[SLOT_OF_KEY[key]] = kernel
         update_fallthrough_masks(self._masks, key, kernel.is_fallthrough())
 
-    def dispatch_state(self) -> tuple[tuple[KernelFunction, ...], tuple[int, ...]]:
-        """What the call path reads: the runtime table and the per-backend masks."""
-        return tuple(self._table), tuple(self._masks)
+    # -- the call plan -------------------------------------------------------------
+    def _plan(self) -> Any:
+        """Compile what a call needs (see Note [One plan per operator] in
+        dispatcher/_engine/core.py); raises, changing nothing, if it cannot."""
+        plan = self._dispatcher.engine.CallPlan
+        parts = self._schema_parts
+        if parts is None:
+            return plan(self.name, None, tuple(self._table), tuple(self._masks), (), -1, None, None, None,
+                        self.report_error)
+        return plan(self.name, parts.schema, tuple(self._table), tuple(self._masks), parts.dispatch_args,
+                    parts.positional_span, parts.boxer, parts.schema.bind, parts.schema.split_call,
+                    self.report_error)
 
     def _publish(self) -> None:
-        self.handle._set_dispatch_state(*self.dispatch_state())
+        self.handle._publish(self._plan())
+
+    def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
+        """Define (or, with None, undefine) the operator: all or nothing."""
+        parts = None if schema is None else _schema_plan_parts(schema.schema, self._dispatcher.engine)
+        previous = self.schema, self._schema_parts
+        self.schema, self._schema_parts = schema, parts
+        try:
+            plan = self._plan()
+        except BaseException:
+            self.schema, self._schema_parts = previous
+            raise
+        self.handle._publish(plan)
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
@@ -373,7 +394,7 @@ class OperatorEntry:
         masks = [FULL_REPR] * NUM_BACKENDS
         for key in RUNTIME_SLOT_KEYS:
             annotated, _tag = self.compute_entry(key)
-            expected = MISSING if annotated is None else annotated.kernel
+            expected = self._dispatcher.function_of(annotated)
             actual = self._table[SLOT_OF_KEY[key]]
             if actual is not expected:
                 raise AssertionError(
@@ -385,6 +406,35 @@ class OperatorEntry:
         for key, kernels in self.kernels.items():
             if not kernels:
                 raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
+
+
+@dataclass(frozen=True)
+class _SchemaParts:
+    """What a call plan takes from a def, computed once per def."""
+
+    schema: FunctionSchema
+    dispatch_args: tuple[tuple[int, str, int, bool], ...]
+    positional_span: int
+    boxer: Any
+
+
+def _schema_plan_parts(schema: FunctionSchema, engine: Any) -> _SchemaParts:
+    dispatch_args = tuple(
+        # A required tensor argument that is missing is the caller's mistake,
+        # reported as Python would (through schema.bind).
+        (a.position, a.name, int(a.kind), not schema.arguments[a.position].has_default)
+        for a in schema.dispatch_args
+    )
+    # When every dispatch argument is a required Tensor that can be passed
+    # positionally: how many positional arguments a call needs to pass them
+    # all (the compiled engine's fastest extraction loop); -1 otherwise.
+    span = 0
+    for position, _name, kind, required in dispatch_args:
+        if kind != TensorArgKind.TENSOR or not required or schema.arguments[position].kwarg_only:
+            span = -1
+            break
+        span = max(span, position + 1)
+    return _SchemaParts(schema, dispatch_args, span, make_boxer(schema, engine))
 
 
 def _mask_update(key: DispatchKey) -> tuple[int, int, range]:

@@ -10,47 +10,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._core import OperatorHandle
-from .registry import dispatcher
+from .registry import Dispatcher
+from .registry import dispatcher as default_registry
 
-__all__ = ["OpOverloadPacket", "ops"]
+__all__ = ["OpNamespaces", "OpOverloadPacket", "ops"]
 
 
 class OpOverloadPacket:
     """All overloads of ``ns::name``."""
 
-    def __init__(self, qualified_name: str) -> None:
+    def __init__(self, qualified_name: str, registry: Dispatcher) -> None:
         self._qualified_name = qualified_name
+        self._registry = registry
 
     def __repr__(self) -> str:
         return f"<OpOverloadPacket {self._qualified_name}>"
 
     def overloads(self) -> list[str]:
         """Overload names, ``default`` for the unnamed one."""
-        return [name or "default" for name in dispatcher.overload_names(self._qualified_name)]
+        return [name or "default" for name in self._registry.overload_names(self._qualified_name)]
 
-    def __getattr__(self, overload: str) -> OperatorHandle:
+    def __getattr__(self, overload: str) -> Any:
         if overload.startswith("__"):
             raise AttributeError(overload)
         name = self._qualified_name if overload == "default" else f"{self._qualified_name}.{overload}"
-        op = dispatcher.find_op(name)
+        op = self._registry.find_op(name)
         if op is None or op.schema is None:
             raise AttributeError(f"operator {self._qualified_name} has no overload {overload!r}")
         return op.handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .ivalue import box
-
-        names = dispatcher.overload_names(self._qualified_name)
+        names = self._registry.overload_names(self._qualified_name)
         if not names:
             raise AttributeError(f"no operator named {self._qualified_name} is defined")
         errors = []
         for overload in names:
-            op = dispatcher.find_op(f"{self._qualified_name}.{overload}" if overload else self._qualified_name)
+            op = self._registry.find_op(f"{self._qualified_name}.{overload}" if overload else self._qualified_name)
             if op is None or op.schema is None:
                 continue
             try:
-                box(op.schema.schema, args, kwargs)  # binds and type-checks, as the JIT's matching does
+                op.handle.boxer.box(args, kwargs)  # binds and type-checks, as the JIT's matching does
             except TypeError as exc:
                 errors.append(f"  {op.schema.schema}: {exc}")
                 continue
@@ -61,8 +60,9 @@ class OpOverloadPacket:
 
 
 class _Namespace:
-    def __init__(self, ns: str) -> None:
+    def __init__(self, ns: str, registry: Dispatcher) -> None:
         self._ns = ns
+        self._registry = registry
 
     def __repr__(self) -> str:
         return f"<ops namespace {self._ns}>"
@@ -71,19 +71,24 @@ class _Namespace:
         if name.startswith("__"):
             raise AttributeError(name)
         qualified = f"{self._ns}::{name}"
-        if not dispatcher.overload_names(qualified):
+        if not self._registry.overload_names(qualified):
             raise AttributeError(f"no operator named {qualified} is defined")
-        return OpOverloadPacket(qualified)
+        return OpOverloadPacket(qualified, self._registry)
 
 
-class _Ops:
+class OpNamespaces:
+    """``ops``: a registry's operators as ``ops.ns.name.overload``."""
+
+    def __init__(self, registry: Dispatcher) -> None:
+        self._registry = registry
+
     def __getattr__(self, ns: str) -> _Namespace:
         if ns.startswith("__"):
             raise AttributeError(ns)
-        return _Namespace(ns)
+        return _Namespace(ns, self._registry)
 
     def __repr__(self) -> str:
         return "<dispatcher.ops>"
 
 
-ops = _Ops()
+ops = OpNamespaces(default_registry)

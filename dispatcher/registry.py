@@ -8,13 +8,13 @@ it mutates, so a failed registration leaves the dispatcher unchanged.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
-from ._core import KernelFunction
+from ._core import ENGINE
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
-from .kernel import AnnotatedKernel
+from .kernel import MISSING, AnnotatedKernel
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
-from .operator import MISSING, OperatorEntry, RegisteredSchema, check_inferred_schema, update_fallthrough_masks
+from .operator import OperatorEntry, RegisteredSchema, check_inferred_schema, update_fallthrough_masks
 from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "dispatcher"]
@@ -27,13 +27,17 @@ def _op_key(name: OperatorName) -> str:
 
 
 class Dispatcher:
-    def __init__(self) -> None:
+    """The registry of one engine's operators (see dispatcher/_engine)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.missing = engine.KernelFunction(MISSING.kind, None)
         self._lock = threading.RLock()
         self._operators: dict[str, OperatorEntry] = {}
         self._fallbacks: list[Optional[AnnotatedKernel]] = [None] * len(RUNTIME_SLOT_KEYS)
         # What a slot holds for an operator with no kernels, and the masks
         # that go with it: new operators start from these copies.
-        self.fallback_table: list[KernelFunction] = [MISSING] * len(RUNTIME_SLOT_KEYS)
+        self.fallback_table: list[Any] = [self.missing] * len(RUNTIME_SLOT_KEYS)
         self.fallback_masks: list[int] = [FULL_REPR] * NUM_BACKENDS
         # ns::name -> the overload names defined for it, in definition order.
         self._overloads: dict[str, list[str]] = {}
@@ -52,12 +56,6 @@ class Dispatcher:
     def overload_names(self, qualified_name: str) -> list[str]:
         """Overload names of the defined operators called ``ns::name``, in definition order."""
         return list(self._overloads.get(qualified_name, ()))
-
-    def find_schema_or_throw(self, name: str) -> OperatorEntry:
-        op = self.find_op(name)
-        if op is None or op.schema is None:
-            raise RuntimeError(f"Could not find schema for {name}")
-        return op
 
     def op_or_throw(self, name: str) -> OperatorEntry:
         op = self.find_op(name)
@@ -127,15 +125,13 @@ class Dispatcher:
                     for kernel in op.kernels[key]:
                         check_inferred_schema(name, registered, kernel)
             op = self._get_or_create(name)
-            op.schema = registered
-            op.handle._set_schema(schema)
+            op.set_schema(registered)
             self._overloads.setdefault(schema.name.qualified_name, []).append(schema.name.overload_name)
 
         def deregister() -> None:
             with self._lock:
                 assert op.schema is registered, f"{name}: schema removed twice"
-                op.schema = None
-                op.handle._set_schema(None)
+                op.set_schema(None)
                 overloads = self._overloads[schema.name.qualified_name]
                 overloads.remove(schema.name.overload_name)
                 if not overloads:
@@ -190,11 +186,15 @@ class Dispatcher:
     def _set_fallback(self, key: DispatchKey, kernel: Optional[AnnotatedKernel]) -> None:
         slot = SLOT_OF_KEY[key]
         self._fallbacks[slot] = kernel
-        function = MISSING if kernel is None else kernel.kernel
+        function = self.function_of(kernel)
         self.fallback_table[slot] = function
         update_fallthrough_masks(self.fallback_masks, key, function.is_fallthrough())
         for op in self._operators.values():
             op.refresh_fallback_slot(key)
+
+    def function_of(self, kernel: Optional[AnnotatedKernel]) -> Any:
+        """What a plan's table holds for ``kernel`` (None: no kernel)."""
+        return self.missing if kernel is None else kernel.function(self.engine)
 
     # -- debugging -------------------------------------------------------------------
     def check_invariants(self, name: Optional[str] = None) -> None:
@@ -218,4 +218,4 @@ class Dispatcher:
             )
 
 
-dispatcher = Dispatcher()
+dispatcher = Dispatcher(ENGINE)

@@ -56,7 +56,8 @@ _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Deep enough for any real schema, shallow enough that a hostile input such as
-# "((((((..." is a SchemaParseError rather than a RecursionError.
+# "((((((..." or "Tensor[][][]..." is a SchemaParseError rather than a
+# RecursionError (in the parser, or later when the type is printed or hashed).
 _MAX_TYPE_NESTING = 64
 
 
@@ -1005,9 +1006,15 @@ def _is_str(tok: str) -> bool:
 
 
 class _Parser:
-    """Recursive descent over the token texts; ``i`` is always the next token."""
+    """Recursive descent over the token texts; ``i`` is always the next token.
 
-    __slots__ = ("src", "toks", "i", "depth")
+    ``depth`` counts the types being parsed around the current token, which
+    bounds the parser's recursion; ``height`` is how deeply the type parsed
+    last nests (``Tensor[][]``: 3), which bounds the recursion of whatever
+    walks the type later.  Both stop at ``_MAX_TYPE_NESTING``.
+    """
+
+    __slots__ = ("src", "toks", "i", "depth", "height")
 
     def __init__(self, src: str) -> None:
         if not isinstance(src, str):
@@ -1017,6 +1024,7 @@ class _Parser:
         self.toks.append(_EOF)
         self.i = 0
         self.depth = 0
+        self.height = 0
 
     # -- token helpers -----------------------------------------------------
     def error(self, msg: str, token: Optional[int] = None, end: Optional[int] = None) -> SchemaParseError:
@@ -1043,6 +1051,12 @@ class _Parser:
         if tok in _PUNCTUATION:
             return f"'{tok}'"
         return f"invalid character {tok!r}"
+
+    def nest(self, height: int) -> int:
+        """The height of a type around one of ``height``; too tall is an error here."""
+        if height >= _MAX_TYPE_NESTING:
+            raise self.error("types are nested too deeply")
+        return height + 1
 
     def expected(self, what: str) -> SchemaParseError:
         return self.error(f"expected {what} but found {self.found()}")
@@ -1212,6 +1226,7 @@ class _Parser:
         """A type, then PyTorch's argument-level size ``[N]``: ``int[2]``, ``int[1]?``."""
         t = self.type_()
         if self.toks[self.i] == "[":
+            height = self.nest(self.height)
             self.i += 1
             size = self.toks[self.i]
             if not size.isdigit():
@@ -1219,20 +1234,22 @@ class _Parser:
             self.i += 1
             self.expect("]", "']'")
             t = ListType(t, int(size), self.alias_annotation())
-            if self.accept("?"):
+            if self.toks[self.i] == "?":
+                self.nest(height)
+                self.i += 1
                 t = OptionalType(t)
         return t
 
     def type_(self) -> Type:
-        self.depth += 1
-        if self.depth > _MAX_TYPE_NESTING:
-            raise self.error("types are nested too deeply")
+        self.depth = self.nest(self.depth)
         toks = self.toks
         tok = toks[self.i]
         t: Type
+        height = 1
         if tok == "(":
             self.i += 1
             t = TupleType(self.type_list())
+            height += self.height
         elif _is_id(tok):
             first = self.i
             self.i += 1
@@ -1247,6 +1264,7 @@ class _Parser:
                 if len(args) < lo or (hi is not None and len(args) > hi):
                     count = f"{lo}" if lo == hi else f"at least {lo}"
                     raise self.error(f"{tok} takes {count} type(s), got {len(args)}", first, self.i - 1)
+                height += self.height
                 t = ParameterizedType(tok, args, self.alias_annotation() if annotatable else None)
             elif tok == "__torch__":
                 t = self.class_type()
@@ -1260,24 +1278,32 @@ class _Parser:
         while True:
             tok = toks[self.i]
             if tok == "[" and toks[self.i + 1] == "]":
+                height = self.nest(height)
                 self.i += 2
                 t = ListType(t, None, self.alias_annotation())
             elif tok == "?":
+                height = self.nest(height)
                 self.i += 1
                 t = OptionalType(t)
             else:
                 break
         self.depth -= 1
+        self.height = height
         return t
 
     def type_list(self) -> tuple[Type, ...]:
-        """``T1, T2, ...)``: the rest of a parenthesized list of types."""
+        """``T1, T2, ...)``: the rest of a parenthesized list of types; leaves
+        ``height`` at that of the tallest (0 for none)."""
         elems: list[Type] = []
+        height = 0
         if self.toks[self.i] != ")":
             elems.append(self.type_())
+            height = self.height
             while self.accept(","):
                 elems.append(self.type_())
+                height = max(height, self.height)
         self.expect(")", "',' or ')'")
+        self.height = height
         return tuple(elems)
 
     def class_type(self) -> ClassType:

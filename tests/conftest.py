@@ -12,12 +12,10 @@ import sys
 
 import pytest
 
-from dispatcher import _core_py
+from dispatcher import _engine
 
-try:
-    _compiled = importlib.import_module("dispatcher._C")
-except ImportError:
-    _compiled = None
+_compiled = _engine.compiled_engine()
+_core_py = _engine.pure_engine()
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 

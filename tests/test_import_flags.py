@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+from dispatcher import _engine
+
 
 def run(code, **env):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("DISPATCHER_")}
@@ -16,36 +18,34 @@ def test_no_extensions_forces_the_twin():
     out = run("import dispatcher; print(dispatcher.HAS_EXTENSION, type(dispatcher.DispatchKeySet()).__module__)",
               DISPATCHER_NO_EXTENSIONS="1")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "dispatcher._core_py"]
+    assert out.stdout.split() == ["False", "dispatcher._engine.core_py"]
 
 
 def test_extension_is_used_when_built():
-    pytest.importorskip("dispatcher._C")
-    out = run("import dispatcher; print(dispatcher.HAS_EXTENSION, type(dispatcher.DispatchKeySet()).__module__)")
-    assert out.stdout.split() == ["True", "dispatcher._C"], out.stderr
+    if _engine.compiled_engine() is None:
+        pytest.skip("compiled engine not built")
+    code = ("import sys, dispatcher; print(dispatcher.HAS_EXTENSION, type(dispatcher.DispatchKeySet()).__module__, "
+            "'dispatcher._engine.core_py' in sys.modules)")
+    out = run(code)
+    # The pure-Python engine is not even imported when the compiled one is used.
+    assert out.stdout.split() == ["True", "dispatcher._engine.core", "False"], out.stderr
 
 
 def test_require_extension_raises_when_missing():
     # sys.modules[name] = None makes that import fail, as a missing build would.
-    code = "import sys; sys.modules['dispatcher._C'] = None; import dispatcher"
+    code = "import sys; sys.modules['dispatcher._engine._fastcall'] = None; import dispatcher"
     out = run(code, DISPATCHER_REQUIRE_EXTENSION="1")
     assert out.returncode != 0
     assert "ImportError" in out.stderr and "DISPATCHER_REQUIRE_EXTENSION" in out.stderr
     assert run(code).returncode == 0  # without the flag the twin takes over
 
 
-def test_cores_and_stub_declare_the_same_names():
-    import ast
-    import pathlib
-
-    from dispatcher import _core_py
-
-    stub = ast.parse((pathlib.Path(_core_py.__file__).parent / "_C.pyi").read_text())
-    declared = {
-        node.name if hasattr(node, "name") else node.target.id
-        for node in stub.body
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AnnAssign)) and not getattr(node, "name", "x").startswith("_")
-    }
-    assert set(_core_py.__all__) - {"KernelKind"} <= declared
-    compiled = pytest.importorskip("dispatcher._C")
-    assert compiled.__all__ == _core_py.__all__
+def test_both_engines_declare_the_same_names():
+    pure = _engine.pure_engine()
+    assert not pure.COMPILED
+    compiled = _engine.compiled_engine()
+    if compiled is None:
+        pytest.skip("compiled engine not built")
+    assert compiled.COMPILED
+    assert compiled.__all__ == pure.__all__
+    assert all(hasattr(compiled, name) and hasattr(pure, name) for name in pure.__all__)

@@ -267,10 +267,7 @@ def test_argument_with_default_none_takes_none():
 def isolated_value_types(monkeypatch):
     """register_value_type changes global state: give the test its own copy."""
     monkeypatch.setattr(ivalue, "_ACCEPTED", dict(ivalue._ACCEPTED))
-    monkeypatch.setattr(ivalue, "_CONVERTERS", {})
-    _core.impl._forget_boxers()
     yield
-    _core.impl._forget_boxers()  # boxers built while the test's types were accepted
 
 
 def test_register_value_type(isolated_value_types):
@@ -493,21 +490,26 @@ def test_boxer_checks_what_it_is_given(core):
 
     def args(**changes):
         base = dict(
-            schema=schema, argument_converters=(conv,), argument_fast_paths=(None,),
+            name="ns::op", argument_converters=(conv,), argument_fast_paths=(None,),
             return_converters=(conv,), return_fast_paths=((None, Tag.TENSOR),),
-            argument_error=None, return_error=None,
+            positional=True, vararg=False, varret=False, bind=schema.bind,
+            argument_error=TypeError, return_error=TypeError,
         )
         base.update(changes)
         return base
 
     boxer = core.Boxer(**args())
-    assert boxer.schema is schema
+    assert boxer.name == "ns::op"
     assert boxer.box((1,)) == [core.IValue(Tag.OBJECT, 1)]
-    with pytest.raises(ValueError, match="one converter per argument"):
-        core.Boxer(**args(argument_converters=()))
-    with pytest.raises(ValueError, match="one fast path per converter"):
+    with pytest.raises(ValueError, match="as many fast paths"):
         core.Boxer(**args(argument_fast_paths=()))
     with pytest.raises(TypeError, match="Tag"):
         core.Boxer(**args(argument_fast_paths=((int, 3),)))
+    with pytest.raises(TypeError, match="callable"):
+        core.Boxer(**args(argument_converters=(None,)))
+    with pytest.raises(TypeError, match="bind must be callable"):
+        core.Boxer(**args(bind=None))
+    with pytest.raises(TypeError, match="initialised once"):
+        boxer.__init__(**args())
     with pytest.raises((TypeError, AttributeError)):
         core.Boxer.__new__(core.Boxer).box((1,))

@@ -110,15 +110,11 @@ keys_strategy = st.lists(st.sampled_from(ALL_KEYS + ALL_BACKENDS), max_size=8)
 @given(keys_strategy, keys_strategy)
 @settings(max_examples=300, deadline=None)
 def test_cores_agree(a, b):
-    from dispatcher import _core_py
+    from dispatcher import _engine
 
-    cores = [_core_py]
-    try:
-        from dispatcher import _C
-
-        cores.append(_C)
-    except ImportError:
-        pass
+    cores = [_engine.pure_engine()]
+    if _engine.compiled_engine() is not None:
+        cores.append(_engine.compiled_engine())
     results = []
     for c in cores:
         x, y = c.DispatchKeySet(a), c.DispatchKeySet(b)

@@ -214,3 +214,118 @@ def test_backward_with_an_explicit_gradient():
     x = leaf(3)
     (x * 2).backward(P.tensor([1.0, 0.0, -1.0], dtype=float64))
     assert x.grad.tolist() == [2.0, 0.0, -2.0]
+
+
+# -- regressions: the gradient's shape, backward twice, retain_graph (repro_13) ----------------
+def test_backward_with_a_gradient_of_another_shape_is_an_error():
+    x = P.tensor([[1.0, 2.0], [3.0, 4.0]]).requires_grad_()
+    with pytest.raises(RuntimeError) as info:
+        (x * 2).backward(P.tensor([1.0, 2.0, 3.0]))
+    # torch: "... a shape of torch.Size([3]) and output[0] has a shape of torch.Size([2, 2])."
+    assert str(info.value) == ("Mismatch in shape: grad_output[0] has a shape of (3,) and output[0] has a "
+                               "shape of (2, 2).")
+    # Even one that would broadcast: torch checks the root's gradient exactly.
+    with pytest.raises(RuntimeError, match=r"grad_output\[0\] has a shape of \(2,\) and output\[0\] has a shape "
+                                           r"of \(2, 2\)\."):
+        (x * 2).backward(P.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="gradients can be either Tensors or None, but got float"):
+        (x * 2).backward(1.0)
+    assert x.grad is None
+
+
+def test_a_second_backward_through_freed_saved_tensors_is_an_error():
+    y = P.tensor([1.0, 2.0]).requires_grad_()
+    z = (y * y).sum()  # MulBackward saves both operands
+    z.backward()
+    with pytest.raises(RuntimeError) as info:
+        z.backward()
+    assert str(info.value) == (
+        "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+        "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+        "if you need to access saved tensors after calling backward."
+    )
+    assert y.grad.tolist() == [2.0, 4.0]  # the failed backward added nothing
+    assert z.grad_fn.next_functions[0]._saved is None and not hasattr(z.grad_fn.next_functions[0].ctx, "self")
+
+
+def test_retain_graph_keeps_the_saved_tensors_and_gradients_accumulate():
+    y = P.tensor([1.0, 2.0]).requires_grad_()
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    z.backward()  # retain_graph defaults to False: this one frees the graph
+    assert y.grad.tolist() == [4.0, 8.0]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        z.backward()
+    w = leaf(2)
+    loss = (w * w).sum()
+    P.backward(loss, retain_graph=True)  # the functional form takes it too
+    P.backward(loss)
+    np.testing.assert_allclose(w.grad.numpy(), 4 * w.numpy())
+    # A graph whose nodes saved no tensors can be walked again, as in PyTorch.
+    w.grad = None
+    v = (w * 3).sum()
+    v.backward()
+    v.backward()
+    assert w.grad.tolist() == [6.0, 6.0]
+
+
+def test_gradients_are_converted_to_the_dtype_and_device_of_their_tensor():
+    x = P.tensor([1.0, 2.0]).requires_grad_()
+    (x * P.tensor([3.0, 4.0], dtype=float64)).sum().backward()  # the product is float64
+    assert x.grad.dtype == P.float32 and x.grad.tolist() == [3.0, 4.0]
+    x.grad = None
+    (x * 2).backward(P.tensor([1, 2]))  # an int64 gradient becomes float32
+    assert x.grad.dtype == P.float32 and x.grad.tolist() == [2.0, 4.0]
+    x.grad = None
+    (x * 2).sum().backward(P.tensor(1.0, device="toy"))  # a 0-d gradient moves
+    assert x.grad.device == "cpu" and x.grad.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="invalid gradient at index 0 - expected device cpu but got toy"):
+        (x * 2).backward(P.tensor([1.0, 1.0], device="toy"))
+
+
+def test_a_formula_returning_a_gradient_of_the_wrong_shape_is_caught():
+    x = leaf(3)
+    y = x * 2
+    y.grad_fn.formula = lambda ctx, grad: (P.ones(5, dtype=float64),)
+    with pytest.raises(RuntimeError, match=r"^Function MulBackward returned an invalid gradient at index 0 - got "
+                                           r"\[5\] but expected shape compatible with \[3\]$"):
+        y.sum().backward()
+    assert x.grad is None
+    # A gradient that x's shape broadcasts to is summed down to it (the engine's reduce_grad).
+    y = x * 2
+    y.grad_fn.formula = lambda ctx, grad: (P.ones(2, 3, dtype=float64),)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_integer_results_are_not_differentiable():
+    # As torch.ones(2, requires_grad=True).long(): cut from the graph.
+    x = leaf(2)
+    y = x.to(P.int64)
+    assert not y.requires_grad and y.grad_fn is None and y.is_leaf
+    assert x.to(P.float32).grad_fn.name == "ToCopyBackward"
+
+
+def test_assigning_grad_is_checked():
+    x = leaf(2, 2)
+    x.grad = P.ones(2, 2, dtype=float64)
+    with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[3\]' to a tensor of "
+                                           r"size '\[2, 2\]'. Please ensure that the gradient and the tensor "
+                                           r"are the same size"):
+        x.grad = P.ones(3, dtype=float64)
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'proto.float32' to a tensor "
+                                           "with dtype 'proto.float64'"):
+        x.grad = P.ones(2, 2)
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with device type 'toy'"):
+        x.grad = P.ones(2, 2, dtype=float64, device="toy")
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None but got grad of type list"):
+        x.grad = [[1.0, 1.0], [1.0, 1.0]]
+    with pytest.raises(RuntimeError, match="can't assign Variable as its own grad"):
+        x.grad = x
+    assert x.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    # So the gradient backward() adds to always has the leaf's shape.
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    x.grad = None
+    assert x.grad is None

@@ -243,3 +243,66 @@ def test_uninstall_removes_only_the_backend_fallbacks():
     finally:
         P.install()
     assert P.is_installed() and toy.exp().item() == pytest.approx(np.e)
+
+
+# -- regressions: float ops of bools and ints, dtype names (repro_13) ---------------------------
+E32 = float(np.float32(np.e))  # the float32 nearest e: what torch.tensor([1.]).exp() holds
+
+
+@pytest.mark.parametrize("device", ["cpu", "toy"])
+def test_exp_and_log_of_bools_and_ints_are_computed_in_the_default_float(device):
+    for data in ([True], [1], [1.0]):
+        t = P.tensor(data, device=device)
+        y = t.exp()
+        assert y.dtype == float32 and y.item() == E32  # not 2.71875, exp computed in float16
+        assert t.log().dtype == float32 and t.log().item() == 0.0
+    assert P.tensor([False, True], device=device).exp().tolist() == [1.0, E32]
+    assert P.tensor([True], dtype=float64).exp().item() == np.e
+    assert P.tensor([True], device="meta").exp().dtype == float32
+
+
+def test_mixed_dtype_arithmetic_runs_in_the_result_dtype():
+    # torch casts the inputs to the common dtype first: int64 16777217 is
+    # 16777216.0 in float32, and 16777216.5 rounds to 16777216 (numpy's float64
+    # sum, rounded once more, would give 16777218).
+    big, half = P.tensor([16777217]), P.tensor([0.5])
+    for result in (big + half, half + big, big + 0.5, big.add(half, alpha=1), big * P.tensor([1.0])):
+        assert result.dtype == float32 and result.item() == 16777216.0
+    assert (big / P.tensor([1.0])).item() == 16777216.0
+    assert OP["stack"]([big, half]).tolist() == [[16777216.0], [0.5]]
+    acc = P.tensor([0.5])
+    acc.add_(big)
+    assert acc.item() == 16777216.0
+
+
+def test_division_by_a_scalar_is_a_true_division():
+    assert (P.tensor([5.0], dtype=float64) / 3).item() == 5 / 3  # 5 * (1 / 3) is an ulp less
+    inf, nan, minus_inf = (P.tensor([1.0, 0.0, -1.0]) / 0).tolist()  # not ZeroDivisionError
+    assert inf == np.inf and np.isnan(nan) and minus_inf == -np.inf
+    assert (P.tensor([1, 2]) / 2).dtype == float32 and (P.tensor([1, 2]) / 2).tolist() == [0.5, 1.0]
+    assert (P.tensor([1.0], dtype=float64) / 0.1).item() == 1.0 / 0.1
+    assert P.tensor([3.0, 4.0]).mean().item() == 3.5
+
+
+def test_dtypes_may_be_given_by_name():
+    t = P.tensor([1.0], dtype="float32")
+    assert t.dtype == float32 and t.tolist() == [1.0]
+    assert P.tensor([1.5], dtype="int64").tolist() == [1]
+    assert P.tensor([1], dtype="bool").dtype == bool_
+    assert P.zeros(2, dtype="float64").dtype == float64
+    assert P.full([2], 3, dtype="float32").tolist() == [3.0, 3.0]
+    assert P.ones(2, dtype="int64", device="toy").dtype == int64
+    assert P.tensor([1, 2]).to("float64").dtype == float64
+    assert P.tensor([1, 2]).to(dtype="float64", device="toy").dtype == float64
+    assert P.tensor([1, 2]).sum(dtype="float64").dtype == float64
+    assert P.tensor([1, 2]).mean(dtype="float64").item() == 1.5
+    assert OP["zeros"]([2], dtype="float64").dtype == float64  # the operators take names too
+    with pytest.raises(ValueError, match=r"unknown dtype 'float16'; expected a proto dtype or one of the names "
+                                         r"'int64', 'float32', 'float64', 'bool'"):
+        P.tensor([1.0], dtype="float16")
+    with pytest.raises(ValueError, match="unknown dtype 'torch.float32'"):
+        P.zeros(2, dtype="torch.float32")
+    with pytest.raises(TypeError, match="dtype must be a proto dtype .* not 3"):
+        P.tensor([1.0], dtype=3)
+    with pytest.raises(TypeError, match="dtype must be a proto dtype"):
+        P.tensor([1.0], dtype=np.float32)

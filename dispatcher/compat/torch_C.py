@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypeVar, Union
 
 from .. import ivalue
-from .._core import DispatchKeySet, KernelFunction, KernelKind
+from .._core import DispatchKeySet
+from .._kernel_kind import KernelKind
+from ..kernel import Kernel
 from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
 from ..kernel import AnnotatedKernel, fallthrough_kernel
 from ..keys import DispatchKey, is_alias_key
@@ -181,11 +183,11 @@ def _identity(tensor: Any) -> Any:
 # The schema c10 infers for the C++ kernel ``Tensor (const Tensor&)`` of the
 # *_t_t bindings (the name is a placeholder).
 _T_T_SCHEMA = FunctionSchema.parse("_(Tensor _0) -> Tensor _0")
-_T_T_KERNEL = KernelFunction(KernelKind.UNBOXED, _identity)
-_FALLTHROUGH = KernelFunction(KernelKind.FALLTHROUGH, None)
+_T_T_KERNEL = Kernel(KernelKind.UNBOXED, _identity)
+_FALLTHROUGH = Kernel(KernelKind.FALLTHROUGH, None)
 
 
-def _python_kernel(func: Callable, with_keyset: bool) -> KernelFunction:
+def _python_kernel(func: Callable, with_keyset: bool) -> Kernel:
     """torch's PythonKernelHolder: a boxed kernel calling ``func(*args, **kwargs)``
     (``func(keyset, ...)`` with ``with_keyset``)."""
 
@@ -194,10 +196,10 @@ def _python_kernel(func: Callable, with_keyset: bool) -> KernelFunction:
         result = func(keyset, *args, **kwargs) if with_keyset else func(*args, **kwargs)
         ivalue.box_returns(op.schema, result, stack)
 
-    return KernelFunction(KernelKind.BOXED, kernel)
+    return Kernel(KernelKind.BOXED, kernel)
 
 
-def _python_fallback(func: Callable, with_keyset: bool) -> KernelFunction:
+def _python_fallback(func: Callable, with_keyset: bool) -> Kernel:
     """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(op,
     keyset, ...)`` with ``with_keyset``)."""
 
@@ -206,7 +208,7 @@ def _python_fallback(func: Callable, with_keyset: bool) -> KernelFunction:
         result = func(op, keyset, *args, **kwargs) if with_keyset else func(op, *args, **kwargs)
         ivalue.box_returns(op.schema, result, stack)
 
-    return KernelFunction(KernelKind.BOXED, kernel)
+    return Kernel(KernelKind.BOXED, kernel)
 
 
 # -- libraries -------------------------------------------------------------------------
@@ -223,7 +225,7 @@ class _DispatchModule:
     def _t_t(self, debug: str) -> AnnotatedKernel:
         return AnnotatedKernel(_T_T_KERNEL, debug or self._lib._default_debug(), _T_T_SCHEMA)
 
-    def _python(self, func: Callable, kernel: Callable[[Callable, bool], KernelFunction],
+    def _python(self, func: Callable, kernel: Callable[[Callable, bool], Kernel],
                 with_keyset: bool) -> AnnotatedKernel:
         if func is fallthrough_kernel:
             return AnnotatedKernel(_FALLTHROUGH, self._lib._default_debug())
@@ -295,7 +297,7 @@ def _dispatch_library(kind: str, name: str, dispatch: str, file: str = "/dev/nul
 class SafeKernelFunction:
     """A computed table entry, as ``_dispatch_get_computed_kernel_for_dispatch_key`` returns it."""
 
-    kernel: KernelFunction
+    kernel: Any  # the engine's KernelFunction in the slot
     debug: str
 
     def __repr__(self) -> str:
@@ -362,7 +364,7 @@ def _dispatch_kernel_for_dispatch_key_is_fallthrough(name: str, dispatch: KeyArg
     return kernel.kernel.is_fallthrough()
 
 
-def _runtime_slot(op: OperatorEntry, key: DispatchKey) -> KernelFunction:
+def _runtime_slot(op: OperatorEntry, key: DispatchKey) -> Any:
     # Any key has a table slot in c10, as its keyset's runtime index: a
     # functionality key (Dense) shares its first backend's (CPU).
     if is_alias_key(key):

@@ -15,6 +15,11 @@ the toy device, ...).  The kernel
 running each formula under ``no_grad()``, and accumulates into the leaves'
 ``.grad``.  ``no_grad()`` is a thread-local guard that excludes the autograd
 keys, so calls under it never reach these kernels.
+
+As in PyTorch's engine, every gradient is checked against the tensor it is
+the gradient of (its shape, dtype and device, recorded on the node it flows
+to), and a node's saved tensors are freed once it has run unless
+``retain_graph=True``: a second backward through it is an error.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutogr
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
 
 from .operators import OP
+from .shapes import expand_shape
 from .tensor import Tensor, tensor
 
 __all__ = ["Node", "backward", "differentiable", "gradcheck", "no_grad"]
@@ -56,28 +62,49 @@ class Context:
     tensors it saved as tensors, the others as TensorMeta; ``result`` if saved."""
 
 
+_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
 class Node:
     """One recorded call: ``apply(grad)`` returns the gradients of its tensor inputs.
 
     ``next_functions`` holds, per tensor input (a Tensor[] argument counts
     each element), the node its gradient flows to: the input's own
-    ``grad_fn``, the AccumulateGrad node of a leaf, or None.
+    ``grad_fn``, the AccumulateGrad node of a leaf, or None.  ``metadata``
+    is the shape, dtype and device of the result, which the gradient
+    flowing into this node must have (PyTorch's input_metadata).
     """
 
-    __slots__ = ("name", "formula", "ctx", "next_functions", "_saved")
+    __slots__ = ("name", "formula", "ctx", "next_functions", "metadata", "_saved")
 
     def __init__(self, name: str, formula: Callable, ctx: Context, next_functions: tuple,
-                 saved: Sequence[tuple[str, Tensor, int]]) -> None:
+                 saved: Sequence[tuple[str, Tensor, int]], metadata: TensorMeta) -> None:
         self.name = name
         self.formula = formula
         self.ctx = ctx
         self.next_functions = next_functions
-        self._saved = saved  # (argument name, tensor, its version when saved)
+        self.metadata = metadata
+        # (argument name, tensor, its version when saved); None once released.
+        self._saved: Optional[Sequence[tuple[str, Tensor, int]]] = saved
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
 
+    def release_saved(self) -> None:
+        """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
+        if self._saved:
+            for name, _, _ in self._saved:
+                delattr(self.ctx, name)
+            self._saved = None
+
     def apply(self, grad: Tensor) -> list[Optional[Tensor]]:
+        if self._saved is None:
+            raise RuntimeError(_BACKWARD_TWICE)
         for name, t, version in self._saved:
             if t._version.value != version:
                 raise RuntimeError(
@@ -94,12 +121,16 @@ class Node:
 class AccumulateGrad:
     """The node of a leaf tensor: adds the incoming gradient to ``leaf.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "metadata")
     name = "AccumulateGrad"
     next_functions: tuple = ()
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
+        self.metadata = TensorMeta(variable)
+
+    def release_saved(self) -> None:
+        pass
 
     def apply(self, grad: Tensor) -> list:
         leaf = self.variable
@@ -150,9 +181,11 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
             edges = tuple(_edge(t) for t in inputs) if needs_grad else ()
             with AutoDispatchBelowADInplaceOrView():
                 result = op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
-            if needs_grad:
+            # Only floating-point results are differentiable (PyTorch's
+            # isDifferentiableType): x.to(int64) is cut from the graph.
+            if needs_grad and result.dtype.is_floating_point:
                 ctx, saved = _context(names, values, result, saves)
-                result.grad_fn = Node(node_name, formula, ctx, edges, saved)
+                result.grad_fn = Node(node_name, formula, ctx, edges, saved, TensorMeta(result))
                 result.requires_grad = True
             return result
 
@@ -193,27 +226,73 @@ def _context(names: Sequence[str], values: Sequence[Any], result: Tensor,
     return ctx, saved
 
 
-def backward(root: Tensor, gradient: Optional[Tensor] = None) -> None:
-    """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad."""
+def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Optional[bool] = None) -> None:
+    """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
+
+    ``gradient`` is d(loss)/d(root), of root's shape (implicitly 1 for a
+    one-element root).  Unless ``retain_graph`` is true, each node frees
+    what it saved once it has run, and a second backward through it raises.
+    """
+    # torch.autograd._make_grads, then the engine.
+    if gradient is not None:
+        if not isinstance(gradient, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(gradient).__name__}")
+        if gradient.shape != root.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {gradient.shape} and output[0] has a shape "
+                f"of {root.shape}."
+            )
     if not root.requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    first = _edge(root)
     if gradient is None:
         if root.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         gradient = OP["full"](list(root.shape), 1.0, dtype=root.dtype, device=root.device)
-    first = _edge(root)
     order = _topological_order(first)
-    grads = {id(first): gradient}
     with no_grad():
+        grads = {id(first): _validate_gradient(gradient, first.metadata, 0, None)}
         for node in order:
             grad = grads.pop(id(node), None)
             if grad is None:
                 continue
-            for next_node, g in zip(node.next_functions, node.apply(grad)):
+            outputs = node.apply(grad)
+            if not retain_graph:
+                node.release_saved()
+            for i, (next_node, g) in enumerate(zip(node.next_functions, outputs)):
                 if next_node is None or g is None:
                     continue
+                g = _validate_gradient(g, next_node.metadata, i, node.name)
                 key = id(next_node)
                 grads[key] = g if key not in grads else OP["add.Tensor"](grads[key], g)
+
+
+def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Optional[str]) -> Tensor:
+    """``grad`` as the gradient of a tensor described by ``meta`` (the engine's validate_outputs).
+
+    A gradient that broadcasts to the tensor's shape is summed down to it, one
+    of another dtype is converted, a 0-d one on another device is moved; any
+    other mismatch is an error, blamed on the node that produced the gradient.
+    """
+    def error(message: str) -> RuntimeError:
+        return RuntimeError(message if producer is None else f"Function {producer} returned an {message}")
+
+    if grad.shape != meta.shape:
+        try:
+            expand_shape(meta.shape, grad.shape)
+        except RuntimeError:
+            raise error(f"invalid gradient at index {index} - got {list(grad.shape)} but expected shape "
+                        f"compatible with {list(meta.shape)}") from None
+        from .derivatives import sum_to  # derivatives builds on this module
+
+        grad = sum_to(grad, meta.shape)
+    if grad.dtype != meta.dtype:
+        grad = OP["to"](grad, dtype=meta.dtype)
+    if grad.device != meta.device:
+        if grad.ndim != 0:
+            raise error(f"invalid gradient at index {index} - expected device {meta.device} but got {grad.device}")
+        grad = OP["to"](grad, device=meta.device)
+    return grad
 
 
 def _topological_order(root: Any) -> list:

@@ -16,7 +16,7 @@ import numpy as np
 
 from dispatcher import Library
 
-from .dtypes import DType, default_float, result_type
+from .dtypes import DType, default_float, float_result_type, optional_dtype, result_type
 from .operators import OP
 from .shapes import wrap_dim
 from .tensor import Tensor, normalize_device
@@ -60,7 +60,11 @@ def sub_scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
 
 @_decomposition("div.Scalar")
 def div_scalar(self: Tensor, other: float) -> Tensor:
-    return OP["mul.Scalar"](self, 1.0 / other)
+    # A true division by the scalar as a 0-d tensor of the result dtype, as
+    # PyTorch divides: multiplying by 1.0 / other is an ulp off (5 / 3) and
+    # raises ZeroDivisionError for 0 where PyTorch gives inf and nan.
+    divisor = OP["full"]([], other, dtype=float_result_type(self, other), device=self.device)
+    return OP["div.Tensor"](self, divisor)
 
 
 @_decomposition("relu")
@@ -70,6 +74,7 @@ def relu(self: Tensor) -> Tensor:
 
 @_decomposition("mean")
 def mean(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
+    dtype = optional_dtype(dtype)
     if not (dtype or self.dtype).is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
@@ -103,6 +108,7 @@ def reshape(self: Tensor, shape: Sequence[int]) -> Tensor:
 @_decomposition("to")
 def to(self: Tensor, *, dtype: Optional[DType] = None, device: Optional[str] = None,
        copy: bool = False) -> Tensor:
+    dtype = optional_dtype(dtype)
     same_dtype = dtype is None or dtype == self.dtype
     same_device = device is None or normalize_device(device) == self.device
     if same_dtype and same_device and not copy:

@@ -11,8 +11,9 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DType", "bool_", "can_cast", "check_dtype", "default_float", "float32", "float64", "float_result_type",
-    "from_numpy_dtype", "int64", "reduction_dtype", "result_type", "to_numpy_dtype",
+    "DTYPE_NAMES", "DType", "bool_", "can_cast", "check_dtype", "default_float", "float32", "float64",
+    "float_result_type", "from_numpy_dtype", "int64", "optional_dtype", "reduction_dtype", "result_type",
+    "to_numpy_dtype",
 ]
 
 
@@ -45,7 +46,10 @@ _CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float32: 2, DType.float64: 2}
 
 
 def to_numpy_dtype(dt: DType) -> np.dtype:
-    return _NUMPY[dt]
+    try:
+        return _NUMPY[dt]
+    except (KeyError, TypeError):  # a dtype's name, or not a dtype at all: check_dtype says which
+        return _NUMPY[check_dtype(dt)]
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> DType:
@@ -94,12 +98,30 @@ def can_cast(source: DType, target: DType) -> bool:
     return _CATEGORY[source] <= _CATEGORY[target]
 
 
+_BY_NAME = {dt.name: dt for dt in DType}
+DTYPE_NAMES = frozenset(_BY_NAME)  # "int64", "float32", "float64", "bool": what check_dtype takes for a DType
+
+
 def check_dtype(value: object) -> DType:
-    """``value`` if it is a DType.  Schemas say ScalarType, which the dispatcher's
-    boxing takes as any int; kernels taking a dtype check it here."""
-    if not isinstance(value, DType):
-        raise TypeError(f"dtype must be a proto dtype such as proto.float32, not {value!r}")
-    return value
+    """The DType ``value`` names: a DType, or one of the names ``"int64"``,
+    ``"float32"``, ``"float64"``, ``"bool"``.  Schemas say ScalarType, which the
+    dispatcher's boxing takes as any int; kernels taking a dtype check it here,
+    and the Python-level functions (``tensor``, the factories, ``to``, ...)
+    turn a name into its DType before calling an operator."""
+    if isinstance(value, DType):
+        return value
+    names = ", ".join(repr(name) for name in _BY_NAME)
+    if isinstance(value, str):
+        try:
+            return _BY_NAME[value]
+        except KeyError:
+            raise ValueError(f"unknown dtype {value!r}; expected a proto dtype or one of the names {names}") from None
+    raise TypeError(f"dtype must be a proto dtype such as proto.float32 or one of the names {names}, not {value!r}")
+
+
+def optional_dtype(value: object) -> "DType | None":
+    """check_dtype, letting None (no dtype requested) through."""
+    return None if value is None else check_dtype(value)
 
 
 def reduction_dtype(input_dtype: DType, requested: "DType | None") -> DType:

@@ -22,7 +22,7 @@ from dispatcher import (
 )
 from dispatcher.backends import backend_component
 
-from .dtypes import DType, check_dtype
+from .dtypes import DType, check_dtype, optional_dtype
 from .operators import OP
 from .tensor import Tensor
 
@@ -46,6 +46,7 @@ def backend_key_set(dtype: Optional[DType], device: Optional[str]) -> DispatchKe
 def _backend_select(op: OperatorHandle) -> Callable:
     def kernel(*args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
                **kwargs: Any) -> Tensor:
+        dtype = optional_dtype(dtype)  # the kernels below get a DType, never its name
         keys = compute_dispatch_key_set(backend_key_set(dtype, device), _BELOW_BACKEND_SELECT)
         return op.redispatch(keys, *args, dtype=dtype, device=device, **kwargs)
 
@@ -57,6 +58,7 @@ for _name in ("empty", "zeros", "ones", "full", "randn"):
 
 
 # -- the Python-level factories (torch.zeros(2, 3, requires_grad=True) style) ---------------
+# ``dtype`` is a proto dtype or its name ("float64"); the operators take DTypes only.
 def _finish(out: Tensor, requires_grad: bool) -> Tensor:
     return out.requires_grad_() if requires_grad else out
 
@@ -67,25 +69,25 @@ def _size(size: tuple) -> list[int]:
 
 def empty(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
           requires_grad: bool = False) -> Tensor:
-    return _finish(OP["empty"](_size(size), dtype=dtype, device=device), requires_grad)
+    return _finish(OP["empty"](_size(size), dtype=optional_dtype(dtype), device=device), requires_grad)
 
 
 def zeros(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
           requires_grad: bool = False) -> Tensor:
-    return _finish(OP["zeros"](_size(size), dtype=dtype, device=device), requires_grad)
+    return _finish(OP["zeros"](_size(size), dtype=optional_dtype(dtype), device=device), requires_grad)
 
 
 def ones(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
          requires_grad: bool = False) -> Tensor:
-    return _finish(OP["ones"](_size(size), dtype=dtype, device=device), requires_grad)
+    return _finish(OP["ones"](_size(size), dtype=optional_dtype(dtype), device=device), requires_grad)
 
 
 def full(size: Any, fill_value: float, *, dtype: Optional[DType] = None, device: Optional[str] = None,
          requires_grad: bool = False) -> Tensor:
-    return _finish(OP["full"](_size((size,)), fill_value, dtype=dtype, device=device), requires_grad)
+    return _finish(OP["full"](_size((size,)), fill_value, dtype=optional_dtype(dtype), device=device), requires_grad)
 
 
 def randn(*size: Any, generator: Optional[np.random.Generator] = None, dtype: Optional[DType] = None,
           device: Optional[str] = None, requires_grad: bool = False) -> Tensor:
-    out = OP["randn"](_size(size), generator=generator, dtype=dtype, device=device)
+    out = OP["randn"](_size(size), generator=generator, dtype=optional_dtype(dtype), device=device)
     return _finish(out, requires_grad)

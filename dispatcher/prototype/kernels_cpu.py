@@ -4,6 +4,12 @@ Each kernel checks its inputs with the shape functions the Meta kernels use
 (so both backends accept and refuse the same calls), computes with numpy,
 and casts to the dtype PyTorch's promotion gives, which numpy's own rules
 do not always match (int64 + float32 is float32 here, float64 in numpy).
+As PyTorch's TensorIterator does, the inputs are cast to that dtype first and
+the arithmetic runs in it: numpy left alone would compute exp of a bool in
+float16 and int64 + float32 in float64, and round the result a second time.
+Transcendental functions (exp, log) then run in float64 and are rounded once
+to the result dtype: numpy's float32 exp is an ulp or more off (exp(1) gives
+2.7182820), PyTorch's is not (2.7182817, the float32 nearest e).
 """
 from __future__ import annotations
 
@@ -35,6 +41,11 @@ def _wrap(array: object, dt: DType) -> Tensor:
     return Tensor.from_numpy(np.asarray(array, dtype=to_numpy_dtype(dt)))
 
 
+def _operand(t: Tensor, dt: DType) -> np.ndarray:
+    """``t``'s values in the dtype the computation runs in (no copy if they already are)."""
+    return t._data.astype(to_numpy_dtype(dt), copy=False)
+
+
 def _writable(t: Tensor) -> np.ndarray:
     if not t._data.flags.writeable:
         raise RuntimeError(
@@ -48,30 +59,36 @@ def _writable(t: Tensor) -> np.ndarray:
 @_kernel("add.Tensor")
 def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     shapes.broadcast_shapes(self.shape, other.shape)
-    return _wrap(self._data + (other._data if alpha == 1 else alpha * other._data), result_type(self, other))
+    dt = result_type(self, other)
+    a, b = _operand(self, dt), _operand(other, dt)
+    return _wrap(a + (b if alpha == 1 else alpha * b), dt)
 
 
 @_kernel("add.Scalar")
 def add_scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
-    return _wrap(self._data + alpha * other, result_type(self, other))
+    dt = result_type(self, other)
+    return _wrap(_operand(self, dt) + alpha * other, dt)
 
 
 @_kernel("mul.Tensor")
 def mul(self: Tensor, other: Tensor) -> Tensor:
     shapes.broadcast_shapes(self.shape, other.shape)
-    return _wrap(self._data * other._data, result_type(self, other))
+    dt = result_type(self, other)
+    return _wrap(_operand(self, dt) * _operand(other, dt), dt)
 
 
 @_kernel("mul.Scalar")
 def mul_scalar(self: Tensor, other: float) -> Tensor:
-    return _wrap(self._data * other, result_type(self, other))
+    dt = result_type(self, other)
+    return _wrap(_operand(self, dt) * other, dt)
 
 
 @_kernel("div.Tensor")
 def div(self: Tensor, other: Tensor) -> Tensor:
     shapes.broadcast_shapes(self.shape, other.shape)
+    dt = float_result_type(self, other)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf and nan, silently, as PyTorch
-        return _wrap(np.true_divide(self._data, other._data), float_result_type(self, other))
+        return _wrap(np.true_divide(_operand(self, dt), _operand(other, dt)), dt)
 
 
 @_kernel("neg")
@@ -81,16 +98,21 @@ def neg(self: Tensor) -> Tensor:
     return _wrap(np.negative(self._data), self.dtype)
 
 
+def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
+    dt = float_result_type(self)  # bool and int64 in: the default float out
+    x = _operand(self, dt).astype(np.float64, copy=False)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):  # inf and nan, as PyTorch
+        return _wrap(fn(x), dt)
+
+
 @_kernel("exp")
 def exp(self: Tensor) -> Tensor:
-    with np.errstate(over="ignore"):
-        return _wrap(np.exp(self._data), float_result_type(self))
+    return _float_unary(np.exp, self)
 
 
 @_kernel("log")
 def log(self: Tensor) -> Tensor:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _wrap(np.log(self._data), float_result_type(self))
+    return _float_unary(np.log, self)
 
 
 @_kernel("gt.Scalar")
@@ -161,15 +183,18 @@ def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, i
 @_kernel("stack")
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     _, dim = shapes.stack_shape([t.shape for t in tensors], dim)
-    return _wrap(np.stack([t._data for t in tensors], axis=dim), result_type(*tensors))
+    dt = result_type(*tensors)
+    return _wrap(np.stack([_operand(t, dt) for t in tensors], axis=dim), dt)
 
 
 # -- in-place and copies -----------------------------------------------------------------
 @_kernel("add_.Tensor")
 def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
-    shapes.check_inplace(self.shape, self.dtype, other.shape, result_type(self, other))
+    dt = result_type(self, other)
+    shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
     out = _writable(self)
-    np.add(out, other._data if alpha == 1 else alpha * other._data, out=out, casting="unsafe")
+    b = _operand(other, dt)
+    np.add(out, b if alpha == 1 else alpha * b, out=out, casting="unsafe")
     return self
 
 

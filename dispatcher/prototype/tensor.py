@@ -22,7 +22,10 @@ from dispatcher import DispatchKey, DispatchKeySet, TensorBase
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
-from .dtypes import DType, default_float, float_result_type, from_numpy_dtype, to_numpy_dtype
+from .dtypes import (
+    DTYPE_NAMES, DType, check_dtype, default_float, float_result_type, from_numpy_dtype, optional_dtype,
+    to_numpy_dtype,
+)
 from .operators import OP
 
 if TYPE_CHECKING:
@@ -163,12 +166,13 @@ class TensorMethods:
 
     def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> "TensorMethods":
+        dtype = optional_dtype(dtype)
         if dim is None and not keepdim:
             return OP["sum"](self, dtype=dtype)
         return OP["sum.dim_IntList"](self, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
 
     def mean(self, *, dtype: Optional[DType] = None) -> "TensorMethods":
-        return OP["mean"](self, dtype=dtype)
+        return OP["mean"](self, dtype=optional_dtype(dtype))
 
     # -- shapes and views --------------------------------------------------------------
     def t(self) -> "TensorMethods":
@@ -208,12 +212,16 @@ class TensorMethods:
 
     def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
            copy: bool = False) -> "TensorMethods":
-        """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``."""
+        """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``.
+
+        A dtype may be given by its name: ``t.to("float64")``, ``t.to(dtype="float64")``;
+        any other positional string is a device."""
+        dtype = optional_dtype(dtype)
         for arg in args:
-            if isinstance(arg, str):
+            if isinstance(arg, DType) or (isinstance(arg, str) and arg in DTYPE_NAMES):
+                dtype = check_dtype(arg)
+            elif isinstance(arg, str):
                 device = arg
-            elif isinstance(arg, DType):
-                dtype = arg
             else:
                 raise TypeError(f"to() takes a device string or a dtype, not {type(arg).__name__}")
         return OP["to"](self, dtype=dtype, device=device, copy=copy)
@@ -233,7 +241,7 @@ class Tensor(TensorMethods, TensorBase):
     kernels make theirs with ``Tensor(storage, shape, dtype, device)``.
     """
 
-    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "grad", "grad_fn",
+    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn",
                  "_version", "_base", "_grad_accumulator")
 
     def __init__(self, data: Any, shape: Sequence[int], dtype: DType, device: str) -> None:
@@ -243,7 +251,7 @@ class Tensor(TensorMethods, TensorBase):
         self.dtype = dtype
         self.device = device
         self.requires_grad = False
-        self.grad: Optional[Tensor] = None
+        self._grad: Optional[Tensor] = None
         self.grad_fn: Optional[Node] = None
         self._version = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
@@ -267,10 +275,44 @@ class Tensor(TensorMethods, TensorBase):
         self.requires_grad = requires_grad
         return self
 
-    def backward(self, gradient: Optional["Tensor"] = None) -> None:
+    @property
+    def grad(self) -> Optional["Tensor"]:
+        """The gradient backward() accumulated into this leaf (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, grad: Optional["Tensor"]) -> None:
+        # PyTorch's checks (THPVariable_set_grad): autograd adds every later
+        # gradient to this one, so it must match the tensor exactly.
+        if grad is not None:
+            if not isinstance(grad, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(grad).__name__}"
+                )
+            if grad is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if grad.dtype != self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{grad.dtype}' to a tensor with dtype "
+                    f"'{self.dtype}'. Please ensure that the gradient and the tensor have the same dtype"
+                )
+            if grad.device != self.device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{grad.device}' to a tensor with device "
+                    f"type '{self.device}'. Please ensure that the gradient and the tensor are on the same device"
+                )
+            if grad.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(grad.shape)}' to a tensor of size "
+                    f"'{list(self.shape)}'. Please ensure that the gradient and the tensor are the same size"
+                )
+        self._grad = grad
+
+    def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None) -> None:
+        """Accumulate the gradients of this tensor into the leaves' ``.grad`` (see autograd.backward)."""
         from .autograd import backward  # autograd builds on this module
 
-        backward(self, gradient)
+        backward(self, gradient, retain_graph=retain_graph)
 
     # -- leaving the dispatcher ----------------------------------------------------------
     def is_contiguous(self) -> bool:
@@ -319,8 +361,10 @@ def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
     """A new tensor holding a copy of ``data`` (nested lists, numbers, or a numpy array).
 
     As torch.tensor: Python floats give float32, ints int64, bools bool;
-    a numpy array keeps its dtype unless ``dtype`` says otherwise.
+    a numpy array keeps its dtype unless ``dtype`` says otherwise.  ``dtype``
+    is a proto dtype or its name ("float32", "float64", "int64", "bool").
     """
+    dtype = optional_dtype(dtype)
     array = np.array(data)
     if dtype is None:
         dtype = from_numpy_dtype(array.dtype) if isinstance(data, np.ndarray) else _inferred_dtype(array)

@@ -1,0 +1,213 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The compiled engine's vectorcall entry points: what Python cannot express.
+
+Everything these functions decide is decided by dispatcher/_engine/core.py
+(the plan, the TLS, the mask, the table, the kernel kinds); this module only
+reads a call's arguments where CPython leaves them, in a C array, instead of
+packing them into a tuple and a dict.  The pure-Python engine has no
+counterpart: ``OperatorHandle.__call__`` and ``_Redispatch.__call__`` are its
+whole call path, and the compiled engine falls back to them for any call
+this module does not take (see ``install``).
+
+Note [Vectorcall fast path]
+A call ``op(a, b)`` from Python arrives as a C array of arguments (vectorcall,
+PEP 590) if the type says it accepts that.  Each OperatorHandle carries
+``op_vectorcall`` in a per-instance slot; it reads the tensors straight from
+the array and passes the same array on to an unboxed kernel: no allocation on
+the way.  A with-keyset kernel needs the keyset in front of the arguments;
+when the caller allows it (PY_VECTORCALL_ARGUMENTS_OFFSET) the slot before
+the array is borrowed for it, as PEP 590 intends.
+
+The arguments are borrowed pointers: the caller keeps them alive for the
+whole call.  The plan is not: the call holds its own reference to it from
+the first read to the kernel's return, so a registration while Python code
+runs (a key-set function, a keyword's __hash__, a GC callback, the kernel
+itself) cannot free what the call is reading.  See Note [One plan per
+operator] in core.py.
+"""
+from cpython.ref cimport PyObject
+from libc.stdint cimport uint64_t
+
+from dispatcher._engine.core cimport (
+    CallPlan,
+    KernelFunction,
+    OperatorHandle,
+    TensorBase,
+    _Redispatch,
+    _box_values,
+    _call_bits,
+    _entry_at,
+    _kernel_results,
+    _keyset_arg,
+    _make,
+    _missing_argument,
+    _raise_not_defined,
+    _settled_plan,
+    _too_many_replans,
+    _value_bits,
+    dispatch,
+    install_fast_calls,
+    vectorcall_impl,
+)
+from dispatcher._engine import core
+
+cdef extern from "Python.h":
+    bint PyObject_TypeCheck(object obj, type tp)
+    ctypedef struct PyTypeObject:
+        Py_ssize_t tp_vectorcall_offset
+        unsigned long tp_flags
+    unsigned long Py_TPFLAGS_HAVE_VECTORCALL
+    size_t PY_VECTORCALL_ARGUMENTS_OFFSET
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+    object PyObject_Vectorcall(object callable, PyObject** args, size_t nargsf, PyObject* kwnames)
+    void PyType_Modified(PyTypeObject* tp)
+    Py_ssize_t PyTuple_GET_SIZE(object t)
+    PyObject* PyTuple_GET_ITEM(object t, Py_ssize_t i)
+
+# The kinds, as core.py numbers them.
+cdef enum:
+    KIND_UNBOXED = 0
+    KIND_WITH_KEYSET = 1
+    KIND_BOXED = 2
+    ARG_TENSOR = 0
+
+assert (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR) == (
+    core.KIND_UNBOXED, core.KIND_WITH_KEYSET, core.KIND_BOXED, core.ARG_TENSOR)
+
+
+cdef PyObject* _keyword_arg(PyObject** args, Py_ssize_t nargs, PyObject* kwnames, object name):
+    # The argument passed by ``name`` (borrowed), or NULL.  Interned names
+    # match by identity; any other comparison may run Python code, which is
+    # fine: nothing borrowed from the plan is held across it.
+    cdef Py_ssize_t j, nkw
+    if kwnames == NULL:
+        return NULL
+    nkw = PyTuple_GET_SIZE(<object>kwnames)
+    for j in range(nkw):
+        if PyTuple_GET_ITEM(<object>kwnames, j) == <PyObject*>name:
+            return args[nargs + j]
+    for j in range(nkw):
+        if <object>PyTuple_GET_ITEM(<object>kwnames, j) == name:
+            return args[nargs + j]
+    return NULL
+
+
+cdef tuple _pack_call(PyObject** args, Py_ssize_t first, Py_ssize_t nargs, PyObject* kwnames):
+    # A vectorcall's arguments as (args tuple from ``first`` on, kwargs dict), for the general path.
+    cdef Py_ssize_t i
+    cdef dict kw = {}
+    if kwnames != NULL:
+        for i in range(PyTuple_GET_SIZE(<object>kwnames)):
+            kw[<object>PyTuple_GET_ITEM(<object>kwnames, i)] = <object>args[nargs + i]
+    return tuple([<object>args[i] for i in range(first, nargs)]), kw
+
+
+cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObject* kwnames) except? 0:
+    """The union of the dispatch arguments' key bits, read from the array."""
+    cdef Py_ssize_t i
+    cdef PyObject* arg
+    cdef uint64_t bits = 0
+    if 0 <= plan.positional_span <= nargs:
+        # Every dispatch argument is a required Tensor, passed positionally.
+        for i in range(plan.n_args):
+            arg = args[plan.c_positions[i]]
+            if PyObject_TypeCheck(<object>arg, TensorBase):  # the common case, inline
+                bits |= (<TensorBase>arg)._bits
+            else:
+                bits |= _value_bits(plan, <object>arg, ARG_TENSOR, i)
+        return bits
+    for i in range(plan.n_args):
+        position = plan.c_positions[i]
+        arg = args[position] if position < nargs else _keyword_arg(args, nargs, kwnames, plan.arg_names[i])
+        if arg == NULL:
+            if plan.arg_required[i]:
+                packed, kw = _pack_call(args, 0, nargs, kwnames)
+                _missing_argument(plan, packed, kw, plan.arg_names[i])
+            continue  # an omitted argument: its default is no tensor
+        bits |= _value_bits(plan, <object>arg, plan.c_kinds[i], i)
+    return bits
+
+
+cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef CallPlan plan = None
+    cdef uint64_t bits = 0
+    cdef int attempt
+    for attempt in range(core.MAX_REPLANS):
+        plan = self._plan
+        if plan.schema is None:
+            _raise_not_defined(plan)
+        bits = _extract(plan, args, nargs, kwnames)
+        settled = _settled_plan(self, plan)
+        if settled is not None:
+            plan = <CallPlan>settled
+            break
+    else:
+        _too_many_replans(self)
+    bits = _call_bits(plan, bits)
+    cdef KernelFunction entry = _entry_at(plan, bits)
+    if not core.show_dispatch_trace():
+        if entry._kind == KIND_UNBOXED:
+            return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)
+        if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
+            return _call_with_keyset_in_front(entry.fn, _make(bits), args, nargs, kwnames)
+        if entry._kind == KIND_BOXED and kwnames == NULL and plan.boxer.positional \
+                and nargs == plan.boxer.n_arguments:
+            # Boxed straight from the array: the call passes exactly the declared arguments.
+            stack = _box_values(plan.boxer, tuple([<object>args[i] for i in range(nargs)]))
+            entry.fn(self, _make(bits), stack)
+            return _kernel_results(plan.boxer, stack, plan.name)
+    # Everything else takes the general path, with the arguments packed.
+    packed, kw = _pack_call(args, 0, nargs, kwnames)
+    return dispatch(self, "[call]", plan, bits, packed, kw)
+
+
+cdef object _call_with_keyset_in_front(object fn, object keyset, PyObject** args, Py_ssize_t nargs,
+                                       PyObject* kwnames):
+    # PY_VECTORCALL_ARGUMENTS_OFFSET lets us use args[-1] for the duration of the call.
+    cdef PyObject* saved = args[-1]
+    args[-1] = <PyObject*>keyset
+    try:
+        return PyObject_Vectorcall(fn, args - 1, <size_t>(nargs + 1), kwnames)
+    finally:
+        args[-1] = saved
+
+
+cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef OperatorHandle handle = self.handle
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    if handle is None:
+        raise TypeError("this redispatch is bound to no operator (use op.redispatch)")
+    if nargs < 1:
+        raise TypeError(f"{handle.name}: redispatch() takes the DispatchKeySet to dispatch on first")
+    cdef uint64_t bits = _keyset_arg(<object>args[0], "redispatch")
+    cdef CallPlan plan = handle._plan
+    if plan.schema is None:
+        _raise_not_defined(plan)
+    cdef KernelFunction entry = _entry_at(plan, bits)
+    if not core.show_dispatch_trace():
+        if entry._kind == KIND_UNBOXED:
+            return PyObject_Vectorcall(entry.fn, args + 1, <size_t>(nargs - 1), kwnames)
+        if entry._kind == KIND_WITH_KEYSET:
+            # The keyset a with-keyset kernel gets is the one given: pass it on.
+            return PyObject_Vectorcall(entry.fn, args, <size_t>nargs, kwnames)
+    packed, kw = _pack_call(args, 1, nargs, kwnames)
+    return dispatch(handle, "[redispatch]", plan, bits, packed, kw)
+
+
+cdef void _enable_vectorcall(type cls, Py_ssize_t offset):
+    cdef PyTypeObject* tp = <PyTypeObject*>cls
+    tp.tp_vectorcall_offset = offset
+    tp.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL
+    PyType_Modified(tp)
+
+
+def install():
+    """Give OperatorHandle and its redispatch the vectorcall protocol: handles
+    made from now on call through this module (core.install_fast_calls)."""
+    cdef OperatorHandle probe = OperatorHandle.__new__(OperatorHandle)
+    cdef _Redispatch probe_redispatch = _Redispatch.__new__(_Redispatch)
+    _enable_vectorcall(OperatorHandle, <Py_ssize_t>(<char*>&probe.vectorcall - <char*><PyObject*>probe))
+    _enable_vectorcall(_Redispatch,
+                       <Py_ssize_t>(<char*>&probe_redispatch.vectorcall - <char*><PyObject*>probe_redispatch))
+    install_fast_calls(<vectorcall_impl>op_vectorcall, <vectorcall_impl>redispatch_vectorcall)

@@ -1,0 +1,198 @@
+# C declarations for compiling core.py (Cython pure-Python mode).  Only
+# types live here; every line of behaviour is in core.py.  csrc/_fastcall.pyx
+# cimports this file to read plans and tensors at C level.
+cimport cython
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.stdint cimport uint64_t
+
+cdef extern from "dispatcher_bits.h":
+    int index_of_highest_bit "dispatcher_index_of_highest_bit"(uint64_t x) noexcept nogil
+    int popcount "dispatcher_popcount"(uint64_t x) noexcept nogil
+    uint64_t tls_included_delta "dispatcher_tls_included_delta"
+    uint64_t tls_excluded_delta "dispatcher_tls_excluded_delta"
+
+cdef extern from "Python.h":
+    int Py_EnterRecursiveCall(const char* where) except -1
+    void Py_LeaveRecursiveCall()
+
+ctypedef object (*vectorcall_impl)(object, void*, size_t, void*)
+
+cdef unsigned short OFFSETS[64]
+cdef uint64_t MASKS[64]
+cdef int PER_BACKEND_START[64]
+cdef uint64_t KEY_REPRS[256]
+cdef int NUM_BACKENDS
+cdef uint64_t PER_BACKEND_FUNCTIONALITY_BITS
+cdef uint64_t FULL_BACKEND_MASK
+cdef uint64_t FULL_REPR
+cdef uint64_t DEFAULT_INCLUDED
+cdef uint64_t DEFAULT_EXCLUDED
+cdef uint64_t AUTOGRAD_KEYS
+cdef uint64_t AUTOGRAD_AND_INPLACE_KEYS
+cdef tuple KEYS_BY_VALUE
+cdef bint _show_trace
+
+cdef inline int _table_index(uint64_t r) noexcept
+cdef inline int _highest_priority_value(uint64_t r) noexcept
+cdef inline int _backend_mask_index(uint64_t r) noexcept
+cdef inline uint64_t _without_functionality(uint64_t r, uint64_t key_bits) noexcept
+
+
+@cython.final
+@cython.freelist(64)
+cdef class DispatchKeySet:
+    cdef readonly uint64_t repr_
+    cdef bint frozen
+
+cdef DispatchKeySet _make(uint64_t bits)
+cdef void _freeze(DispatchKeySet ks, uint64_t bits) noexcept
+cdef bint _is_frozen(DispatchKeySet ks) noexcept
+cdef inline uint64_t _repr_of(DispatchKeySet ks) noexcept
+cdef uint64_t _keyset_arg(object ks, str what) except? 0
+cdef DispatchKeySet EMPTY_SET
+
+cpdef uint64_t tls_included_bits() noexcept
+cpdef uint64_t tls_excluded_bits() noexcept
+cdef uint64_t apply_tls(uint64_t bits) noexcept
+
+
+cdef class _TLSGuard:
+    cdef uint64_t keys
+    cdef uint64_t added
+    cdef bint is_include
+    cdef bint active
+
+@cython.final
+cdef class IncludeDispatchKeyGuard(_TLSGuard):
+    pass
+
+@cython.final
+cdef class ExcludeDispatchKeyGuard(_TLSGuard):
+    pass
+
+@cython.final
+cdef class AutoDispatchBelowAutograd(_TLSGuard):
+    pass
+
+@cython.final
+cdef class AutoDispatchBelowADInplaceOrView(_TLSGuard):
+    pass
+
+
+cdef class TensorBase:
+    cdef DispatchKeySet _key_set
+    cdef readonly uint64_t _bits
+
+
+cpdef object tensor_key_set(object obj)
+cdef DispatchKeySet _tensor_key_set_of(TensorBase tensor)
+cdef long long _tensor_bits(object obj) except? -2
+
+
+@cython.final
+cdef class KernelFunction:
+    cdef readonly int _kind
+    cdef readonly object fn
+    cdef bint frozen
+
+cdef bint _kernel_is_frozen(KernelFunction kernel) noexcept
+
+
+@cython.final
+@cython.freelist(64)
+cdef class IValue:
+    cdef readonly object tag
+    cdef readonly object payload
+    cdef readonly int code
+    cdef bint frozen
+
+cdef IValue _new_ivalue(int code, object payload)
+cdef void _fill_ivalue(IValue iv, int code, object payload) noexcept
+cdef int _code_of(IValue iv) noexcept
+cdef bint _ivalue_is_frozen(IValue iv) noexcept
+cdef object _box_value(tuple step, object value)
+
+
+@cython.final
+cdef class Boxer:
+    cdef readonly str name
+    cdef readonly tuple argument_steps
+    cdef readonly tuple return_steps
+    cdef readonly Py_ssize_t n_arguments
+    cdef readonly Py_ssize_t n_returns
+    cdef readonly bint positional
+    cdef readonly bint vararg
+    cdef readonly bint varret
+    cdef readonly object bind
+    cdef readonly object argument_error
+    cdef readonly object return_error
+
+cdef object _box_call(Boxer boxer, object args, object kwargs)
+cdef object _box_values(Boxer boxer, tuple values)
+cdef object _kernel_results(Boxer boxer, object stack, str name)
+
+
+@cython.final
+cdef class CallPlan:
+    cdef readonly str name
+    cdef readonly object schema
+    cdef readonly tuple table
+    cdef uint64_t masks[16]
+    cdef readonly tuple dispatch_args
+    cdef readonly Py_ssize_t n_args
+    cdef readonly tuple arg_positions
+    cdef readonly tuple arg_names
+    cdef readonly tuple arg_kinds
+    cdef readonly tuple arg_required
+    cdef Py_ssize_t* c_positions
+    cdef int* c_kinds
+    cdef readonly Py_ssize_t positional_span
+    cdef readonly Boxer boxer
+    cdef readonly object bind
+    cdef readonly object split_call
+    cdef readonly object report_error
+    # See Note [Last dispatch cache] in core.py.
+    cdef bint cache_valid
+    cdef uint64_t last_key
+    cdef uint64_t last_bits
+
+cdef int _store_plan_arrays(CallPlan plan, tuple masks) except -1
+cdef uint64_t _masked(CallPlan plan, uint64_t bits) noexcept
+cdef uint64_t _call_bits(CallPlan plan, uint64_t bits) noexcept
+cdef KernelFunction _entry_at(CallPlan plan, uint64_t bits)
+cdef uint64_t _value_bits(CallPlan plan, object value, int kind, Py_ssize_t i) except? 0
+cdef uint64_t _skip_fallthroughs(CallPlan plan, uint64_t bits, str name) except? 0
+cdef object _settled_plan(OperatorHandle handle, CallPlan plan)
+cdef object _raise_not_defined(CallPlan plan)
+cdef object _missing_argument(CallPlan plan, tuple args, dict kwargs, str name)
+cdef object _wrong_type(CallPlan plan, object value, Py_ssize_t i, str expected)
+cdef uint64_t _required_tensor_bits(CallPlan plan, object value, Py_ssize_t i, str expected) except? 0
+cdef uint64_t _extract_bits(CallPlan plan, tuple args, dict kwargs) except? 0
+cdef object _too_many_replans(OperatorHandle handle)
+cdef tuple _plan_and_keys(OperatorHandle handle, tuple args, dict kwargs)
+cdef object _report(CallPlan plan, KernelFunction entry, uint64_t bits)
+cdef object _dispatch_boxed(OperatorHandle handle, str what, CallPlan plan, uint64_t bits, object stack)
+cdef object _check_handle(OperatorHandle handle)
+cdef object redispatch(OperatorHandle handle, object keyset, tuple args, dict kwargs)
+cdef object dispatch(OperatorHandle handle, str what, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
+cdef object _run_kernel(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
+
+
+@cython.final
+cdef class OperatorHandle:
+    cdef readonly str name
+    cdef CallPlan _plan
+    cdef readonly _Redispatch redispatch
+    cdef vectorcall_impl vectorcall
+
+
+@cython.final
+cdef class _Redispatch:
+    cdef readonly OperatorHandle handle
+    cdef vectorcall_impl vectorcall
+
+
+cdef void _enable_fast_calls(OperatorHandle handle, _Redispatch bound) noexcept
+cdef vectorcall_impl op_vectorcall_impl
+cdef vectorcall_impl redispatch_vectorcall_impl
+cdef void install_fast_calls(vectorcall_impl op_impl, vectorcall_impl redispatch_impl) noexcept

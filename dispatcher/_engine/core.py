@@ -1,0 +1,1713 @@
+"""The dispatcher's engine: keysets, thread-local state, tensors, call plans, calls, boxing.
+
+This one file is both engines.  Imported as Python it is the pure-Python
+engine; compiled by Cython with ``core.pxd`` beside it (pure-Python mode) it
+is the compiled one, with C types for the fields and locals the ``.pxd``
+declares.  The few places that must differ test ``cython.compiled``, which
+the compiler folds to a constant: its dead branch is not compiled, and in
+Python the compiled branch never runs.  ``csrc/_fastcall.pyx`` adds what
+cannot be written in Python at all: the vectorcall entry points (see Note
+[Vectorcall fast path] there).
+
+The engine is a leaf.  It imports only the ground floor (keys, bit layout,
+tags) and reads only what registration publishes: a ``CallPlan`` per
+operator (see Note [One plan per operator]) and a ``Boxer`` per schema,
+both plain data.  It never sees a FunctionSchema or the registry.
+"""
+import os
+import sys
+import threading
+import weakref
+
+try:
+    import cython
+except ImportError:  # the pure-Python engine runs without Cython installed
+    from dispatcher._engine import _cython_shim as cython
+
+from dispatcher import _layout
+from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, Tag
+from dispatcher._kernel_kind import DUMP_STATE, KernelKind
+from dispatcher.keys import NUM_BACKENDS as _NUM_BACKENDS
+from dispatcher.keys import (
+    BackendComponent,
+    DispatchKey,
+    as_dispatch_key,
+    is_per_backend_functionality_key,
+    to_runtime_per_backend_functionality_key,
+)
+
+__all__ = [
+    "AutoDispatchBelowADInplaceOrView",
+    "AutoDispatchBelowAutograd",
+    "Boxer",
+    "CallPlan",
+    "DEFAULT_EXCLUDED_SET",
+    "DEFAULT_INCLUDED_SET",
+    "DispatchKeySet",
+    "ExcludeDispatchKeyGuard",
+    "IValue",
+    "IncludeDispatchKeyGuard",
+    "KernelFunction",
+    "KernelKind",
+    "OperatorHandle",
+    "Stack",
+    "TensorBase",
+    "compute_dispatch_key_set",
+    "register_tensor_type",
+    "set_show_dispatch_trace",
+    "show_dispatch_trace",
+    "tensor_key_set",
+    "tls_is_dispatch_key_excluded",
+    "tls_is_dispatch_key_included",
+    "tls_local_exclude_set",
+    "tls_local_include_set",
+    "tls_set_dispatch_key_excluded",
+    "tls_set_dispatch_key_included",
+    "tls_set_local_exclude_set",
+    "tls_set_local_include_set",
+    "unregister_tensor_type",
+]
+
+COMPILED = cython.compiled
+
+# -- the bit layout, as tables the arithmetic indexes ---------------------------------
+# See Note [DispatchKeySet bit layout] and Note [Runtime table index] in
+# dispatcher/_layout.py: the layout is described there, once; here it is
+# only loaded into arrays (C arrays when compiled).
+NUM_BACKENDS = _NUM_BACKENDS
+FULL_BACKEND_MASK = _layout.FULL_BACKEND_MASK
+FULL_REPR = _layout.FULL_REPR
+NUM_KEY_VALUES = len(_layout.KEYS_BY_VALUE)
+KEYS_BY_VALUE = _layout.KEYS_BY_VALUE
+BACKENDS_BY_VALUE = tuple(BackendComponent)
+_UINT64_MAX = (1 << 64) - 1
+
+if not cython.compiled:
+    OFFSETS = [0] * 64
+    MASKS = [0] * 64
+    PER_BACKEND_START = [0] * 64
+    KEY_REPRS = [0] * 256
+
+    def index_of_highest_bit(x):
+        """64 - clz(x); see Note [Highest bit by count-leading-zeros] in csrc/dispatcher_bits.h."""
+        return x.bit_length()
+
+    def popcount(x):
+        return bin(x).count("1")
+
+
+def _load_tables():
+    # PER_BACKEND_START[f]: for a per-backend functionality f, the value of
+    # its StartOf<f>Backends sentinel, so that START + backend is the
+    # runtime key; else 0.
+    global PER_BACKEND_FUNCTIONALITY_BITS
+    assert len(_layout.OFFSETS) <= 64 and NUM_KEY_VALUES <= 256
+    bits = 0
+    for f in range(len(_layout.OFFSETS)):
+        per_backend = is_per_backend_functionality_key(f)
+        if per_backend:
+            bits |= 1 << (f - 1)
+        OFFSETS[f] = _layout.OFFSETS[f]
+        MASKS[f] = _layout.MASKS[f]
+        PER_BACKEND_START[f] = (
+            to_runtime_per_backend_functionality_key(f, BackendComponent.CPUBit) - 1 if per_backend else 0
+        )
+    for v in range(NUM_KEY_VALUES):
+        KEY_REPRS[v] = _layout.KEY_REPRS[v]
+    # Functionality bits (shifted down by NUM_BACKENDS) of the per-backend functionalities.
+    PER_BACKEND_FUNCTIONALITY_BITS = bits
+
+
+PER_BACKEND_FUNCTIONALITY_BITS = 0
+_load_tables()
+
+
+def _table_index(r):
+    """See Note [Runtime table index] in dispatcher/_layout.py."""
+    f = index_of_highest_bit(r >> NUM_BACKENDS)
+    return OFFSETS[f] + index_of_highest_bit((r & MASKS[f]) >> 1)
+
+
+def _highest_priority_value(r):
+    # The value of the key a set dispatches to; for a per-backend
+    # functionality without a backend bit, its StartOf sentinel (no key).
+    f = index_of_highest_bit(r >> NUM_BACKENDS)
+    if PER_BACKEND_START[f]:
+        return PER_BACKEND_START[f] + index_of_highest_bit(r & FULL_BACKEND_MASK)
+    return f
+
+
+def _backend_mask_index(r):
+    """Which per-backend fallthrough mask a keyset uses: that of its highest
+    backend (see Note [Per-backend fallthrough masks] in
+    dispatcher/registration/entry.py); a set with no backend uses CPU's."""
+    return index_of_highest_bit((r & FULL_BACKEND_MASK) >> 1)
+
+
+def _without_functionality(r, key_bits):
+    """``r`` minus a key's functionality bit, keeping every backend bit: c10's
+    remove(), since other keys of the set may share the backend bit."""
+    return r & ~(key_bits & ~FULL_BACKEND_MASK)
+
+
+def _key_at(value):
+    key = KEYS_BY_VALUE[value]
+    # A StartOf<F>Backends sentinel is no key: see to_runtime_per_backend_functionality_key.
+    return DispatchKey.Undefined if key is None else key
+
+
+# -- DispatchKeySet ----------------------------------------------------------------------
+def _check_repr(x):
+    # Only an exact int: a subclass could override the comparisons this relies on.
+    if type(x) is not int:
+        raise TypeError(f"a raw DispatchKeySet repr must be an int, not {type(x).__name__}")
+    if x < 0 or x > _UINT64_MAX:
+        raise ValueError(f"raw DispatchKeySet repr {x} is not a 64-bit unsigned integer")
+    if x & ~FULL_REPR:
+        raise ValueError(
+            f"raw DispatchKeySet repr {x:#x} sets bits above the {FULL_REPR.bit_length()} "
+            "bits that name backends and functionalities"
+        )
+    return x
+
+
+def _key_bits(key):
+    return KEY_REPRS[int(as_dispatch_key(key))]
+
+
+def _backend_bits(backend):
+    b = int(BackendComponent(backend))
+    return 0 if b == 0 else 1 << (b - 1)
+
+
+def _bits_of(item):
+    """The bits of one constructor item: a key, a key name, a backend or a set."""
+    if isinstance(item, DispatchKeySet):
+        return _repr_of(item)
+    if isinstance(item, BackendComponent):
+        return _backend_bits(item)
+    return _key_bits(item)
+
+
+def _keyset_arg(ks, what):
+    if not isinstance(ks, DispatchKeySet):
+        raise TypeError(f"{what} expects a DispatchKeySet, got {type(ks).__name__}")
+    return _repr_of(ks)
+
+
+def _make(bits):
+    ks = DispatchKeySet.__new__(DispatchKeySet)
+    _freeze(ks, bits)
+    return ks
+
+
+def _repr_of(ks):
+    return ks.repr_
+
+
+def _freeze(ks, bits):
+    if cython.compiled:
+        ks.repr_ = bits
+        ks.frozen = True
+    else:
+        object.__setattr__(ks, "repr_", bits)
+
+
+def _is_frozen(ks):
+    if cython.compiled:
+        return ks.frozen
+    return hasattr(ks, "repr_")
+
+
+class DispatchKeySet:
+    """An immutable set of dispatch keys in c10's 64-bit representation.
+
+    ``DispatchKeySet()`` is empty; ``DispatchKeySet(key)`` takes a DispatchKey,
+    a key name, a BackendComponent or another set; ``DispatchKeySet([k1, k2])``
+    is their union.  See Note [DispatchKeySet bit layout] in dispatcher/_layout.py.
+    """
+
+    if not cython.compiled:
+        __slots__ = ("repr_",)
+
+        def __setattr__(self, name, value):
+            raise AttributeError(f"DispatchKeySet is immutable: cannot set '{name}'")
+
+    def __init__(self, keys=None):
+        # A set is hashed and shared: initialising it again would change it
+        # under every dict and tensor that holds it.
+        if _is_frozen(self):
+            raise TypeError("DispatchKeySet is immutable: __init__ cannot be called again")
+        bits = 0
+        if keys is None:
+            pass
+        elif isinstance(keys, (DispatchKeySet, str, int)):
+            bits = _bits_of(keys)
+        else:
+            try:
+                items = iter(keys)
+            except TypeError:
+                raise TypeError(
+                    "DispatchKeySet() takes a DispatchKey, a key name, a BackendComponent, "
+                    f"a DispatchKeySet or an iterable of those, not {type(keys).__name__}"
+                ) from None
+            for item in items:
+                bits |= _bits_of(item)
+        _freeze(self, bits)
+
+    @classmethod
+    def from_raw_repr(cls, x):
+        return _make(_check_repr(x))
+
+    @classmethod
+    def full(cls):
+        return _make(FULL_REPR)
+
+    @classmethod
+    def full_after(cls, key):
+        """Every key of lower priority than ``key``, plus PythonDispatcher."""
+        return _make(_layout.full_after_repr(as_dispatch_key(key)))
+
+    def __reduce__(self):
+        return (DispatchKeySet.from_raw_repr, (_repr_of(self),))
+
+    def raw_repr(self):
+        return _repr_of(self)
+
+    # -- set algebra ------------------------------------------------------
+    def __or__(self, other):
+        if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return _make(_repr_of(self) | _repr_of(other))
+
+    def __and__(self, other):
+        if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return _make(_repr_of(self) & _repr_of(other))
+
+    def __sub__(self, other):
+        # c10 keeps the backend bits: removing CPU from {CPU, CUDA} must not
+        # drop the CPU bit that CUDA's functionality (Dense) still uses.
+        if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return _make(_repr_of(self) & (FULL_BACKEND_MASK | ~_repr_of(other)))
+
+    def __xor__(self, other):
+        if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return _make(_repr_of(self) ^ _repr_of(other))
+
+    def __eq__(self, other):
+        if not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return _repr_of(self) == _repr_of(other)
+
+    def __ne__(self, other):
+        if not isinstance(other, DispatchKeySet):
+            return NotImplemented
+        return _repr_of(self) != _repr_of(other)
+
+    def __hash__(self):
+        return hash(_repr_of(self))
+
+    def __bool__(self):
+        return _repr_of(self) != 0
+
+    def empty(self):
+        return _repr_of(self) == 0
+
+    def has(self, key):
+        bits = _key_bits(key)
+        return _repr_of(self) & bits == bits
+
+    def __contains__(self, key):
+        return self.has(key)
+
+    def has_backend(self, backend):
+        bits = _backend_bits(backend)
+        return _repr_of(self) & bits == bits
+
+    def has_all(self, ks):
+        bits = _keyset_arg(ks, "has_all")
+        return _repr_of(self) & bits == bits
+
+    def is_superset_of(self, ks):
+        return self.has_all(ks)
+
+    def has_any(self, ks):
+        return _repr_of(self) & _keyset_arg(ks, "has_any") != 0
+
+    def add(self, key):
+        return _make(_repr_of(self) | _bits_of(key))
+
+    def remove(self, key):
+        return _make(_without_functionality(_repr_of(self), _key_bits(key)))
+
+    def remove_backend(self, backend):
+        return _make(_repr_of(self) & ~_backend_bits(backend))
+
+    # -- priority -----------------------------------------------------------
+    def highest_functionality_key(self):
+        return KEYS_BY_VALUE[index_of_highest_bit(_repr_of(self) >> NUM_BACKENDS)]
+
+    def highest_backend(self):
+        return BACKENDS_BY_VALUE[index_of_highest_bit(_repr_of(self) & FULL_BACKEND_MASK)]
+
+    def highest_priority_key(self):
+        """c10's highestPriorityTypeId: the key this set dispatches to
+        (Undefined for a per-backend functionality without a backend bit)."""
+        return _key_at(_highest_priority_value(_repr_of(self)))
+
+    def dispatch_table_index(self):
+        """See Note [Runtime table index] in dispatcher/_layout.py."""
+        return _table_index(_repr_of(self))
+
+    # -- iteration ------------------------------------------------------------
+    def __iter__(self):
+        """Keys in c10's order: functionalities from lowest to highest
+        priority, each per-backend functionality expanded over the set's
+        backends from lowest to highest bit.  Backend bits on their own
+        yield nothing."""
+        return iter(_keys_of(_repr_of(self)))
+
+    def __len__(self):
+        # Each per-backend functionality counts once per backend bit.
+        r = _repr_of(self)
+        functionalities = r >> NUM_BACKENDS
+        per_backend = functionalities & PER_BACKEND_FUNCTIONALITY_BITS
+        return popcount(functionalities ^ per_backend) + popcount(per_backend) * popcount(r & FULL_BACKEND_MASK)
+
+    def __repr__(self):
+        return "DispatchKeySet(" + ", ".join([k.name for k in _keys_of(_repr_of(self))]) + ")"
+
+
+def _keys_of(r):
+    keys = []
+    backends = r & FULL_BACKEND_MASK
+    functionalities = r >> NUM_BACKENDS
+    f = 0
+    while functionalities:
+        f += 1
+        present = functionalities & 1
+        functionalities >>= 1
+        if not present:
+            continue
+        if PER_BACKEND_START[f]:
+            b = 0
+            bits = backends
+            while bits:
+                b += 1
+                if bits & 1:
+                    keys.append(KEYS_BY_VALUE[PER_BACKEND_START[f] + b])
+                bits >>= 1
+        else:
+            keys.append(KEYS_BY_VALUE[f])
+    return keys
+
+
+EMPTY_SET = _make(0)
+
+# -- thread-local include / exclude sets ------------------------------------------------
+# See Note [TLS stored as a difference from the defaults] in csrc/dispatcher_bits.h:
+# compiled, two C thread-locals; in Python, a threading.local.
+DEFAULT_INCLUDED_SET = DispatchKeySet([DispatchKey.BackendSelect, DispatchKey.ADInplaceOrView])
+DEFAULT_EXCLUDED_SET = DispatchKeySet(
+    [
+        DispatchKey.AutocastCPU, DispatchKey.AutocastMPS, DispatchKey.AutocastCUDA,
+        DispatchKey.AutocastXPU, DispatchKey.AutocastIPU, DispatchKey.AutocastHPU,
+        DispatchKey.AutocastXLA, DispatchKey.AutocastPrivateUse1,
+        DispatchKey.AutocastMTIA, DispatchKey.AutocastMAIA,
+    ]
+)
+DEFAULT_INCLUDED = _repr_of(DEFAULT_INCLUDED_SET)
+DEFAULT_EXCLUDED = _repr_of(DEFAULT_EXCLUDED_SET)
+
+if not cython.compiled:
+
+    class _TLSDeltas(threading.local):
+        included = 0
+        excluded = 0
+
+    _tls = _TLSDeltas()
+
+
+def tls_included_bits():
+    if cython.compiled:
+        return tls_included_delta ^ DEFAULT_INCLUDED
+    return _tls.included ^ DEFAULT_INCLUDED
+
+
+def tls_excluded_bits():
+    if cython.compiled:
+        return tls_excluded_delta ^ DEFAULT_EXCLUDED
+    return _tls.excluded ^ DEFAULT_EXCLUDED
+
+
+def _set_tls_included(bits):
+    global tls_included_delta
+    if cython.compiled:
+        tls_included_delta = bits ^ DEFAULT_INCLUDED
+    else:
+        _tls.included = bits ^ DEFAULT_INCLUDED
+
+
+def _set_tls_excluded(bits):
+    global tls_excluded_delta
+    if cython.compiled:
+        tls_excluded_delta = bits ^ DEFAULT_EXCLUDED
+    else:
+        _tls.excluded = bits ^ DEFAULT_EXCLUDED
+
+
+def apply_tls(bits):
+    """c10's computeDispatchKeySet without the mask: ``(bits | included) - excluded``."""
+    return (bits | tls_included_bits()) & (FULL_BACKEND_MASK | ~tls_excluded_bits())
+
+
+def tls_local_include_set():
+    return _make(tls_included_bits())
+
+
+def tls_local_exclude_set():
+    return _make(tls_excluded_bits())
+
+
+def tls_set_local_include_set(ks):
+    _set_tls_included(_keyset_arg(ks, "tls_set_local_include_set"))
+
+
+def tls_set_local_exclude_set(ks):
+    _set_tls_excluded(_keyset_arg(ks, "tls_set_local_exclude_set"))
+
+
+def compute_dispatch_key_set(keyset, mask=None):
+    """c10's computeDispatchKeySet: ``((keyset | included) - excluded) & mask``
+    with this thread's include/exclude sets, as a call computes its keyset."""
+    bits = apply_tls(_keyset_arg(keyset, "compute_dispatch_key_set"))
+    if mask is not None:
+        bits &= _keyset_arg(mask, "compute_dispatch_key_set")
+    return _make(bits)
+
+
+def tls_is_dispatch_key_included(key):
+    bits = _key_bits(key)
+    return tls_included_bits() & bits == bits
+
+
+def tls_is_dispatch_key_excluded(key):
+    bits = _key_bits(key)
+    return tls_excluded_bits() & bits == bits
+
+
+def tls_set_dispatch_key_included(key, state):
+    bits = _key_bits(key)
+    current = tls_included_bits()
+    _set_tls_included(current | bits if state else _without_functionality(current, bits))
+
+
+def tls_set_dispatch_key_excluded(key, state):
+    bits = _key_bits(key)
+    current = tls_excluded_bits()
+    _set_tls_excluded(current | bits if state else _without_functionality(current, bits))
+
+
+# -- thread-local guards ----------------------------------------------------------------
+AUTOGRAD_KEYS = _repr_of(
+    DispatchKeySet([DispatchKey.AutogradFunctionality, DispatchKey.AutogradOther, DispatchKey.AutogradNestedTensor])
+)
+AUTOGRAD_AND_INPLACE_KEYS = AUTOGRAD_KEYS | _key_bits(DispatchKey.ADInplaceOrView)
+
+
+def _guard_bits(keys):
+    if isinstance(keys, DispatchKeySet):
+        return _repr_of(keys)
+    return _repr_of(DispatchKeySet(keys))
+
+
+class _TLSGuard:
+    """Shared by the four guards: c10's Include/ExcludeDispatchKeyGuard.
+
+    On entry only the keys not already in the set are added (``keys - set``,
+    which keeps the guard's backend bits, as c10's operator- does), and on
+    exit exactly those are taken out again (``set - added``, which keeps the
+    set's backend bits): nesting and exceptions restore the functionality
+    keys, and backend bits stay set, as in c10.
+    """
+
+    def __enter__(self):
+        if self.active:
+            raise RuntimeError(f"{type(self).__name__} is already active; use a new guard to nest")
+        self.active = True
+        current = tls_included_bits() if self.is_include else tls_excluded_bits()
+        self.added = self.keys & (FULL_BACKEND_MASK | ~current)
+        self._store(current | self.added)
+        return self
+
+    def __exit__(self, *exc_info):
+        if not self.active:
+            raise RuntimeError(f"{type(self).__name__} was exited without being entered")
+        self.active = False
+        current = tls_included_bits() if self.is_include else tls_excluded_bits()
+        self._store(current & (FULL_BACKEND_MASK | ~self.added))
+        return False
+
+    def _store(self, bits):
+        if self.is_include:
+            _set_tls_included(bits)
+        else:
+            _set_tls_excluded(bits)
+
+
+class IncludeDispatchKeyGuard(_TLSGuard):
+    """``with IncludeDispatchKeyGuard(keys):`` adds keys to this thread's included set."""
+
+    def __init__(self, keys):
+        self.keys = _guard_bits(keys)
+        self.is_include = True
+        self.active = False
+
+
+class ExcludeDispatchKeyGuard(_TLSGuard):
+    """``with ExcludeDispatchKeyGuard(keys):`` adds keys to this thread's excluded set."""
+
+    def __init__(self, keys):
+        self.keys = _guard_bits(keys)
+        self.is_include = False
+        self.active = False
+
+
+class AutoDispatchBelowAutograd(_TLSGuard):
+    """Exclude the autograd keys: calls inside go straight below autograd."""
+
+    def __init__(self):
+        self.keys = AUTOGRAD_KEYS
+        self.is_include = False
+        self.active = False
+
+
+class AutoDispatchBelowADInplaceOrView(_TLSGuard):
+    """Exclude the autograd keys and ADInplaceOrView."""
+
+    def __init__(self):
+        self.keys = AUTOGRAD_AND_INPLACE_KEYS
+        self.is_include = False
+        self.active = False
+
+
+# -- tensors ------------------------------------------------------------------------------
+class TensorBase:
+    """Base for tensor types: carries the DispatchKeySet the dispatcher reads."""
+
+    def __init__(self, key_set=None):
+        self.key_set = EMPTY_SET if key_set is None else key_set
+
+    @property
+    def key_set(self):
+        return _tensor_key_set_of(self)
+
+    @key_set.setter
+    def key_set(self, ks):
+        if not isinstance(ks, DispatchKeySet):
+            raise TypeError(f"key_set must be a DispatchKeySet, not {type(ks).__name__}")
+        self._key_set = ks
+        # The bits, kept beside the set: the call path reads them with one
+        # load fewer (a DispatchKeySet is immutable, so they cannot drift apart).
+        self._bits = _repr_of(ks)
+
+
+if not cython.compiled:
+    # A subclass that never calls TensorBase.__init__ still has an (empty)
+    # keyset, as the compiled TensorBase's zeroed fields give it.
+    TensorBase._key_set = EMPTY_SET
+    TensorBase._bits = 0
+
+
+def _tensor_key_set_of(tensor):
+    ks = tensor._key_set
+    return EMPTY_SET if ks is None else ks
+
+
+# Note [Tensor type cache]
+# Besides TensorBase, any type can dispatch as a tensor: registered with
+# register_tensor_type (a keyset, or a function from an instance to one),
+# or by having a ``__dispatch_keys__`` attribute.  Which of these applies is
+# decided once per type and cached by the type's id; each entry holds the
+# type weakly and is dropped when the type dies, so classes made on the fly
+# are not kept alive.  Registration empties the cache.
+_BY_ATTRIBUTE = object()
+_registered_types = {}
+_type_cache = {}
+_Py_TPFLAGS_IMMUTABLETYPE = 1 << 8
+
+
+def register_tensor_type(cls, key_set_or_function):
+    """Make instances of ``cls`` (and its subclasses) dispatch as tensors.
+
+    ``key_set_or_function`` is the DispatchKeySet every instance has, or a
+    function from an instance to its DispatchKeySet.
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"register_tensor_type expects a type, got {type(cls).__name__}")
+    if not isinstance(key_set_or_function, DispatchKeySet) and not callable(key_set_or_function):
+        raise TypeError(
+            "register_tensor_type expects a DispatchKeySet or a function returning one, "
+            f"got {type(key_set_or_function).__name__}"
+        )
+    _registered_types[cls] = key_set_or_function
+    _type_cache.clear()
+
+
+def unregister_tensor_type(cls):
+    if cls not in _registered_types:
+        raise KeyError(f"{cls!r} is not a registered tensor type")
+    del _registered_types[cls]
+    _type_cache.clear()
+
+
+def _classify(tp):
+    for base in tp.__mro__:
+        how = _registered_types.get(base)
+        if how is not None:
+            return how
+    if hasattr(tp, "__dispatch_keys__") or not tp.__flags__ & _Py_TPFLAGS_IMMUTABLETYPE:
+        return _BY_ATTRIBUTE
+    return None
+
+
+def _forget_type(key):
+    _type_cache.pop(key, None)
+
+
+def _how_type_dispatches(tp):
+    key = id(tp)
+    entry = _type_cache.get(key)
+    if entry is not None and entry[0]() is tp:
+        return entry[1]
+    how = _classify(tp)
+    try:
+        ref = weakref.ref(tp, lambda _, key=key: _forget_type(key))
+    except TypeError:  # a type that cannot be weakly referenced is not cached
+        return how
+    _type_cache[key] = (ref, how)
+    return how
+
+
+def _checked(ks, obj):
+    if not isinstance(ks, DispatchKeySet):
+        raise TypeError(
+            f"the dispatch keys of a {type(obj).__name__} must be a DispatchKeySet, got {type(ks).__name__}"
+        )
+    return ks
+
+
+def tensor_key_set(obj):
+    """The DispatchKeySet of ``obj`` if the dispatcher treats it as a tensor, else None."""
+    if isinstance(obj, TensorBase):
+        return _tensor_key_set_of(obj)
+    how = _how_type_dispatches(type(obj))
+    if how is None:
+        return None
+    if how is _BY_ATTRIBUTE:
+        ks = getattr(obj, "__dispatch_keys__", None)
+        return None if ks is None else _checked(ks, obj)
+    if isinstance(how, DispatchKeySet):
+        return how
+    return _checked(how(obj), obj)
+
+
+def _tensor_bits(obj):
+    """The key bits of a tensor argument; -1 if ``obj`` is not a tensor."""
+    if isinstance(obj, TensorBase):
+        return cython.cast(TensorBase, obj)._bits
+    ks = tensor_key_set(obj)
+    if ks is None:
+        return -1
+    return _repr_of(ks)
+
+
+# -- kernels -----------------------------------------------------------------------------
+# The kinds as ints, for the call path (KernelKind's values; checked below).
+KIND_UNBOXED = 0
+KIND_WITH_KEYSET = 1
+KIND_BOXED = 2
+KIND_FALLTHROUGH = 3
+KIND_MISSING = 4
+KIND_AMBIGUOUS_AUTOGRAD_OTHER = 5
+assert [int(k) for k in KernelKind] == [
+    KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, KIND_FALLTHROUGH, KIND_MISSING, KIND_AMBIGUOUS_AUTOGRAD_OTHER
+]
+
+
+class KernelFunction:
+    """How to call one kernel: its kind (a KernelKind) and its callable."""
+
+    def __init__(self, kind, fn):
+        if _kernel_is_frozen(self):
+            raise TypeError("KernelFunction is immutable: __init__ cannot be called again")
+        kind = KernelKind(kind)
+        if kind in (KernelKind.UNBOXED, KernelKind.WITH_KEYSET, KernelKind.BOXED) and not callable(fn):
+            raise TypeError(f"a {kind.name} kernel must be callable, got {type(fn).__name__}")
+        self._kind = int(kind)
+        self.fn = fn
+        if cython.compiled:
+            self.frozen = True
+
+    @property
+    def kind(self):
+        return KernelKind(self._kind)
+
+    def is_fallthrough(self):
+        return self._kind == KIND_FALLTHROUGH
+
+    def is_valid(self):
+        return self._kind != KIND_MISSING
+
+    def dump_state(self):
+        return DUMP_STATE[KernelKind(self._kind)]
+
+    def __repr__(self):
+        return f"KernelFunction({self.kind.name}, {self.fn!r})"
+
+
+def _kernel_is_frozen(kernel):
+    if cython.compiled:
+        return kernel.frozen
+    return hasattr(kernel, "_kind")
+
+
+# -- boxing: IValue, Stack, Boxer --------------------------------------------------------
+# A boxed kernel sees a call as a stack of IValues.  What runs per value is
+# here; what is slow and rare -- a converter per schema type, error texts --
+# is made by dispatcher.ivalue, which hands each Boxer its converters.
+TAGS = tuple(Tag)
+assert all(int(tag) == i for i, tag in enumerate(TAGS))
+TAG_NONE = 0
+TAG_TENSOR = 1
+TAG_DOUBLE = 2
+TAG_INT = 3
+TAG_BOOL = 4
+TAG_STRING = 5
+TAG_COMPLEX = 6
+TAG_INT_LIST = 12
+TAG_DOUBLE_LIST = 13
+TAG_BOOL_LIST = 14
+TAG_TENSOR_LIST = 15
+TAG_GENERIC_LIST = 16
+TAG_TUPLE = 17
+TAG_OBJECT = 18
+assert (TAG_NONE, TAG_TENSOR, TAG_DOUBLE, TAG_INT, TAG_BOOL, TAG_STRING, TAG_COMPLEX, TAG_INT_LIST,
+        TAG_DOUBLE_LIST, TAG_BOOL_LIST, TAG_TENSOR_LIST, TAG_GENERIC_LIST, TAG_TUPLE, TAG_OBJECT) == (
+    Tag.NONE, Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.BOOL, Tag.STRING, Tag.COMPLEX, Tag.INT_LIST,
+    Tag.DOUBLE_LIST, Tag.BOOL_LIST, Tag.TENSOR_LIST, Tag.GENERIC_LIST, Tag.TUPLE, Tag.OBJECT)
+assert set(CONTAINER_TAGS) == set(TAGS[TAG_INT_LIST:TAG_TUPLE + 1])
+
+if not cython.compiled:
+
+    def Py_EnterRecursiveCall(where):
+        """Python code gets the interpreter's own recursion check."""
+        return 0
+
+    def Py_LeaveRecursiveCall():
+        pass
+
+
+def _is_container(code):
+    # Payloads that to_python() rebuilds (dispatcher._ivalue_tag.CONTAINER_TAGS).
+    return TAG_INT_LIST <= code <= TAG_TUPLE
+
+
+class IValue:
+    """A tagged value: ``IValue(Tag.INT, 3)``; immutable.
+
+    Payloads are plain Python values; typed lists (IntList, ..., TensorList)
+    hold a tuple of plain elements, generic lists and tuples a tuple of
+    IValues, as in c10 (``c10::List<int64_t>`` vs ``c10::List<IValue>``).
+    """
+
+    if not cython.compiled:
+        __slots__ = ("tag", "payload", "code")
+
+        def __setattr__(self, name, value):
+            raise AttributeError(f"IValue is immutable: cannot set '{name}'")
+
+    def __init__(self, tag, payload):
+        if type(tag) is not Tag:
+            raise TypeError(f"an IValue's tag must be a Tag, got {tag!r}")
+        if _ivalue_is_frozen(self):
+            raise TypeError("IValue is immutable: __init__ cannot be called again")
+        _fill_ivalue(self, int(tag), payload)
+
+    def __eq__(self, other):
+        if type(other) is not IValue:
+            return NotImplemented
+        # Identity first, as tuples compare items: a tensor payload equals itself.
+        return _code_of(self) == _code_of(other) and (
+            self.payload is other.payload or bool(self.payload == other.payload)
+        )
+
+    def __hash__(self):
+        Py_EnterRecursiveCall(" while hashing an IValue")
+        try:
+            return hash((self.tag, self.payload))
+        finally:
+            Py_LeaveRecursiveCall()
+
+    def __reduce__(self):
+        return IValue, (self.tag, self.payload)
+
+    def __repr__(self):
+        return f"IValue(Tag.{self.tag.name}, {self.payload!r})"
+
+    def to_python(self):
+        """The plain Python value: lists come back as fresh lists, tuples as tuples."""
+        return _to_python(self)
+
+    @staticmethod
+    def from_python(value):
+        """Box ``value`` with the tag its Python type suggests (for ``Any``, ``t``, ``...``)."""
+        return _from_python(value)
+
+
+def _fill_ivalue(iv, code, payload):
+    if cython.compiled:
+        iv.tag = TAGS[code]
+        iv.code = code
+        iv.payload = payload
+        iv.frozen = True
+    else:
+        object.__setattr__(iv, "tag", TAGS[code])
+        object.__setattr__(iv, "code", code)
+        object.__setattr__(iv, "payload", payload)
+
+
+def _code_of(iv):
+    return iv.code
+
+
+def _ivalue_is_frozen(iv):
+    if cython.compiled:
+        return iv.frozen
+    return hasattr(iv, "code")
+
+
+def _new_ivalue(code, payload):
+    # An IValue for a tag known to be good: no check, no Python code.
+    iv = IValue.__new__(IValue)
+    _fill_ivalue(iv, code, payload)
+    return iv
+
+
+NONE_IVALUE = _new_ivalue(TAG_NONE, None)
+
+
+def _element(x):
+    if type(x) is not IValue:
+        raise TypeError(f"a generic list or tuple IValue holds IValues, not {type(x).__name__}")
+    return x
+
+
+def _to_python(iv):
+    code = _code_of(iv)
+    if TAG_INT_LIST <= code <= TAG_TENSOR_LIST:
+        return list(iv.payload)
+    if code != TAG_GENERIC_LIST and code != TAG_TUPLE:
+        return iv.payload
+    Py_EnterRecursiveCall(" while unboxing an IValue")
+    try:
+        items = [_to_python(_element(x)) for x in iv.payload]
+    finally:
+        Py_LeaveRecursiveCall()
+    return items if code == TAG_GENERIC_LIST else tuple(items)
+
+
+# A non-empty list whose elements all have one of these exact types is a typed list.
+_LIST_INFERENCE = ((TAG_BOOL_LIST, bool), (TAG_INT_LIST, int), (TAG_DOUBLE_LIST, float))
+
+
+def _from_python(value):
+    if value is None:
+        return NONE_IVALUE
+    cls = type(value)
+    if cls is bool:
+        return _new_ivalue(TAG_BOOL, value)
+    if cls is int:
+        return _new_ivalue(TAG_INT, value)
+    if cls is float:
+        return _new_ivalue(TAG_DOUBLE, value)
+    if cls is str:
+        return _new_ivalue(TAG_STRING, value)
+    if cls is complex:
+        return _new_ivalue(TAG_COMPLEX, value)
+    if tensor_key_set(value) is not None:
+        return _new_ivalue(TAG_TENSOR, value)
+    if cls is not list and cls is not tuple:
+        return _new_ivalue(TAG_OBJECT, value)
+    items = tuple(value)  # a snapshot: boxing an element may run code that changes the list
+    if cls is list and items:
+        for code, element_type in _LIST_INFERENCE:
+            if all([type(x) is element_type for x in items]):
+                return _new_ivalue(code, items)
+        if all([tensor_key_set(x) is not None for x in items]):
+            return _new_ivalue(TAG_TENSOR_LIST, items)
+    Py_EnterRecursiveCall(" while boxing a list or tuple")
+    try:
+        boxed = tuple([_from_python(x) for x in items])
+    finally:
+        Py_LeaveRecursiveCall()
+    return _new_ivalue(TAG_GENERIC_LIST if cls is list else TAG_TUPLE, boxed)
+
+
+class Stack(list):
+    """A list of IValues with the stack helpers of ``ATen/core/stack.h``.
+
+    The top of the stack is the end of the list; ``pop()`` is list's.
+    ``push`` checks that it is given IValues; the list methods themselves stay
+    the raw, unchecked vector interface (as ``std::vector<IValue>`` is in
+    PyTorch) for hot code.
+    """
+
+    if not cython.compiled:
+        __slots__ = ()
+
+    def push(self, *values):
+        for v in values:
+            if type(v) is not IValue:
+                raise TypeError(f"a Stack holds IValues, not {type(v).__name__}")
+        self.extend(values)
+
+    def peek(self, i, n):
+        """Item ``i`` of the top ``n`` items (torch::jit::peek(stack, i, N))."""
+        if not 0 <= i < n <= len(self):
+            raise IndexError(f"cannot peek at item {i} of the top {n} of a stack of {len(self)}")
+        return self[len(self) - n + i]
+
+    def pop_n(self, n):
+        """Remove and return the top ``n`` items, deepest first (torch::jit::pop(stack, N))."""
+        _check_depth(self, n, "pop")
+        items = self[len(self) - n:]
+        del self[len(self) - n:]
+        return items
+
+    def drop(self, n):
+        """Remove the top ``n`` items (torch::jit::drop(stack, n))."""
+        _check_depth(self, n, "drop")
+        del self[len(self) - n:]
+
+    def __reduce__(self):
+        return Stack, (list(self),)
+
+
+def _check_depth(stack, n, what):
+    if type(n) is not int or n < 0:
+        raise ValueError(f"cannot {what} {n!r} items: expected a non-negative int")
+    if n > len(stack):
+        raise IndexError(f"cannot {what} {n} items from a stack of {len(stack)}")
+
+
+def _check_stack(stack):
+    if not isinstance(stack, Stack):
+        raise TypeError(f"expected a Stack, got {type(stack).__name__}")
+
+
+def _peek_values(stack, n, name, what):
+    """The top ``n`` items of ``stack`` (all if n < 0) as Python values, left in place.
+
+    Everything is read from a copy of those items, checked before anything
+    is converted: converting may run Python code (a GC, a destructor) that
+    changes the stack.
+    """
+    _check_stack(stack)
+    size = len(stack)
+    if n < 0:
+        n = size
+    elif n > size:
+        raise RuntimeError(f"{name}: expected {n} {what} on the stack, found {size}")
+    items = stack[size - n:]
+    for iv in items:
+        if type(iv) is not IValue:
+            raise TypeError(f"{name}: the stack holds a {type(iv).__name__}, not an IValue")
+    return tuple([_to_python(iv) for iv in items])
+
+
+def _drop(stack, n):
+    """Remove the top ``n`` items (fewer if the stack has fewer)."""
+    del stack[max(len(stack) - n, 0):]
+
+
+def _take(stack, n, name, what):
+    """The top ``n`` items of ``stack`` (all if n < 0), removed, as Python values."""
+    values = _peek_values(stack, n, name, what)
+    _drop(stack, len(values))
+    return values
+
+
+# How one value boxes: (kind, exact type, tag code, converter).
+STEP_CONVERT = 0  # call the converter
+STEP_TENSOR = 1  # a tensor boxes as it is, anything else is converted
+STEP_EXACT = 2  # a value of exactly the step's type boxes as it is, ...
+
+
+def _make_steps(converters, fast_paths):
+    if type(converters) is not tuple or type(fast_paths) is not tuple or len(converters) != len(fast_paths):
+        raise ValueError("a Boxer takes a tuple of converters and a tuple of as many fast paths")
+    steps = []
+    for convert, fast in zip(converters, fast_paths):
+        if not callable(convert):
+            raise TypeError(f"a converter must be callable, not {type(convert).__name__}")
+        if fast is None:
+            steps.append((STEP_CONVERT, None, 0, convert))
+            continue
+        if (type(fast) is not tuple or len(fast) != 2 or type(fast[1]) is not Tag
+                or not (fast[0] is None or isinstance(fast[0], type))):
+            raise TypeError(f"a fast path is None or (exact type or None, Tag), not {fast!r}")
+        steps.append((STEP_TENSOR if fast[0] is None else STEP_EXACT, fast[0], int(fast[1]), convert))
+    return tuple(steps)
+
+
+def _box_value(step, value):
+    kind, exact, code, convert = step
+    if kind == STEP_EXACT:
+        if type(value) is exact:
+            return _new_ivalue(code, value)
+    elif kind == STEP_TENSOR:
+        if isinstance(value, TensorBase) or tensor_key_set(value) is not None:
+            return _new_ivalue(code, value)
+    iv = convert(value)
+    if type(iv) is not IValue:
+        raise TypeError(f"a converter returned {type(iv).__name__}, not an IValue")
+    return iv
+
+
+class Boxer:
+    """How the calls of one schema box and unbox, from plain data.
+
+    ``dispatcher.ivalue.make_boxer`` builds one per schema: a converter per
+    argument and per return, each with its fast path (``(exact type, Tag)``
+    for values that box as they are, the type None standing for "a tensor";
+    or None: always convert), what the schema says about its arguments
+    (``positional``: a call passing exactly the declared arguments
+    positionally needs no binding; ``vararg`` / ``varret``: ``...``), its
+    ``bind`` function, and the functions that word a mismatch as a
+    TypeError: ``argument_error(values)``, ``return_error(i, mismatch)``.
+    """
+
+    def __init__(self, name, argument_converters, argument_fast_paths, return_converters, return_fast_paths,
+                 positional, vararg, varret, bind, argument_error, return_error):
+        if self.name is not None:
+            raise TypeError("a Boxer is initialised once")
+        if not isinstance(name, str):
+            raise TypeError(f"a Boxer's name is a str, not {type(name).__name__}")
+        for what, fn in (("bind", bind), ("argument_error", argument_error), ("return_error", return_error)):
+            if not callable(fn):
+                raise TypeError(f"a Boxer's {what} must be callable, not {type(fn).__name__}")
+        self.argument_steps = _make_steps(argument_converters, argument_fast_paths)
+        self.return_steps = _make_steps(return_converters, return_fast_paths)
+        self.n_arguments = len(self.argument_steps)
+        self.n_returns = len(self.return_steps)
+        self.positional = bool(positional)
+        self.vararg = bool(vararg)
+        self.varret = bool(varret)
+        self.bind = bind
+        self.argument_error = argument_error
+        self.return_error = return_error
+        self.name = name
+
+    def _check_ready(self):
+        if self.name is None:
+            raise TypeError("this Boxer was never initialised")
+
+    def box(self, args, kwargs=None):
+        """The stack a boxed kernel gets for ``op(*args, **kwargs)``."""
+        self._check_ready()
+        return _box_call(self, args, kwargs)
+
+    def unbox_arguments(self, stack):
+        """Pop the arguments ``box`` pushed; a ``...`` schema's arguments are the whole stack."""
+        self._check_ready()
+        return _take(stack, -1 if self.vararg else self.n_arguments, self.name, "arguments")
+
+    def box_returns(self, result, stack):
+        """Push a kernel's ``result`` (None, a value, or a tuple) as IValues;
+        a bad result leaves the stack as it was."""
+        self._check_ready()
+        _box_returns(self, result, stack)
+
+    def unbox_returns(self, stack):
+        """Pop a boxed kernel's results: None for no returns, the value for one, else a tuple.
+
+        A ``-> ...`` schema's results are the whole stack (always a tuple).
+        """
+        self._check_ready()
+        if self.varret:
+            return _take(stack, -1, self.name, "return values")
+        return _as_result(self, _take(stack, self.n_returns, self.name, "return values"))
+
+
+if not cython.compiled:
+    Boxer.name = None  # an uninitialised Boxer (compiled: the C field starts as None)
+
+
+def _box_call(boxer, args, kwargs):
+    if boxer.positional and not kwargs and type(args) is tuple and len(args) == boxer.n_arguments:
+        values = args
+    else:
+        values = boxer.bind(args, kwargs)  # exactly the declared arguments, plus a "..."'s extras
+        if type(values) is not tuple or len(values) < boxer.n_arguments:
+            raise RuntimeError(f"{boxer.name}: bind() returned {values!r}, not the bound arguments")
+    return _box_values(boxer, values)
+
+
+def _box_values(boxer, values):
+    stack = Stack()
+    steps = boxer.argument_steps
+    try:
+        for i in range(boxer.n_arguments):
+            stack.append(_box_value(steps[i], values[i]))
+    except Mismatch:
+        raise boxer.argument_error(values) from None
+    for i in range(boxer.n_arguments, len(values)):
+        stack.append(_from_python(values[i]))
+    return stack
+
+
+def _returned_values(boxer, result):
+    """``result`` as the tuple of values the schema's returns describe."""
+    n = boxer.n_returns
+    if boxer.varret:
+        # "-> ..." (or "-> (Tensor, ...)"): the kernel returns a tuple of all its values.
+        if type(result) is not tuple or len(result) < n:
+            raise TypeError(
+                f"{boxer.name}() returns a tuple of at least {n} values, but the kernel returned {_described(result)}"
+            )
+        return result
+    if n == 0:
+        if result is not None:
+            raise TypeError(f"{boxer.name}() returns nothing, but the kernel returned {_type_name(result)}")
+        return ()
+    if n == 1:
+        return (result,)
+    if type(result) is not tuple or len(result) != n:
+        raise TypeError(f"{boxer.name}() returns a tuple of {n}, but the kernel returned {_described(result)}")
+    return result
+
+
+def _box_returns(boxer, result, stack):
+    _check_stack(stack)
+    values = _returned_values(boxer, result)
+    steps = boxer.return_steps
+    boxed = []
+    for i in range(boxer.n_returns):
+        try:
+            boxed.append(_box_value(steps[i], values[i]))
+        except Mismatch as exc:
+            raise boxer.return_error(i, exc) from None
+    for i in range(boxer.n_returns, len(values)):
+        boxed.append(_from_python(values[i]))
+    stack.extend(boxed)  # all or nothing: a bad return leaves the stack as it was
+
+
+def _as_result(boxer, values):
+    if boxer.n_returns == 0:
+        return None
+    return values[0] if boxer.n_returns == 1 else values
+
+
+def _kernel_results(boxer, stack, name):
+    """What a boxed kernel, called for an unboxed call, left on the stack it
+    was given: exactly the returns, each of its declared type (c10 asserts
+    the count too).  Checked, then unboxed."""
+    if boxer.varret:
+        return _take(stack, -1, name, "return values")
+    if len(stack) != boxer.n_returns:
+        raise RuntimeError(
+            f"{name}: a boxed kernel must leave exactly its {boxer.n_returns} return value(s) on the stack, "
+            f"but left {len(stack)} item(s)"
+        )
+    values = _take(stack, boxer.n_returns, name, "return values")
+    steps = boxer.return_steps
+    for i in range(boxer.n_returns):
+        try:
+            _box_value(steps[i], values[i])
+        except Mismatch as exc:
+            raise boxer.return_error(i, exc) from None
+    return _as_result(boxer, values)
+
+
+def _type_name(value):
+    return "None" if value is None else type(value).__name__
+
+
+def _described(result):
+    return f"a tuple of {len(result)}" if type(result) is tuple else _type_name(result)
+
+
+# -- call plans ---------------------------------------------------------------------------
+# Note [One plan per operator]
+# Registration compiles everything a call needs into one CallPlan and
+# publishes it to the operator's handle in one assignment: the runtime
+# table, the per-backend fallthrough masks, where the dispatch arguments are
+# and of what kind, the schema's Boxer and binding functions, and the error
+# reporter.  A call reads the handle's plan once and holds it to the end, so
+# a registration during the call (from a kernel, a GC callback, a key-set
+# function) never changes what the call is reading; it only swaps the
+# handle's reference.  A plan is never changed after it is built, except for
+# its last-dispatch memo (see Note [Last dispatch cache]), which is a pure
+# function of the plan.
+#
+# Key extraction may run Python code (a tensor type's key-set function, a
+# keyword's __hash__), which may register.  A call therefore re-reads the
+# handle's plan after extraction and uses the newest one; if that one has
+# another schema (the operator was removed or re-defined), the keys are
+# extracted again with it, a bounded number of times.
+ARG_TENSOR = 0
+ARG_OPTIONAL_TENSOR = 1
+ARG_TENSOR_LIST = 2
+ARG_OPTIONAL_TENSOR_LIST = 3
+MAX_REPLANS = 8
+NUM_RUNTIME_ENTRIES = len(_layout.RUNTIME_SLOT_KEYS)
+_NOT_GIVEN = object()
+
+
+class CallPlan:
+    """Everything the call path reads for one operator; see Note [One plan per operator].
+
+    ``table``: one KernelFunction per runtime slot.  ``masks``: the
+    non-fallthrough keys per backend.  ``dispatch_args``: ``(position, name,
+    kind, required)`` of each dispatch-relevant argument (kind: 0 Tensor,
+    1 Tensor?, 2 Tensor[], 3 Tensor?[]).  ``positional_span``: when every
+    dispatch argument is a required, positional Tensor, how many positional
+    arguments a call must pass to pass them all (-1 otherwise).  ``schema``
+    is only held, for ``OperatorHandle.schema``.  ``boxer``, ``bind`` and
+    ``split_call`` come from the schema; ``report_error(kind, key)`` raises
+    the error of a missing or ambiguous entry.  A plan without a schema is
+    the plan of an operator that is not defined: calling it says so.
+    """
+
+    def __init__(self, name, schema, table, masks, dispatch_args, positional_span, boxer, bind, split_call,
+                 report_error):
+        if self.name is not None:
+            raise TypeError("a CallPlan is built once")
+        if not isinstance(name, str):
+            raise TypeError(f"a CallPlan's name is a str, not {type(name).__name__}")
+        if type(table) is not tuple or len(table) != NUM_RUNTIME_ENTRIES:
+            raise ValueError(f"a CallPlan's table is a tuple of {NUM_RUNTIME_ENTRIES} KernelFunctions")
+        for entry in table:
+            if not isinstance(entry, KernelFunction):
+                raise TypeError(f"a CallPlan's table holds KernelFunctions, not {type(entry).__name__}")
+        if type(masks) is not tuple or len(masks) != NUM_BACKENDS:
+            raise ValueError(f"a CallPlan has one fallthrough mask per backend ({NUM_BACKENDS})")
+        masks = tuple([_check_repr(m) for m in masks])
+        if boxer is not None and not isinstance(boxer, Boxer):
+            raise TypeError(f"a CallPlan's boxer is a Boxer or None, not {type(boxer).__name__}")
+        if schema is not None:
+            for what, fn in (("bind", bind), ("split_call", split_call)):
+                if not callable(fn):
+                    raise TypeError(f"a CallPlan's {what} must be callable, not {type(fn).__name__}")
+        if not callable(report_error):
+            raise TypeError("a CallPlan's report_error must be callable")
+        if type(positional_span) is not int:
+            raise TypeError("a CallPlan's positional_span is an int")
+        arguments = _check_dispatch_args(dispatch_args)
+        self.schema = schema
+        self.table = table
+        self.boxer = boxer
+        self.bind = bind
+        self.split_call = split_call
+        self.report_error = report_error
+        self.dispatch_args = arguments
+        self.n_args = len(arguments)
+        self.arg_positions = tuple([a[0] for a in arguments])
+        self.arg_names = tuple([a[1] for a in arguments])
+        self.arg_kinds = tuple([a[2] for a in arguments])
+        self.arg_required = tuple([a[3] for a in arguments])
+        self.positional_span = positional_span
+        self.cache_valid = False
+        _store_plan_arrays(self, masks)
+        self.name = name
+
+    @property
+    def defined(self):
+        return self.schema is not None
+
+    def masks_tuple(self):
+        return tuple([self.masks[i] for i in range(NUM_BACKENDS)])
+
+    def __repr__(self):
+        return f"<CallPlan of {self.name}{'' if self.schema is not None else ' (not defined)'}>"
+
+
+if not cython.compiled:
+    CallPlan.name = None  # an unbuilt CallPlan (compiled: the C field starts as None)
+
+
+def _check_dispatch_args(dispatch_args):
+    if type(dispatch_args) is not tuple:
+        raise TypeError("a CallPlan's dispatch_args is a tuple of (position, name, kind, required)")
+    checked = []
+    for arg in dispatch_args:
+        if (type(arg) is not tuple or len(arg) != 4 or type(arg[0]) is not int or arg[0] < 0
+                or type(arg[1]) is not str or arg[2] not in (0, 1, 2, 3) or type(arg[3]) is not bool):
+            raise TypeError(f"a dispatch argument is (position >= 0, name, kind 0-3, required), not {arg!r}")
+        checked.append((arg[0], arg[1], int(arg[2]), arg[3]))
+    return tuple(checked)
+
+
+def _store_plan_arrays(plan, masks):
+    if cython.compiled:
+        for i in range(NUM_BACKENDS):
+            plan.masks[i] = masks[i]
+        plan.c_positions = cython.cast(cython.p_Py_ssize_t, PyMem_Malloc(max(plan.n_args, 1) * cython.sizeof(cython.Py_ssize_t)))
+        plan.c_kinds = cython.cast(cython.p_int, PyMem_Malloc(max(plan.n_args, 1) * cython.sizeof(cython.int)))
+        if plan.c_positions == cython.NULL or plan.c_kinds == cython.NULL:
+            raise MemoryError()
+        for i in range(plan.n_args):
+            plan.c_positions[i] = plan.arg_positions[i]
+            plan.c_kinds[i] = plan.arg_kinds[i]
+    else:
+        plan.masks = masks
+
+
+def _raise_not_defined(plan):
+    raise RuntimeError(
+        f"operator {plan.name} is not defined: it was never defined, or the library that defined it "
+        "was closed; define it again to call it"
+    )
+
+
+# Note [Last dispatch cache]
+# Most call sites call an operator with the same kinds of tensors again and
+# again.  Between the keyset a call computes (arguments | TLS include, minus
+# TLS exclude) and its kernel lie the fallthrough mask and the table index:
+# a chain of dependent loads.  Each plan remembers the last keyset it saw
+# (last_key), the keyset the mask left (last_bits) and that slot's index, so
+# a repeated call goes straight to its kernel.  A plan is replaced whole on
+# registration, so the memo is never stale.
+def _masked(plan, bits):
+    """The call's keyset after TLS (already applied) and the fallthrough mask."""
+    if plan.cache_valid and bits == plan.last_key:
+        return plan.last_bits
+    masked = bits & plan.masks[_backend_mask_index(bits)]
+    plan.last_key = bits
+    plan.last_bits = masked
+    plan.cache_valid = True
+    return masked
+
+
+def _call_bits(plan, bits):
+    """A call's keyset: its arguments' bits with this thread's TLS applied,
+    then the operator's fallthrough mask."""
+    return _masked(plan, apply_tls(bits))
+
+
+def _entry_at(plan, bits):
+    return plan.table[_table_index(bits)]
+
+
+def _value_bits(plan, value, kind, i):
+    """The key bits of one dispatch argument's value, of any kind."""
+    if kind == ARG_TENSOR:
+        return _required_tensor_bits(plan, value, i, "a tensor")
+    if kind == ARG_OPTIONAL_TENSOR:
+        return 0 if value is None else _required_tensor_bits(plan, value, i, "a tensor or None")
+    if not isinstance(value, (list, tuple)):
+        _wrong_type(plan, value, i, "a list of tensors")
+    bits = 0
+    for item in tuple(value):
+        if item is None and kind == ARG_OPTIONAL_TENSOR_LIST:
+            continue
+        bits |= _required_tensor_bits(plan, item, i, "a tensor")
+    return bits
+
+
+def _required_tensor_bits(plan, value, i, expected):
+    bits = _tensor_bits(value)
+    if bits < 0:
+        _wrong_type(plan, value, i, expected)
+    return bits
+
+
+def _wrong_type(plan, value, i, expected):
+    raise TypeError(
+        f"{plan.name}: argument '{plan.arg_names[i]}' (position {plan.arg_positions[i] + 1}) must be {expected}, "
+        f"not {type(value).__name__}"
+    )
+
+
+def _missing_argument(plan, args, kwargs, name):
+    plan.bind(args, kwargs)  # raises Python's own TypeError wording
+    raise TypeError(f"{plan.name}() missing required argument: '{name}'")
+
+
+def _extract_bits(plan, args, kwargs):
+    """The union of the dispatch arguments' key bits, for a packed call."""
+    bits = 0
+    nargs = len(args)
+    for i in range(plan.n_args):
+        position = plan.arg_positions[i]
+        if position < nargs:
+            value = args[position]
+        else:
+            value = kwargs.get(plan.arg_names[i], _NOT_GIVEN) if kwargs else _NOT_GIVEN
+            if value is _NOT_GIVEN:
+                if plan.arg_required[i]:
+                    _missing_argument(plan, args, kwargs, plan.arg_names[i])
+                continue  # an omitted argument: its default is no tensor
+        bits |= _value_bits(plan, value, plan.arg_kinds[i], i)
+    return bits
+
+
+def _settled_plan(handle, plan):
+    """After extraction with ``plan``: the handle's newest plan if it has the
+    same schema (the keys still apply), else None (extract again)."""
+    current = handle._plan
+    if current is plan or current.schema is plan.schema:
+        return current
+    return None
+
+
+def _too_many_replans(handle):
+    raise RuntimeError(
+        f"{handle.name}: the operator was re-defined during key extraction {MAX_REPLANS} times in a row; "
+        "a tensor's key-set function should not register operators"
+    )
+
+
+def _plan_and_keys(handle, args, kwargs):
+    """See Note [One plan per operator]: the plan to call and the arguments'
+    key bits, extracted with that plan's argument layout."""
+    for _ in range(MAX_REPLANS):
+        plan = handle._plan
+        if plan.schema is None:
+            _raise_not_defined(plan)
+        bits = _extract_bits(plan, args, kwargs)
+        settled = _settled_plan(handle, plan)
+        if settled is not None:
+            return settled, bits
+    _too_many_replans(handle)
+
+
+def _skip_fallthroughs(plan, bits, name):
+    """Calls never reach a fallthrough entry (the mask removed its key), but
+    a redispatch with a keyset that still holds one does: skip its key, as
+    the mask would have.  A fallthrough in a slot whose key has no bit of
+    its own (Undefined, a per-backend functionality without a backend) has
+    nothing to skip to, and is an error rather than an endless loop."""
+    entry = plan.table[_table_index(bits)]
+    while entry._kind == KIND_FALLTHROUGH:
+        value = _highest_priority_value(bits)
+        without = _without_functionality(bits, KEY_REPRS[value])
+        if without == bits:
+            raise RuntimeError(
+                f"{name}: the kernel for key {_key_at(value).name} is a fallthrough, "
+                "but there is no lower key to fall through to"
+            )
+        bits = without
+        entry = plan.table[_table_index(bits)]
+    return bits
+
+
+def _run_kernel(handle, plan, bits, args, kwargs):
+    """Call the entry of ``bits`` (fallthroughs already skipped) for a packed call."""
+    entry = plan.table[_table_index(bits)]
+    kind = entry._kind
+    if kind == KIND_UNBOXED:
+        return entry.fn(*args, **kwargs)
+    if kind == KIND_WITH_KEYSET:
+        return entry.fn(_make(bits), *args, **kwargs)
+    if kind == KIND_BOXED:
+        stack = _box_call(plan.boxer, args, kwargs)
+        entry.fn(handle, _make(bits), stack)
+        return _kernel_results(plan.boxer, stack, plan.name)
+    _report(plan, entry, bits)
+
+
+def _report(plan, entry, bits):
+    plan.report_error(KernelKind(entry._kind), _key_at(_highest_priority_value(bits)))
+    raise AssertionError(f"{plan.name}: the error reporter returned instead of raising")
+
+
+def dispatch(handle, what, plan, bits, args, kwargs):
+    """Run the kernel for ``bits`` (a call's masked keyset, or a redispatch's)."""
+    bits = _skip_fallthroughs(plan, bits, plan.name)
+    if not _trace_enabled():
+        return _run_kernel(handle, plan, bits, args, kwargs)
+    _print_trace(what, plan.name, bits)
+    _trace.depth += 1
+    try:
+        return _run_kernel(handle, plan, bits, args, kwargs)
+    finally:
+        _trace.depth -= 1
+
+
+def _dispatch_boxed(handle, what, plan, bits, stack):
+    bits = _skip_fallthroughs(plan, bits, plan.name)
+    entry = plan.table[_table_index(bits)]
+    if entry._kind == KIND_BOXED:
+        if _trace_enabled():
+            _print_trace(what, plan.name, bits)
+        entry.fn(handle, _make(bits), stack)
+        return
+    if entry._kind != KIND_UNBOXED and entry._kind != KIND_WITH_KEYSET:
+        _report(plan, entry, bits)
+    # An unboxed kernel: unbox the arguments, call, box the results.
+    boxer = plan.boxer
+    args, kwargs = plan.split_call(_take(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments"))
+    _box_returns(boxer, dispatch(handle, what, plan, bits, args, kwargs), stack)
+
+
+# -- the dispatch trace: DISPATCHER_SHOW_DISPATCH_TRACE=1, or set_show_dispatch_trace() ----
+class _TraceDepth(threading.local):
+    depth = 0
+
+
+_trace = _TraceDepth()
+_show_trace = os.environ.get("DISPATCHER_SHOW_DISPATCH_TRACE", "") not in ("", "0")
+
+
+def set_show_dispatch_trace(enabled):
+    global _show_trace
+    _show_trace = bool(enabled)
+
+
+def show_dispatch_trace():
+    return _show_trace
+
+
+def _trace_enabled():
+    return _show_trace
+
+
+def _print_trace(what, name, bits):
+    key = _key_at(_highest_priority_value(bits))
+    print(f"{' ' * _trace.depth}{what} op=[{name}], key=[{key.name}]", file=sys.stderr)
+
+
+# -- operator handles -----------------------------------------------------------------------
+class OperatorHandle:
+    """The call side of one operator: calls it with the plan registration published.
+
+    ``op(*args, **kwargs)`` dispatches on the arguments' keys;
+    ``op.redispatch(keyset, *args, **kwargs)`` runs the kernel for
+    ``keyset`` as given, with no extraction, TLS or mask (c10's
+    Dispatcher::redispatch); ``op.call_boxed(stack)`` and
+    ``op.redispatch_boxed(keyset, stack)`` take a Stack.
+    """
+
+    def __init__(self, name, plan):
+        if self.name is not None:
+            raise TypeError("an OperatorHandle is initialised once")
+        if not isinstance(name, str):
+            raise TypeError(f"an operator's name is a str, not {type(name).__name__}")
+        self._publish(plan)
+        self.name = name
+        bound = cython.declare(_Redispatch, _Redispatch())
+        bound.handle = self
+        self.redispatch = bound
+        _enable_fast_calls(self, bound)
+
+    def __repr__(self):
+        return f"OperatorHandle({self.name})"
+
+    @property
+    def schema(self):
+        return self._plan.schema
+
+    @property
+    def boxer(self):
+        """The schema's Boxer (None while the operator is not defined)."""
+        return self._plan.boxer
+
+    @property
+    def plan(self):
+        return self._plan
+
+    def _publish(self, plan):
+        """Registration's one write: see Note [One plan per operator]."""
+        if not isinstance(plan, CallPlan):
+            raise TypeError(f"an operator publishes a CallPlan, not {type(plan).__name__}")
+        if plan.name is None:
+            raise TypeError("this CallPlan was never built")
+        self._plan = plan
+
+    def __call__(self, *args, **kwargs):
+        _check_handle(self)
+        plan, bits = _plan_and_keys(self, args, kwargs)
+        return dispatch(self, "[call]", plan, _call_bits(plan, bits), args, kwargs)
+
+    def call_boxed(self, stack):
+        """Dispatch a call whose arguments are on ``stack``; the results replace
+        them, as in c10's callBoxed.  The arguments are checked before any is
+        removed: a call that fails before its kernel runs leaves the stack as it was."""
+        _check_handle(self)
+        for _ in range(MAX_REPLANS):
+            plan = self._plan
+            if plan.schema is None:
+                _raise_not_defined(plan)
+            boxer = plan.boxer
+            values = _peek_values(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments")
+            args, kwargs = plan.split_call(values)
+            bits = _extract_bits(plan, args, kwargs)
+            settled = _settled_plan(self, plan)
+            if settled is not None:
+                _dispatch_boxed(self, "[call]", settled, _call_bits(settled, bits), stack)
+                return
+        _too_many_replans(self)
+
+    def redispatch_boxed(self, keyset, stack):
+        _check_handle(self)
+        plan = self._plan
+        if plan.schema is None:
+            _raise_not_defined(plan)
+        _check_stack(stack)
+        _dispatch_boxed(self, "[redispatch]", plan, _keyset_arg(keyset, "redispatch_boxed"), stack)
+
+
+if not cython.compiled:
+    OperatorHandle.name = None  # an uninitialised handle (compiled: the C field starts as None)
+
+
+def _check_handle(handle):
+    if handle.name is None:
+        raise TypeError("this OperatorHandle was never initialised (handles come from registration)")
+
+
+class _Redispatch:
+    """``op.redispatch``: bound to its operator once, so that
+    ``op.redispatch(keyset, x, y)`` makes no bound-method object (and,
+    compiled, no argument tuple: see Note [Vectorcall fast path] in
+    csrc/_fastcall.pyx)."""
+
+    def __call__(self, keyset, *args, **kwargs):
+        return redispatch(self.handle, keyset, args, kwargs)
+
+    def __repr__(self):
+        if self.handle is None:
+            return "<redispatch of no operator>"
+        return f"<redispatch of {self.handle.name}>"
+
+
+if not cython.compiled:
+    _Redispatch.handle = None
+
+
+def redispatch(handle, keyset, args, kwargs):
+    if handle is None:
+        raise TypeError("this redispatch is bound to no operator (use op.redispatch)")
+    plan = handle._plan
+    if plan.schema is None:
+        _raise_not_defined(plan)
+    return dispatch(handle, "[redispatch]", plan, _keyset_arg(keyset, "redispatch"), args, kwargs)
+
+
+def _enable_fast_calls(handle, bound):
+    if cython.compiled:
+        handle.vectorcall = op_vectorcall_impl
+        bound.vectorcall = redispatch_vectorcall_impl
+
+
+def install_fast_calls(op_impl, redispatch_impl):
+    """Called once by csrc/_fastcall.pyx, compiled only: the vectorcall entry
+    points every new handle gets (handles made before keep ``__call__``)."""
+    global op_vectorcall_impl, redispatch_vectorcall_impl
+    op_vectorcall_impl = op_impl
+    redispatch_vectorcall_impl = redispatch_impl

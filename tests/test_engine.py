@@ -1,0 +1,396 @@
+"""Every entry point of both engines, and the adversarial findings, in one run.
+
+Each test gets an engine (``engine`` fixture: the pure-Python one and, when
+built, the compiled one) and a registry of its own on it, so the compiled
+entry points -- vectorcall, ``__call__``, ``call_boxed``, both redispatch
+forms, boxed kernels and fallbacks -- each run here and fail if broken.
+"""
+import functools
+import gc
+import threading
+import weakref
+
+import pytest
+
+from dispatcher import _engine
+from dispatcher._framework import standard_fallbacks_library
+from dispatcher._ivalue_tag import Tag
+from dispatcher.keys import DispatchKey as K
+from dispatcher.kernel import fallthrough_kernel
+from dispatcher.library import Library
+from dispatcher.ops import OpNamespaces
+from dispatcher.registry import Dispatcher
+from dispatcher.schema import DispatchArg, FunctionSchema, TensorArgKind
+
+ENGINES = [pytest.param("pure", id="py"), pytest.param("compiled", id="c")]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request):
+    if request.param == "pure":
+        return _engine.pure_engine()
+    compiled = _engine.compiled_engine()
+    if compiled is None:
+        pytest.skip("compiled engine not built")
+    return compiled
+
+
+class World:
+    """One engine's registry with the standard fallbacks, and its ops."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.registry = Dispatcher(engine)
+        self.fallbacks = standard_fallbacks_library(self.registry)
+        self.ops = OpNamespaces(self.registry)
+
+    def library(self, ns, kind="FRAGMENT", key=""):
+        return Library(ns, kind, key, registry=self.registry)
+
+    def tensor(self, *keys):
+        return self.engine.TensorBase(self.engine.DispatchKeySet(list(keys)))
+
+
+@pytest.fixture(autouse=True)
+def restore_tls(engine):
+    """Guards leave backend bits behind, as c10's do: put this thread's sets back."""
+    saved = engine.tls_local_include_set(), engine.tls_local_exclude_set()
+    yield
+    engine.tls_set_local_include_set(saved[0])
+    engine.tls_set_local_exclude_set(saved[1])
+
+
+@pytest.fixture
+def world(engine):
+    return World(engine)
+
+
+def define(world, schema, **kernels):
+    lib = world.library("t")
+    lib.define(schema)
+    name = FunctionSchema.parse("t::" + schema).name.name
+    for key, fn in kernels.items():
+        lib.impl(name, fn, key)
+    return lib, getattr(getattr(world.ops, "t"), name).default
+
+
+def test_the_engines_are_what_they_say(engine):
+    assert engine.COMPILED == (engine is _engine.compiled_engine())
+    assert type(engine.DispatchKeySet()).__module__ == engine.__name__
+
+
+# -- every entry point -----------------------------------------------------------------
+def test_call_entry_points(world):
+    lib, f = define(world, "f(Tensor x, Tensor y, *, int n=1) -> int", CPU=lambda x, y, n=1: n)
+    t = world.tensor(K.CPU)
+    assert f(t, t) == 1  # vectorcall
+    assert f(t, t, n=3) == 3  # vectorcall with a keyword
+    assert f.__call__(t, t, n=4) == 4  # tp_call: the packed path
+    assert functools.partial(f, t)(t, n=5) == 5  # vectorcall without ARGUMENTS_OFFSET
+    assert f(*(t, t), **{"n": 6}) == 6
+    assert f(x=t, y=t) == 1
+
+
+def test_with_keyset_kernels_get_the_masked_keyset(world):
+    seen = []
+
+    def kernel(keyset, x):
+        seen.append(keyset)
+        return "ks"
+
+    lib = world.library("t")
+    lib.define("g(Tensor x) -> str")
+    lib.impl("g", kernel, "CPU", with_keyset=True)
+    g = world.ops.t.g.default
+    t = world.tensor(K.CPU, K.ADInplaceOrView)
+    assert g(t) == "ks"
+    assert g.__call__(t) == "ks"
+    assert functools.partial(g)(t) == "ks"  # no ARGUMENTS_OFFSET: the keyset cannot borrow args[-1]
+    assert seen == [world.engine.DispatchKeySet(K.CPU)] * 3
+
+
+def test_redispatch_entry_points(world):
+    lib, f = define(world, "f(Tensor x) -> str", CPU=lambda x: "cpu", CUDA=lambda x: "cuda")
+    t = world.tensor(K.CPU)
+    cuda = world.engine.DispatchKeySet(K.CUDA)
+    assert f.redispatch(cuda, t) == "cuda"  # vectorcall
+    assert f.redispatch.__call__(cuda, t) == "cuda"  # tp_call
+    assert functools.partial(f.redispatch, cuda)(t) == "cuda"
+    with pytest.raises(TypeError, match="DispatchKeySet"):
+        f.redispatch("CUDA", t)
+    with pytest.raises(TypeError):
+        f.redispatch()
+
+
+def test_boxed_kernel_and_fallback_entry_points(world):
+    engine = world.engine
+
+    def boxed(op, keyset, stack):
+        x, n = op.boxer.unbox_arguments(stack)
+        op.boxer.box_returns(n + 1, stack)
+
+    lib = world.library("t")
+    lib.define("b(Tensor x, int n) -> int")
+    lib.impl("b", boxed, "CPU", boxed=True)
+    b = world.ops.t.b.default
+    t = world.tensor(K.CPU)
+    assert b(t, 1) == 2  # vectorcall, boxed from the array
+    assert b(t, n=2) == 3  # vectorcall, bound first
+    assert b.__call__(t, 3) == 4  # packed
+    stack = engine.Stack([engine.IValue(Tag.TENSOR, t), engine.IValue(Tag.INT, 4)])
+    b.call_boxed(stack)
+    assert stack == [engine.IValue(Tag.INT, 5)]
+    stack = engine.Stack([engine.IValue(Tag.TENSOR, t), engine.IValue(Tag.INT, 5)])
+    b.redispatch_boxed(engine.DispatchKeySet(K.CPU), stack)
+    assert stack == [engine.IValue(Tag.INT, 6)]
+
+    fallback = world.library("_", "IMPL")
+    fallback.fallback(boxed, "XLA", with_keyset=True)
+    x = world.tensor(K.XLA)
+    assert b(x, 10) == 11
+    assert b.__call__(x, 11) == 12
+
+
+def test_call_boxed_of_an_unboxed_kernel(world):
+    engine = world.engine
+    lib, f = define(world, "f(Tensor x, int n) -> int", CPU=lambda x, n: n * 2)
+    t = world.tensor(K.CPU)
+    stack = engine.Stack([engine.IValue(Tag.STRING, "below"), engine.IValue(Tag.TENSOR, t),
+                          engine.IValue(Tag.INT, 4)])
+    f.call_boxed(stack)
+    assert stack == [engine.IValue(Tag.STRING, "below"), engine.IValue(Tag.INT, 8)]
+
+
+# -- the adversarial findings (shared/findings/2026-11-23-adversarial) ------------------
+def test_gc_during_a_packed_call_cannot_free_the_plan(world):  # repro 1
+    lib = world.library("t")
+    lib.define("f(Tensor x, " + ", ".join(f"int a{i}" for i in range(24)) + ") -> int")
+    f = world.ops.t.f.default
+    t = world.tensor(K.CPU)
+    gc.disable()
+    try:
+        junk = world.library("t", "IMPL", "CUDA")
+        junk.impl("f", lambda *a: 0)
+        junk.me = junk
+        del junk
+        gc.set_threshold(1)
+        gc.enable()
+        with pytest.raises(NotImplementedError, match="CPU"):
+            f(t, *range(24))
+    finally:
+        gc.set_threshold(700, 10, 10)
+        gc.enable()
+
+
+def test_a_keyword_hash_that_registers_cannot_free_the_plan(world):  # repro 1b
+    keep = []
+    lib = world.library("t")
+    lib.define("f(Tensor x, *, int n=0) -> int")
+    lib.impl("f", lambda ks, x, n=0: 1, "CPU", with_keyset=True)
+
+    class Key(str):
+        def __hash__(self):
+            if keep:
+                late = world.library("t", "IMPL", "CUDA")
+                late.impl("f", lambda x, n=0: 2)
+                keep.extend([late, [bytearray(200) for _ in range(999)]])
+            return str.__hash__(self)
+
+    keep.append(1)
+    assert functools.partial(world.ops.t.f.default)(world.tensor(K.CPU), **{Key("n"): 5}) == 1
+
+
+def test_deep_and_cyclic_values_raise_recursion_error(world):  # repro 2
+    lib = world.library("t")
+    lib.define("f(Any x) -> Any")
+    lib.impl("f", lambda x: "ran", "CompositeExplicitAutograd")
+    cyclic = []
+    cyclic.append(cyclic)
+    with pytest.raises(RecursionError):
+        world.engine.IValue.from_python(cyclic)
+    deep = []
+    for _ in range(60000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        world.engine.IValue.from_python(deep)
+    with pytest.raises(RecursionError):
+        world.ops.t.f.default.boxer.box((cyclic,))
+
+
+def test_unboxing_survives_a_gc_that_changes_the_stack(world):  # repros 3, 3b
+    engine = world.engine
+    schema = FunctionSchema.parse("f() -> (" + ", ".join(["int"] * 25) + ")")
+    from dispatcher.ivalue import make_boxer
+
+    boxer = make_boxer(schema, engine)
+    st = engine.Stack([engine.IValue(Tag.INT, 10**20 + i) for i in range(25)])
+
+    def clear(phase, info):
+        st.clear()
+
+    gc.callbacks.append(clear)
+    gc.set_threshold(1)
+    try:
+        values = boxer.unbox_returns(st)
+    finally:
+        gc.callbacks.remove(clear)
+        gc.set_threshold(700, 10, 10)
+    assert values == tuple(10**20 + i for i in range(25))
+    with pytest.raises(TypeError, match="not an IValue"):
+        boxer.unbox_returns(engine.Stack([10**30] * 25))
+
+
+def test_keyset_reprs_are_exact_ints(engine):  # repro 4
+    class Lying(int):
+        __lt__ = __gt__ = lambda s, o: False  # noqa: E731
+        __and__ = lambda s, o: 0  # noqa: E731
+
+    with pytest.raises(TypeError, match="must be an int"):
+        engine.DispatchKeySet.from_raw_repr(Lying(1 << 63))
+    with pytest.raises(ValueError):
+        engine.DispatchKeySet.from_raw_repr(1 << 63)
+
+
+def test_objects_made_without_init_raise_cleanly(world):  # repro 5
+    lib, f = define(world, "f(Tensor x) -> int", CPU=lambda x: 1)
+    R = type(f.redispatch)
+    r = R.__new__(R)
+    with pytest.raises(TypeError, match="no operator"):
+        r(world.engine.DispatchKeySet(K.CPU), world.tensor(K.CPU))
+    assert "no operator" in repr(r)
+    H = world.engine.OperatorHandle
+    with pytest.raises(TypeError, match="never initialised"):
+        H.__new__(H)(world.tensor(K.CPU))
+    B = world.engine.Boxer
+    with pytest.raises(TypeError, match="never initialised"):
+        B.__new__(B).box((1,))
+
+
+def test_fallthrough_skipping_always_ends(world):  # repros 6, 6b
+    lib, f = define(world, "f(Tensor x) -> str", CPU=lambda x: "cpu")
+    t = world.tensor(K.CPU, K.AutogradCPU)
+    assert f(t) == "cpu"
+    with pytest.raises(RuntimeError, match="fallthrough"):
+        f.redispatch(world.engine.DispatchKeySet(K.AutogradFunctionality), t)
+    lib.impl("f", fallthrough_kernel, "CompositeExplicitAutograd")
+    with world.engine.ExcludeDispatchKeyGuard(world.engine.DispatchKeySet.full()):
+        with pytest.raises(RuntimeError, match="fallthrough"):
+            f(world.tensor(K.CPU))
+
+
+@pytest.mark.parametrize("call", ["vectorcall", "tp_call", "call_boxed"])
+def test_a_library_closed_during_extraction_takes_its_kernel_along(world, call):  # repro 7
+    lib = world.library("t")
+    lib.define("f(Tensor x) -> str")
+    impl = world.library("t", "IMPL", "CPU")
+    impl.impl("f", lambda x: "kernel of a closed library")
+    engine = world.engine
+
+    class Closing:
+        @property
+        def __dispatch_keys__(self):
+            impl.close()
+            return engine.DispatchKeySet(K.CPU)
+
+    f = world.ops.t.f.default
+    with pytest.raises(NotImplementedError):
+        if call == "vectorcall":
+            f(Closing())
+        elif call == "tp_call":
+            f.__call__(Closing())
+        else:
+            f.call_boxed(engine.Stack([engine.IValue(Tag.TENSOR, Closing())]))
+
+
+def test_immutable_objects_cannot_be_reinitialised(world):  # repro 8
+    engine = world.engine
+    ks = engine.DispatchKeySet(K.CPU)
+    with pytest.raises(TypeError, match="immutable"):
+        ks.__init__(K.CUDA)
+    assert ks == engine.DispatchKeySet(K.CPU)
+    iv = engine.IValue(Tag.INT, 1)
+    with pytest.raises(TypeError, match="immutable"):
+        iv.__init__(Tag.INT, 2)
+    kf = engine.KernelFunction(0, len)
+    with pytest.raises(TypeError, match="immutable"):
+        kf.__init__(0, repr)
+    assert kf.fn is len
+
+
+def test_what_a_boxed_kernel_leaves_is_checked(world):  # repro 9
+    engine = world.engine
+    lib = world.library("t")
+    lib.define("f(Tensor x, int n) -> int")
+    lib.impl("f", lambda op, ks, stack: None, "CPU", boxed=True)
+    lib.impl("f", lambda op, ks, stack: (stack.clear(), stack.push(engine.IValue(Tag.STRING, "oops"))),
+             "CUDA", boxed=True)
+    f = world.ops.t.f.default
+    with pytest.raises(RuntimeError, match="t::f: a boxed kernel must leave exactly its 1 return"):
+        f(world.tensor(K.CPU), 5)
+    with pytest.raises(TypeError, match="t::f.*return value 1 must be int, not str"):
+        f(world.tensor(K.CUDA), 5)
+
+
+def test_caches_do_not_keep_schemas_or_types_alive(world):  # repros 10, 10b
+    engine = world.engine
+    t = world.tensor(K.CPU)
+    for _ in range(50):
+        with world.library("t10") as lib:
+            lib.define("f(Tensor x, int n) -> Tensor")
+            lib.impl("f", lambda op, ks, st: st.pop(), "CPU", boxed=True)
+            world.ops.t10.f.default(t, 1)
+    lib = world.library("t10b")
+    lib.define("f(Tensor x) -> int")
+    lib.impl("f", lambda x: 1, "CPU")
+    classes = []
+    for i in range(50):
+        C = type(f"C{i}", (), {"__dispatch_keys__": engine.DispatchKeySet(K.CPU)})
+        world.ops.t10b.f.default(C())
+        classes.append(weakref.ref(C))
+        del C
+    gc.collect()
+    assert sum(r() is not None for r in classes) == 0
+    schemas = [o for o in gc.get_objects() if type(o) is FunctionSchema and str(o.name) == "t10::f"]
+    assert schemas == []
+
+
+def test_call_boxed_validates_before_it_pops(world):  # repro 11
+    engine = world.engine
+    lib, f = define(world, "f(Tensor x, int n) -> int", CPU=lambda x, n: n)
+    stack = engine.Stack([engine.IValue(Tag.STRING, "caller's"), engine.IValue(Tag.INT, 1),
+                          engine.IValue(Tag.INT, 2)])
+    before = list(stack)
+    with pytest.raises(TypeError, match="must be a tensor"):
+        f.call_boxed(stack)
+    assert stack == before
+
+
+def test_define_is_all_or_nothing(world):  # repro 12
+    s = FunctionSchema.parse("t12::f(Tensor x) -> Tensor")
+    object.__setattr__(s, "dispatch_args", (DispatchArg(9, "x", TensorArgKind.TENSOR),))
+    lib = world.library("t12", "DEF")
+    with pytest.raises(IndexError):
+        lib.define(s)
+    lib.close()
+    again = world.library("t12", "DEF")
+    again.define("f(Tensor x) -> Tensor")
+    assert world.ops.t12.f.overloads() == ["default"]
+
+
+def test_calling_a_removed_operator_says_so(world):
+    lib, f = define(world, "gone(Tensor x) -> int", CPU=lambda x: 1)
+    lib.close()
+    for call in (lambda: f(world.tensor(K.CPU)), lambda: f.__call__(world.tensor(K.CPU)),
+                 lambda: f.redispatch(world.engine.DispatchKeySet(K.CPU), world.tensor(K.CPU))):
+        with pytest.raises(RuntimeError, match="t::gone is not defined"):
+            call()
+
+
+def test_tls_is_per_thread(engine):
+    seen = []
+    with engine.IncludeDispatchKeyGuard(K.Tracer):
+        thread = threading.Thread(target=lambda: seen.append(engine.tls_is_dispatch_key_included(K.Tracer)))
+        thread.start()
+        thread.join()
+        assert engine.tls_is_dispatch_key_included(K.Tracer)
+    assert seen == [False]
