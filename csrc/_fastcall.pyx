@@ -44,6 +44,7 @@ from dispatcher._engine.core cimport (
     _raise_not_defined,
     _settled_plan,
     _too_many_replans,
+    _trace_enabled,
     _value_bits,
     dispatch,
     install_fast_calls,
@@ -70,9 +71,10 @@ cdef enum:
     KIND_WITH_KEYSET = 1
     KIND_BOXED = 2
     ARG_TENSOR = 0
+    MAX_REPLANS = 8
 
-assert (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR) == (
-    core.KIND_UNBOXED, core.KIND_WITH_KEYSET, core.KIND_BOXED, core.ARG_TENSOR)
+assert (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR, MAX_REPLANS) == (
+    core.KIND_UNBOXED, core.KIND_WITH_KEYSET, core.KIND_BOXED, core.ARG_TENSOR, core.MAX_REPLANS)
 
 
 cdef PyObject* _keyword_arg(PyObject** args, Py_ssize_t nargs, PyObject* kwnames, object name):
@@ -133,7 +135,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
     cdef CallPlan plan = None
     cdef uint64_t bits = 0
     cdef int attempt
-    for attempt in range(core.MAX_REPLANS):
+    for attempt in range(MAX_REPLANS):
         plan = self._plan
         if plan.schema is None:
             _raise_not_defined(plan)
@@ -146,7 +148,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
         _too_many_replans(self)
     bits = _call_bits(plan, bits)
     cdef KernelFunction entry = _entry_at(plan, bits)
-    if not core.show_dispatch_trace():
+    if not _trace_enabled():
         if entry._kind == KIND_UNBOXED:
             return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)
         if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
@@ -185,7 +187,7 @@ cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t narg
     if plan.schema is None:
         _raise_not_defined(plan)
     cdef KernelFunction entry = _entry_at(plan, bits)
-    if not core.show_dispatch_trace():
+    if not _trace_enabled():
         if entry._kind == KIND_UNBOXED:
             return PyObject_Vectorcall(entry.fn, args + 1, <size_t>(nargs - 1), kwnames)
         if entry._kind == KIND_WITH_KEYSET:

@@ -138,7 +138,8 @@ def _twin_case(add, kernel) -> Case:
     library.impl("add", kernel, "CPU")
     twin = registry.find_op("bench_pure::add").handle
     t = engine.TensorBase(engine.DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
-    return Case("call, 2 tensors (pure-Python twin)", "twin(t, t)", "kernel(t, t)", dict(twin=twin, t=t, kernel=kernel, libraries=(fallbacks, library)))
+    env = dict(twin=twin, t=t, kernel=kernel, libraries=(fallbacks, library))
+    return Case("call, 2 tensors (pure-Python engine)", "twin(t, t)", "kernel(t, t)", env)
 
 
 def _peer_cases() -> list[Case]:

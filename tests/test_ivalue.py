@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dispatcher import _core, ivalue
+from dispatcher import ivalue
 from dispatcher._core import DispatchKeySet, TensorBase, register_tensor_type, unregister_tensor_type
 from dispatcher.ivalue import (
     IValue,

@@ -1,6 +1,5 @@
 """DispatchKeySet behaviour, for both cores (golden agreement is in test_keys_golden.py)."""
 import pickle
-import random
 import threading
 
 import pytest

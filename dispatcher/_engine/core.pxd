@@ -31,6 +31,7 @@ cdef uint64_t AUTOGRAD_KEYS
 cdef uint64_t AUTOGRAD_AND_INPLACE_KEYS
 cdef tuple KEYS_BY_VALUE
 cdef bint _show_trace
+cdef bint _trace_enabled() noexcept
 
 cdef inline int _table_index(uint64_t r) noexcept
 cdef inline int _highest_priority_value(uint64_t r) noexcept

@@ -68,6 +68,9 @@ __all__ = [
     "unregister_tensor_type",
 ]
 
+if cython.compiled:
+    from cython.cimports.cpython.mem import PyMem_Free, PyMem_Malloc
+
 COMPILED = cython.compiled
 
 # -- the bit layout, as tables the arithmetic indexes ---------------------------------
@@ -1325,6 +1328,11 @@ class CallPlan:
         _store_plan_arrays(self, masks)
         self.name = name
 
+    def __dealloc__(self):
+        if cython.compiled:
+            PyMem_Free(self.c_positions)
+            PyMem_Free(self.c_kinds)
+
     @property
     def defined(self):
         return self.schema is not None
@@ -1356,8 +1364,14 @@ def _store_plan_arrays(plan, masks):
     if cython.compiled:
         for i in range(NUM_BACKENDS):
             plan.masks[i] = masks[i]
-        plan.c_positions = cython.cast(cython.p_Py_ssize_t, PyMem_Malloc(max(plan.n_args, 1) * cython.sizeof(cython.Py_ssize_t)))
-        plan.c_kinds = cython.cast(cython.p_int, PyMem_Malloc(max(plan.n_args, 1) * cython.sizeof(cython.int)))
+        # Freed first: an __init__ that failed after this may be called again.
+        PyMem_Free(plan.c_positions)
+        PyMem_Free(plan.c_kinds)
+        plan.c_positions = cython.NULL
+        plan.c_kinds = cython.NULL
+        n = max(plan.n_args, 1)
+        plan.c_positions = cython.cast(cython.p_Py_ssize_t, PyMem_Malloc(n * cython.sizeof(cython.Py_ssize_t)))
+        plan.c_kinds = cython.cast(cython.p_int, PyMem_Malloc(n * cython.sizeof(cython.int)))
         if plan.c_positions == cython.NULL or plan.c_kinds == cython.NULL:
             raise MemoryError()
         for i in range(plan.n_args):
