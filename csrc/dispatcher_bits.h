@@ -1,4 +1,4 @@
-/* Bit tricks and thread-local storage for dispatcher._C.
+/* Bit tricks and thread-local storage for the compiled engine (dispatcher/_engine/core.pxd).
  *
  * Note [Highest bit by count-leading-zeros]
  * A DispatchKeySet's priority is the position of its highest set bit: the

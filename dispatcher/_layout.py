@@ -1,8 +1,7 @@
 """The 64-bit layout of a DispatchKeySet, as tables computed once at import.
 
-Both cores (the compiled ``dispatcher._C`` and its twin ``_core_py``) load
-these tables instead of re-deriving the layout, so there is one description of
-it.  Nothing here is on the hot path.
+Both engines (dispatcher/_engine/core.py, compiled or not) load these tables
+instead of re-deriving the layout, so there is one description of it.  Nothing here is on the hot path.
 
 Note [DispatchKeySet bit layout]
     bit 0 .. 15   backend bits: BackendComponent b (CPUBit=1 .. MetaBit=16)

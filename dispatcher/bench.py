@@ -128,8 +128,8 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
 
 
 def _twin_case(add, kernel) -> Case:
-    # The pure-Python twin's handle, given the same published state as the
-    # compiled one, with tensors of the twin's own types.
+    # The same operator and kernel on the pure-Python engine: a registry of
+    # its own, with tensors of that engine's types.
     engine = pure_engine()
     registry = Dispatcher(engine)
     fallbacks = standard_fallbacks_library(registry)

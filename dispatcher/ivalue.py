@@ -12,12 +12,13 @@ Tags follow ``c10::IValue``.  Payloads are plain Python values; typed lists
 tuples a tuple of IValues, as in c10 (``c10::List<int64_t>`` vs
 ``c10::List<IValue>``).
 
-IValue, Stack and the four box/unbox functions live in the core (compiled,
-with a pure-Python twin), since a boxed kernel pays for them on every call.
-This module holds what they consult: a converter per schema type, and the
-per-schema ``Boxer`` the core caches (``_make_boxer``).
+IValue, Stack and Boxer live in the engine (dispatcher/_engine/core.py),
+since a boxed kernel pays for them on every call.  This module makes what
+they consult: a converter per schema type (per engine, since each engine
+has its own IValue), and the Boxer of a schema (``make_boxer``), which
+registration puts in the operator's call plan.
 
-Tensors are recognised by ``dispatcher._core.tensor_key_set`` -- the one test
+Tensors are recognised by the engine's ``tensor_key_set`` -- the one test
 the call path uses too -- so anything that dispatches as a tensor boxes as one.
 """
 from __future__ import annotations
@@ -104,14 +105,18 @@ Converter = Callable[[Any], IValue]
 def _never(v: Any) -> bool:
     return False
 
+
 def _is_int(v: Any) -> bool:
     return type(v) is int or isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
 
 def _is_real(v: Any) -> bool:
     return type(v) in (float, int) or isinstance(v, numbers.Real) and not isinstance(v, bool)
 
+
 def _is_complex(v: Any) -> bool:
     return isinstance(v, numbers.Complex) and not isinstance(v, bool)
+
 
 def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple:
     if type(v) not in (list, tuple):
@@ -129,14 +134,14 @@ class _Converters:
     """The converters of one engine: one function per schema type, Python value -> IValue.
 
     Every engine has its own IValue type, so each gets its own converters
-    (``converters_for``); they are cached per schema type.
+    (``_converters_for``); they are cached per schema type.
     """
 
     def __init__(self, engine: Any) -> None:
         self.IValue = engine.IValue
         self.tensor_key_set = engine.tensor_key_set
         self.none = engine.IValue(Tag.NONE, None)
-        self._CONVERTERS: dict[Type, Converter] = {}
+        self._cache: dict[Type, Converter] = {}
 
     def _simple(
         self,
@@ -215,7 +220,7 @@ class _Converters:
         # Storage, Stream, QScheme, Capsule, AnyClassType, AnyEnumType: opaque.
         return self._simple(Tag.OBJECT, lambda v: v is not None)
 
-    def _optional(self, inner: Converter) -> Converter:
+    def optional(self, inner: Converter) -> Converter:
         def conv(v: Any) -> IValue:
             return self.none if v is None else inner(v)
 
@@ -223,7 +228,7 @@ class _Converters:
 
     def _list_converter(self, t: ListType) -> Converter:
         elem = t.elem.strip_annotations()
-        elem_conv = self._converter(elem)
+        elem_conv = self.converter(elem)
         size = t.size
         typed = {
             BaseTy.int: Tag.INT_LIST, BaseTy.SymInt: Tag.INT_LIST, BaseTy.float: Tag.DOUBLE_LIST,
@@ -247,7 +252,7 @@ class _Converters:
         return conv
 
     def _tuple_converter(self, t: TupleType) -> Converter:
-        convs = tuple(self._converter(e) for e in t.elems)
+        convs = tuple(self.converter(e) for e in t.elems)
 
         def conv(v: Any) -> IValue:
             if type(v) not in (list, tuple) or len(v) != len(convs):
@@ -264,7 +269,7 @@ class _Converters:
         return conv
 
     def _union_converter(self, t: ParameterizedType) -> Converter:
-        convs = tuple(self._converter(a) for a in t.args)
+        convs = tuple(self.converter(a) for a in t.args)
 
         def conv(v: Any) -> IValue:
             for c in convs:
@@ -280,7 +285,7 @@ class _Converters:
         if isinstance(t, BaseType):
             return self._base_converter(t.name)
         if isinstance(t, OptionalType):
-            return self._optional(self._converter(t.elem))
+            return self.optional(self.converter(t.elem))
         if isinstance(t, ListType):
             return self._list_converter(t)
         if isinstance(t, TupleType):
@@ -296,11 +301,11 @@ class _Converters:
         assert isinstance(t, ClassType), t
         return self._simple(Tag.OBJECT, lambda v: v is not None)
 
-    def _converter(self, t: Type) -> Converter:
+    def converter(self, t: Type) -> Converter:
         t = t.strip_annotations()
-        conv = self._CONVERTERS.get(t)
+        conv = self._cache.get(t)
         if conv is None:
-            conv = self._CONVERTERS[t] = self._build_converter(t)
+            conv = self._cache[t] = self._build_converter(t)
         return conv
 
 
@@ -353,9 +358,9 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
     arguments = tuple(
         # An argument whose default is None takes None whatever its type
         # ("Tensor x=None"): binding fills that default in.
-        converters._optional(converters._converter(a.type))
+        converters.optional(converters.converter(a.type))
         if a.default is None and not isinstance(a.type, OptionalType)
-        else converters._converter(a.type)
+        else converters.converter(a.type)
         for a in schema.arguments
     )
 
@@ -383,7 +388,7 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
         str(schema.name),
         arguments,
         tuple(_fast_path(a.type) for a in schema.arguments),
-        tuple(converters._converter(r.type) for r in schema.returns),
+        tuple(converters.converter(r.type) for r in schema.returns),
         tuple(_fast_path(r.type) for r in schema.returns),
         not schema.is_vararg and not any(a.kwarg_only for a in schema.arguments),
         schema.is_vararg,

@@ -2,10 +2,11 @@
 
 The logic of c10's ``OperatorEntry``: kernels registered per dispatch key
 (alias keys included, newest first), and for every runtime slot the kernel
-chosen by PyTorch 2.13's precedence (``compute_entry``).  The computed table
-and the per-backend fallthrough masks are published to the operator's core
-``OperatorHandle`` after every change, as plain arrays: the call path never
-reads anything in this module.
+chosen by PyTorch 2.13's precedence (``compute_entry``).  After every change
+the entry compiles the table, the per-backend fallthrough masks and what the
+def gives (dispatch arguments, Boxer) into one CallPlan and publishes it to
+the operator's engine ``OperatorHandle``: the call path never reads anything
+in this module.
 """
 from __future__ import annotations
 
@@ -288,12 +289,12 @@ class OperatorEntry:
     def _plan(self) -> Any:
         """Compile what a call needs (see Note [One plan per operator] in
         dispatcher/_engine/core.py); raises, changing nothing, if it cannot."""
-        plan = self._dispatcher.engine.CallPlan
+        make_plan = self._dispatcher.engine.CallPlan
         parts = self._schema_parts
         if parts is None:
-            return plan(self.name, None, tuple(self._table), tuple(self._masks), (), -1, None, None, None,
+            return make_plan(self.name, None, tuple(self._table), tuple(self._masks), (), -1, None, None, None,
                         self.report_error)
-        return plan(self.name, parts.schema, tuple(self._table), tuple(self._masks), parts.dispatch_args,
+        return make_plan(self.name, parts.schema, tuple(self._table), tuple(self._masks), parts.dispatch_args,
                     parts.positional_span, parts.boxer, parts.schema.bind, parts.schema.split_call,
                     self.report_error)
 

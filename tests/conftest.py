@@ -1,9 +1,9 @@
-"""Shared fixtures: every test of the core runs against both implementations.
+"""Shared fixtures: every test of the engine runs against both engines.
 
-``core`` is the compiled ``dispatcher._C`` or the pure-Python twin
-``dispatcher._core_py`` (frozenlist/multidict style).  Higher-level modules use
-whichever ``dispatcher._core`` selected; CI runs the whole suite once with the
-extension and once with DISPATCHER_NO_EXTENSIONS=1.
+``engine`` (also named ``core``, as older tests call it) is the compiled
+engine or the pure-Python one, both from dispatcher/_engine/core.py
+(frozenlist/multidict style).  Higher-level modules use the default engine
+(dispatcher/_core.py); CI runs the whole suite once with each as the default.
 """
 import importlib
 import json
@@ -15,23 +15,27 @@ import pytest
 from dispatcher import _engine
 
 _compiled = _engine.compiled_engine()
-_core_py = _engine.pure_engine()
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 
-CORES = [
-    pytest.param(_core_py, id="py"),
+ENGINES = [
+    pytest.param(_engine.pure_engine(), id="py"),
     pytest.param(
         _compiled,
         id="c",
-        marks=pytest.mark.skipif(_compiled is None, reason="compiled core not built"),
+        marks=pytest.mark.skipif(_compiled is None, reason="compiled engine not built"),
     ),
 ]
 
 
-@pytest.fixture(params=CORES)
-def core(request):
+@pytest.fixture(params=ENGINES)
+def engine(request):
     return request.param
+
+
+@pytest.fixture
+def core(engine):
+    return engine
 
 
 def load_golden(name):

@@ -1,7 +1,7 @@
 """Every entry point of both engines, and the adversarial findings, in one run.
 
-Each test gets an engine (``engine`` fixture: the pure-Python one and, when
-built, the compiled one) and a registry of its own on it, so the compiled
+Each test gets an engine (the ``engine`` fixture of conftest.py: the
+pure-Python one and, when built, the compiled one) and a registry of its own on it, so the compiled
 entry points -- vectorcall, ``__call__``, ``call_boxed``, both redispatch
 forms, boxed kernels and fallbacks -- each run here and fail if broken.
 """
@@ -21,19 +21,6 @@ from dispatcher.library import Library
 from dispatcher.ops import OpNamespaces
 from dispatcher.registry import Dispatcher
 from dispatcher.schema import DispatchArg, FunctionSchema, TensorArgKind
-
-ENGINES = [pytest.param("pure", id="py"), pytest.param("compiled", id="c")]
-
-
-@pytest.fixture(params=ENGINES)
-def engine(request):
-    if request.param == "pure":
-        return _engine.pure_engine()
-    compiled = _engine.compiled_engine()
-    if compiled is None:
-        pytest.skip("compiled engine not built")
-    return compiled
-
 
 class World:
     """One engine's registry with the standard fallbacks, and its ops."""

@@ -1333,13 +1333,6 @@ class CallPlan:
             PyMem_Free(self.c_positions)
             PyMem_Free(self.c_kinds)
 
-    @property
-    def defined(self):
-        return self.schema is not None
-
-    def masks_tuple(self):
-        return tuple([self.masks[i] for i in range(NUM_BACKENDS)])
-
     def __repr__(self):
         return f"<CallPlan of {self.name}{'' if self.schema is not None else ' (not defined)'}>"
 

@@ -33,9 +33,8 @@ from typing import Any, Callable, Optional, TypeVar, Union
 from .. import ivalue
 from .._core import DispatchKeySet
 from .._kernel_kind import KernelKind
-from ..kernel import Kernel
 from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
-from ..kernel import AnnotatedKernel, fallthrough_kernel
+from ..kernel import AnnotatedKernel, Kernel, fallthrough_kernel
 from ..keys import DispatchKey, is_alias_key
 from ..keysets import is_included_in_alias
 from ..library import Library
