@@ -9,7 +9,7 @@ import tracemalloc
 
 from dispatcher.kernel import AnnotatedKernel, make_kernel
 from dispatcher.keys import DispatchKey
-from dispatcher.registry import dispatcher
+from dispatcher.registry import default_registry as registry
 from dispatcher.schema import FunctionSchema
 
 SCHEMAS = (pathlib.Path(__file__).parent.parent / "tests" / "data" / "schemas.txt").read_text().splitlines()
@@ -23,8 +23,8 @@ def define_all():
     handles = []
     for line in SCHEMAS:
         schema = FunctionSchema.parse(line)
-        handles.append(dispatcher.register_def(schema, "bench"))
-        handles.append(dispatcher.register_impl(schema.name, DispatchKey.CPU, AnnotatedKernel(make_kernel(kernel), "bench")))
+        handles.append(registry.register_def(schema, "bench"))
+        handles.append(registry.register_impl(schema.name, DispatchKey.CPU, AnnotatedKernel(make_kernel(kernel), "bench")))
     return handles
 
 
@@ -44,7 +44,7 @@ def test_define_all_schemas_with_a_kernel(benchmark):
         live.extend(define_all())
 
     benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
-    assert len(dispatcher.all_op_names()) >= len(SCHEMAS)
+    assert len(registry.all_op_names()) >= len(SCHEMAS)
     remove(live)
 
     tracemalloc.start()

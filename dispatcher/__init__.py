@@ -32,7 +32,7 @@ from ._core import (
     tls_set_local_include_set,
     unregister_tensor_type,
 )
-from ._framework import install_standard_fallbacks
+from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
 from .ivalue import IValue, Stack, Tag, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel

@@ -4,7 +4,8 @@ Which engine is the default is decided once, at import (see
 dispatcher/_engine/__init__.py).  The registration side does not import
 these: it is given its engine (``Dispatcher(engine)``).
 """
-from ._engine import HAS_EXTENSION, default_engine
+from ._engine import HAS_EXTENSION as HAS_EXTENSION
+from ._engine import default_engine
 
 ENGINE = default_engine()
 
@@ -35,33 +36,3 @@ tls_set_local_exclude_set = ENGINE.tls_set_local_exclude_set
 tls_set_local_include_set = ENGINE.tls_set_local_include_set
 unregister_tensor_type = ENGINE.unregister_tensor_type
 
-__all__ = [
-    "AutoDispatchBelowADInplaceOrView",
-    "AutoDispatchBelowAutograd",
-    "DEFAULT_EXCLUDED_SET",
-    "DEFAULT_INCLUDED_SET",
-    "DispatchKeySet",
-    "ENGINE",
-    "ExcludeDispatchKeyGuard",
-    "HAS_EXTENSION",
-    "IValue",
-    "IncludeDispatchKeyGuard",
-    "KernelFunction",
-    "OperatorHandle",
-    "Stack",
-    "TensorBase",
-    "compute_dispatch_key_set",
-    "register_tensor_type",
-    "set_show_dispatch_trace",
-    "show_dispatch_trace",
-    "tensor_key_set",
-    "tls_is_dispatch_key_excluded",
-    "tls_is_dispatch_key_included",
-    "tls_local_exclude_set",
-    "tls_local_include_set",
-    "tls_set_dispatch_key_excluded",
-    "tls_set_dispatch_key_included",
-    "tls_set_local_exclude_set",
-    "tls_set_local_include_set",
-    "unregister_tensor_type",
-]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from ._engine import pure_engine
-from ._framework import standard_fallbacks_library
+from .standard_fallbacks import standard_fallbacks_library
 # Module-level names, not local imports: plum and ovld resolve the (string)
 # annotations of the peer functions below against this module's globals.
 from ._core import HAS_EXTENSION, DispatchKeySet, TensorBase

@@ -32,7 +32,7 @@ def fallthrough_kernel(*args: Any, **kwargs: Any) -> None:
     """Register this as a kernel or fallback to make the dispatcher skip the key.
 
     It is never called: a fallthrough takes its key out of the operator's
-    dispatch mask (see Note [Per-backend fallthrough masks] in operator.py).
+    dispatch mask (see Note [Per-backend fallthrough masks] in operator_entry.py).
     """
     raise RuntimeError(
         "fallthrough_kernel was executed but it should have been short-circuited by the dispatcher"
@@ -133,7 +133,7 @@ AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(Kernel(KernelKind.AMBIGUOUS_AUTOGRAD_
 # show their own file and line).
 _REGISTERING_MODULES = frozenset(
     f"dispatcher.{name}"
-    for name in ("library", "kernel", "registry", "operator", "_framework", "python_dispatcher", "compat.torch_C")
+    for name in ("library", "kernel", "registry", "operator_entry", "standard_fallbacks", "python_dispatcher", "compat.torch_C")
 )
 
 

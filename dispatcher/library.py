@@ -22,7 +22,7 @@ from .kernel import AnnotatedKernel, make_fallback_kernel, make_kernel, registra
 from .keys import DispatchKey, parse_dispatch_key
 from .keysets import get_runtime_dispatch_key_set
 from .registry import Dispatcher, RegistrationHandle
-from .registry import dispatcher as default_registry
+from .registry import default_registry
 from .schema import _IDENT, FunctionSchema, OperatorName
 
 __all__ = ["Library", "define", "impl"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .registry import Dispatcher
-from .registry import dispatcher as default_registry
+from .registry import default_registry
 
 __all__ = ["OpNamespaces", "OpOverloadPacket", "ops"]
 

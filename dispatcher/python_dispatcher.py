@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ._framework import STANDARD_FALLBACK_DEBUG
+from .standard_fallbacks import STANDARD_FALLBACK_DEBUG
 from .compat import torch_C as C
 
 __all__ = ["PythonDispatcher"]

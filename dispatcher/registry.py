@@ -14,10 +14,10 @@ from ._core import ENGINE
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
 from .kernel import MISSING, AnnotatedKernel
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
-from .operator import OperatorEntry, RegisteredSchema, check_inferred_schema, update_fallthrough_masks
+from .operator_entry import OperatorEntry, RegisteredSchema, check_inferred_schema, update_fallthrough_masks
 from .schema import FunctionSchema, OperatorName
 
-__all__ = ["Dispatcher", "RegistrationHandle", "dispatcher"]
+__all__ = ["Dispatcher", "RegistrationHandle", "default_registry"]
 
 RegistrationHandle = Callable[[], None]
 
@@ -218,4 +218,5 @@ class Dispatcher:
             )
 
 
-dispatcher = Dispatcher(ENGINE)
+# The registry behind dispatcher.Library, dispatcher.ops and the compat shim.
+default_registry = Dispatcher(ENGINE)

@@ -86,7 +86,7 @@ def test_backend_fallback_and_per_backend_fallthrough(lib):
     # AutogradCPU has the standard fallthrough fallback; AutogradCUDA a kernel.
     assert f(cpu()) == "cpu"
     assert f(tensor(K.CUDA, K.AutogradCUDA)) == "autograd-cuda"
-    entry = dispatcher.registry.dispatcher.find_op(f.name)
+    entry = dispatcher.registry.default_registry.find_op(f.name)
     assert not entry.non_fallthrough_mask(dispatcher.BackendComponent.CPUBit).has(K.AutogradCPU)
     assert entry.non_fallthrough_mask(dispatcher.BackendComponent.CUDABit).has(K.AutogradCUDA)
 

@@ -13,7 +13,7 @@ import weakref
 import pytest
 
 from dispatcher import _engine
-from dispatcher._framework import standard_fallbacks_library
+from dispatcher.standard_fallbacks import standard_fallbacks_library
 from dispatcher._ivalue_tag import Tag
 from dispatcher.keys import DispatchKey as K
 from dispatcher.kernel import fallthrough_kernel

@@ -15,7 +15,7 @@ import pytest
 from dispatcher import Library
 from dispatcher.compat import torch_C as C
 from dispatcher.library import define
-from dispatcher.registry import dispatcher as registry
+from dispatcher.registry import default_registry as registry
 from dispatcher.schema import _MAX_TYPE_NESTING, FunctionSchema, SchemaParseError
 
 _ns = (f"errclear{i}" for i in itertools.count())

@@ -16,7 +16,7 @@ import pytest
 import dispatcher
 from dispatcher import DispatchKey, DispatchKeySet, Library, TensorBase, fallthrough_kernel, ops
 from dispatcher.compat import torch_C as C
-from dispatcher.registry import dispatcher as registry
+from dispatcher.registry import default_registry as registry
 
 _ns = (f"libtest{i}" for i in itertools.count())
 HERE = __file__

@@ -12,7 +12,7 @@ import pytest
 
 from dispatcher import DispatchKey, DispatchKeySet, Library, TensorBase, ops
 from dispatcher.kernel import AnnotatedKernel, make_fallback_kernel
-from dispatcher.registry import dispatcher as registry
+from dispatcher.registry import default_registry as registry
 from dispatcher.schema import AliasInfo, FunctionSchema
 
 K = DispatchKey

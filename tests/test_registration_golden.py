@@ -16,7 +16,7 @@ skipped:
     raise a RuntimeError that says what is wrong.
 (c) A fresh table.  torch refreshes fewer table slots than a registration can
     change, so its stored table can go stale and ``_dispatch_check_invariants``
-    fail; ours refreshes every dependent slot (see operator.py) and passes.
+    fail; ours refreshes every dependent slot (see operator_entry.py) and passes.
 (d) Parse errors.  Schema and operator-name errors are RuntimeErrors with our
     parser's text, not torch's lexer's.
 
@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterator, Optional
 import pytest
 
 from dispatcher import DispatchKey, Library, fallthrough_kernel
-from dispatcher._framework import install_standard_fallbacks, remove_standard_fallbacks
+from dispatcher.standard_fallbacks import install_standard_fallbacks, remove_standard_fallbacks
 from dispatcher.compat import torch_C as C
 from dispatcher.keysets import get_runtime_dispatch_key_set
 from dispatcher.schema import FunctionSchema, OperatorName, SchemaParseError

@@ -36,7 +36,7 @@ cdef bint _trace_enabled() noexcept
 cdef inline int _table_index(uint64_t r) noexcept
 cdef inline int _highest_priority_value(uint64_t r) noexcept
 cdef inline int _backend_mask_index(uint64_t r) noexcept
-cdef inline uint64_t _without_functionality(uint64_t r, uint64_t key_bits) noexcept
+cdef inline uint64_t _minus(uint64_t r, uint64_t removed) noexcept
 
 
 @cython.final

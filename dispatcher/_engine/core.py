@@ -143,14 +143,20 @@ def _highest_priority_value(r):
 def _backend_mask_index(r):
     """Which per-backend fallthrough mask a keyset uses: that of its highest
     backend (see Note [Per-backend fallthrough masks] in
-    dispatcher/registration/entry.py); a set with no backend uses CPU's."""
+    dispatcher/operator_entry.py); a set with no backend uses CPU's."""
     return index_of_highest_bit((r & FULL_BACKEND_MASK) >> 1)
 
 
-def _without_functionality(r, key_bits):
-    """``r`` minus a key's functionality bit, keeping every backend bit: c10's
-    remove(), since other keys of the set may share the backend bit."""
-    return r & ~(key_bits & ~FULL_BACKEND_MASK)
+# Note [Removing keys keeps the backend bits]
+# c10's DispatchKeySet::operator- and remove() clear only functionality bits:
+# removing CPU from {CPU, CUDA} must not drop the CPU bit that CUDA's
+# functionality (Dense) still uses.  Set difference, remove(), the TLS setters
+# and guards, and redispatch's "below this key" all go through _minus, and
+# the fallthrough masks never clear a backend bit for the same reason.
+def _minus(r, removed):
+    """``r`` without ``removed``'s functionality bits, keeping every backend
+    bit: see Note [Removing keys keeps the backend bits]."""
+    return r & (FULL_BACKEND_MASK | ~removed)
 
 
 def _key_at(value):
@@ -289,11 +295,10 @@ class DispatchKeySet:
         return _make(_repr_of(self) & _repr_of(other))
 
     def __sub__(self, other):
-        # c10 keeps the backend bits: removing CPU from {CPU, CUDA} must not
-        # drop the CPU bit that CUDA's functionality (Dense) still uses.
+        # See Note [Removing keys keeps the backend bits].
         if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
             return NotImplemented
-        return _make(_repr_of(self) & (FULL_BACKEND_MASK | ~_repr_of(other)))
+        return _make(_minus(_repr_of(self), _repr_of(other)))
 
     def __xor__(self, other):
         if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
@@ -344,7 +349,7 @@ class DispatchKeySet:
         return _make(_repr_of(self) | _bits_of(key))
 
     def remove(self, key):
-        return _make(_without_functionality(_repr_of(self), _key_bits(key)))
+        return _make(_minus(_repr_of(self), _key_bits(key)))
 
     def remove_backend(self, backend):
         return _make(_repr_of(self) & ~_backend_bits(backend))
@@ -464,7 +469,7 @@ def _set_tls_excluded(bits):
 
 def apply_tls(bits):
     """c10's computeDispatchKeySet without the mask: ``(bits | included) - excluded``."""
-    return (bits | tls_included_bits()) & (FULL_BACKEND_MASK | ~tls_excluded_bits())
+    return _minus(bits | tls_included_bits(), tls_excluded_bits())
 
 
 def tls_local_include_set():
@@ -505,13 +510,13 @@ def tls_is_dispatch_key_excluded(key):
 def tls_set_dispatch_key_included(key, state):
     bits = _key_bits(key)
     current = tls_included_bits()
-    _set_tls_included(current | bits if state else _without_functionality(current, bits))
+    _set_tls_included(current | bits if state else _minus(current, bits))
 
 
 def tls_set_dispatch_key_excluded(key, state):
     bits = _key_bits(key)
     current = tls_excluded_bits()
-    _set_tls_excluded(current | bits if state else _without_functionality(current, bits))
+    _set_tls_excluded(current | bits if state else _minus(current, bits))
 
 
 # -- thread-local guards ----------------------------------------------------------------
@@ -530,11 +535,10 @@ def _guard_bits(keys):
 class _TLSGuard:
     """Shared by the four guards: c10's Include/ExcludeDispatchKeyGuard.
 
-    On entry only the keys not already in the set are added (``keys - set``,
-    which keeps the guard's backend bits, as c10's operator- does), and on
-    exit exactly those are taken out again (``set - added``, which keeps the
-    set's backend bits): nesting and exceptions restore the functionality
-    keys, and backend bits stay set, as in c10.
+    On entry only the keys not already in the set are added (``keys - set``),
+    and on exit exactly those are taken out again (``set - added``): nesting
+    and exceptions restore the functionality keys, and backend bits stay set
+    (Note [Removing keys keeps the backend bits]), as in c10.
     """
 
     def __enter__(self):
@@ -542,7 +546,7 @@ class _TLSGuard:
             raise RuntimeError(f"{type(self).__name__} is already active; use a new guard to nest")
         self.active = True
         current = tls_included_bits() if self.is_include else tls_excluded_bits()
-        self.added = self.keys & (FULL_BACKEND_MASK | ~current)
+        self.added = _minus(self.keys, current)
         self._store(current | self.added)
         return self
 
@@ -551,7 +555,7 @@ class _TLSGuard:
             raise RuntimeError(f"{type(self).__name__} was exited without being entered")
         self.active = False
         current = tls_included_bits() if self.is_include else tls_excluded_bits()
-        self._store(current & (FULL_BACKEND_MASK | ~self.added))
+        self._store(_minus(current, self.added))
         return False
 
     def _store(self, bits):
@@ -1502,7 +1506,7 @@ def _skip_fallthroughs(plan, bits, name):
     entry = plan.table[_table_index(bits)]
     while entry._kind == KIND_FALLTHROUGH:
         value = _highest_priority_value(bits)
-        without = _without_functionality(bits, KEY_REPRS[value])
+        without = _minus(bits, KEY_REPRS[value])
         if without == bits:
             raise RuntimeError(
                 f"{name}: the kernel for key {_key_at(value).name} is a fallthrough, "

@@ -38,8 +38,8 @@ from ..kernel import AnnotatedKernel, Kernel, fallthrough_kernel
 from ..keys import DispatchKey, is_alias_key
 from ..keysets import is_included_in_alias
 from ..library import Library
-from ..operator import OperatorEntry
-from ..registry import dispatcher
+from ..operator_entry import OperatorEntry
+from ..registry import default_registry as registry
 from ..schema import FunctionSchema, OperatorName, SchemaParseError
 
 __all__ = [
@@ -141,7 +141,7 @@ def _dispatch_keyset_full_after(key: KeyArg) -> DispatchKeySet:
 
 
 def _dispatch_has_backend_fallback(key: KeyArg) -> bool:
-    return dispatcher.has_backend_fallback(_key(key))
+    return registry.has_backend_fallback(_key(key))
 
 
 # -- parsing ---------------------------------------------------------------------------
@@ -304,7 +304,7 @@ class SafeKernelFunction:
 
 
 def _find(name: str) -> Optional[OperatorEntry]:
-    return dispatcher.find_op(_op_name(name))
+    return registry.find_op(_op_name(name))
 
 
 def _find_or_throw(name: str) -> OperatorEntry:
@@ -398,9 +398,9 @@ def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) 
 
 def _dispatch_get_registrations_for_dispatch_key(dispatch_key: str = "") -> list[str]:
     """Names of the operators with a kernel for the key (all operators for "")."""
-    return dispatcher.registrations_for_dispatch_key(None if dispatch_key == "" else _dispatch_key_parse(dispatch_key))
+    return registry.registrations_for_dispatch_key(None if dispatch_key == "" else _dispatch_key_parse(dispatch_key))
 
 
 def _dispatch_find_dangling_impls() -> list[str]:
     """The dumps of the operators that have kernels but no def."""
-    return [op.dump_state() for op in dispatcher.find_dangling_impls()]
+    return [op.dump_state() for op in registry.find_dangling_impls()]

@@ -455,7 +455,8 @@ def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bo
     """c10's DispatchKeyExtractor::setOperatorHasFallthroughForKey, per backend.
 
     See Note [Per-backend fallthrough masks].  Only functionality bits are
-    ever cleared: the backend bits of a mask stay set.
+    ever cleared (Note [Removing keys keeps the backend bits] in
+    dispatcher/_engine/core.py).
     """
     update = _MASK_UPDATES.get(key)
     if update is None:
