@@ -1,9 +1,11 @@
-"""Shared fixtures: every test of the engine runs against both engines.
+"""Shared fixtures: every test of keysets, TLS, calls or boxing runs on both engines.
 
 ``engine`` (also named ``core``, as older tests call it) is the compiled
 engine or the pure-Python one, both from dispatcher/_engine/core.py
-(frozenlist/multidict style).  Higher-level modules use the default engine
-(dispatcher/_core.py); CI runs the whole suite once with each as the default.
+(frozenlist/multidict style).  ``world`` is a registry of its own on that
+engine, with the standard fallbacks and an ``ops`` on it.  The layers built
+on the default registry (the compat shim, the golden registration suites, the
+prototype) run on the default engine: the compiled one when it is built.
 """
 import importlib
 import json
@@ -13,6 +15,10 @@ import sys
 import pytest
 
 from dispatcher import _engine
+from dispatcher.library import Library
+from dispatcher.ops import OpNamespaces
+from dispatcher.registry import Dispatcher
+from dispatcher.standard_fallbacks import standard_fallbacks_library
 
 _compiled = _engine.compiled_engine()
 
@@ -36,6 +42,44 @@ def engine(request):
 @pytest.fixture
 def core(engine):
     return engine
+
+
+class World:
+    """One engine's registry with the standard fallbacks, its ops, and the
+    engine's types, so a test written against it runs on either engine."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.registry = Dispatcher(engine)
+        self.fallbacks = standard_fallbacks_library(self.registry)
+        self.ops = OpNamespaces(self.registry)
+
+    def library(self, ns, kind="FRAGMENT", key=""):
+        return Library(ns, kind, key, registry=self.registry)
+
+    def keyset(self, *keys):
+        return self.engine.DispatchKeySet(list(keys))
+
+    def tensor(self, *keys):
+        return self.engine.TensorBase(self.keyset(*keys))
+
+    def own(self, keyset):
+        """A keyset of the default engine (dispatcher.keysets' constants) as this engine's."""
+        return self.engine.DispatchKeySet.from_raw_repr(keyset.raw_repr())
+
+
+@pytest.fixture
+def tls_restored(engine):
+    """Guards leave backend bits behind, as c10's do: put this thread's sets back."""
+    saved = engine.tls_local_include_set(), engine.tls_local_exclude_set()
+    yield
+    engine.tls_set_local_include_set(saved[0])
+    engine.tls_set_local_exclude_set(saved[1])
+
+
+@pytest.fixture
+def world(engine, tls_restored):
+    return World(engine)
 
 
 def load_golden(name):

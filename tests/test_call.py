@@ -1,7 +1,9 @@
 """The call path: extraction, TLS, masks, kernel kinds, boxing, errors, trace.
 
-These run against whichever core dispatcher._core selected; CI runs the suite
-once per core.
+Each test gets an engine (the pure-Python one and, when built, the compiled
+one: conftest.py's ``engine`` fixture) and a registry of its own on it
+(``world``), so one pytest run checks both.  Only the trace switched on by
+the environment runs in a subprocess on the default engine.
 """
 import threading
 
@@ -9,229 +11,225 @@ import pytest
 
 import dispatcher
 from dispatcher import DispatchKey as K
-from dispatcher import DispatchKeySet, Library, TensorBase, fallthrough_kernel, ops
-from dispatcher import _core
-from dispatcher.ivalue import Stack, box, box_returns, unbox_arguments
-
-_counter = iter(range(10**6))
+from dispatcher import fallthrough_kernel
+from dispatcher.ivalue import box, box_returns, unbox_arguments
 
 
 @pytest.fixture
-def lib():
-    ns = f"calltest{next(_counter)}"
-    with Library(ns, "DEF") as library:
+def lib(world):
+    with world.library("calltest", "DEF") as library:
         yield library
 
 
-def tensor(*keys):
-    return TensorBase(DispatchKeySet(list(keys)))
+def cpu(world):
+    return world.tensor(K.CPU, K.ADInplaceOrView, K.AutogradCPU)
 
 
-def cpu():
-    return tensor(K.CPU, K.ADInplaceOrView, K.AutogradCPU)
+def handle(world, lib, name):
+    return getattr(getattr(world.ops, lib.ns), name).default
 
 
-def handle(lib, name):
-    return getattr(getattr(ops, lib.ns), name).default
-
-
-def test_unboxed_kernel_by_backend(lib):
+def test_unboxed_kernel_by_backend(world, lib):
     lib.define("f(Tensor x, Tensor y) -> Tensor")
     lib.impl("f", lambda x, y: "cpu", "CPU")
     lib.impl("f", lambda x, y: "xla", "XLA")
-    f = handle(lib, "f")
-    assert f(cpu(), cpu()) == "cpu"
+    f = handle(world, lib, "f")
+    assert f(cpu(world), cpu(world)) == "cpu"
     # The highest backend of the union wins, as in c10.
-    assert f(cpu(), tensor(K.XLA)) == "xla"
-    assert f(x=cpu(), y=cpu()) == "cpu"
-    assert f(cpu(), y=cpu()) == "cpu"
+    assert f(cpu(world), world.tensor(K.XLA)) == "xla"
+    assert f(x=cpu(world), y=cpu(world)) == "cpu"
+    assert f(cpu(world), y=cpu(world)) == "cpu"
 
 
-def test_priority_and_redispatch_with_keyset(lib):
+def test_priority_and_redispatch_with_keyset(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     seen = []
+    after_autograd = world.own(dispatcher.keysets.AFTER_AUTOGRAD_KEYSET)
 
     def autograd(keyset, x):
         seen.append(keyset)
-        return ("autograd", f.redispatch(keyset & dispatcher.keysets.AFTER_AUTOGRAD_KEYSET, x))
+        return ("autograd", f.redispatch(keyset & after_autograd, x))
 
     lib.impl("f", autograd, "AutogradCPU", with_keyset=True)
     lib.impl("f", lambda x: "cpu", "CPU")
-    f = handle(lib, "f")
-    assert f(cpu()) == ("autograd", "cpu")
+    f = handle(world, lib, "f")
+    assert f(cpu(world)) == ("autograd", "cpu")
     # The keyset a kernel gets has the fallthrough keys (ADInplaceOrView) masked out.
-    assert seen == [DispatchKeySet([K.CPU, K.AutogradCPU])]
+    assert seen == [world.keyset(K.CPU, K.AutogradCPU)]
 
 
-def test_fallthrough_kernel_skips_its_key(lib):
+def test_fallthrough_kernel_skips_its_key(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "python", "Python")
     lib.impl("f", lambda x: "cpu", "CPU")
-    f = handle(lib, "f")
-    t = tensor(K.CPU, K.Python)
+    f = handle(world, lib, "f")
+    t = world.tensor(K.CPU, K.Python)
     assert f(t) == "python"
-    with Library(lib.ns, "IMPL", "Python") as over:
+    with world.library(lib.ns, "IMPL", "Python") as over:
         with pytest.warns(UserWarning, match="Overriding a previously registered kernel"):
             over.impl("f", fallthrough_kernel)
         assert f(t) == "cpu"
     assert f(t) == "python"
 
 
-def test_backend_fallback_and_per_backend_fallthrough(lib):
+def test_backend_fallback_and_per_backend_fallthrough(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "cpu", "CPU")
     lib.impl("f", lambda x: "cuda", "CUDA")
     lib.impl("f", lambda x: "autograd-cuda", "AutogradCUDA")
-    f = handle(lib, "f")
+    f = handle(world, lib, "f")
     # AutogradCPU has the standard fallthrough fallback; AutogradCUDA a kernel.
-    assert f(cpu()) == "cpu"
-    assert f(tensor(K.CUDA, K.AutogradCUDA)) == "autograd-cuda"
-    entry = dispatcher.registry.default_registry.find_op(f.name)
+    assert f(cpu(world)) == "cpu"
+    assert f(world.tensor(K.CUDA, K.AutogradCUDA)) == "autograd-cuda"
+    entry = world.registry.find_op(f.name)
     assert not entry.non_fallthrough_mask(dispatcher.BackendComponent.CPUBit).has(K.AutogradCPU)
     assert entry.non_fallthrough_mask(dispatcher.BackendComponent.CUDABit).has(K.AutogradCUDA)
 
 
-def test_tls_include_exclude(lib):
+def test_tls_include_exclude(world, lib):
+    engine = world.engine
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "cpu", "CPU")
     lib.impl("f", lambda x: "tracer", "Tracer")
-    f = handle(lib, "f")
-    assert f(cpu()) == "cpu"
-    with _core.IncludeDispatchKeyGuard(DispatchKeySet(K.Tracer)):
-        assert f(cpu()) == "tracer"
-        with _core.ExcludeDispatchKeyGuard(DispatchKeySet(K.Tracer)):
-            assert f(cpu()) == "cpu"
-        assert f(cpu()) == "tracer"
-    assert f(cpu()) == "cpu"
-    assert _core.tls_local_include_set() == _core.DEFAULT_INCLUDED_SET
+    f = handle(world, lib, "f")
+    assert f(cpu(world)) == "cpu"
+    with engine.IncludeDispatchKeyGuard(world.keyset(K.Tracer)):
+        assert f(cpu(world)) == "tracer"
+        with engine.ExcludeDispatchKeyGuard(world.keyset(K.Tracer)):
+            assert f(cpu(world)) == "cpu"
+        assert f(cpu(world)) == "tracer"
+    assert f(cpu(world)) == "cpu"
+    assert engine.tls_local_include_set() == engine.DEFAULT_INCLUDED_SET
 
 
-def test_compute_dispatch_key_set_applies_tls_and_mask():
-    cpu_keys = DispatchKeySet([K.CPU, K.AutogradCPU])
-    assert _core.compute_dispatch_key_set(cpu_keys) == cpu_keys | _core.DEFAULT_INCLUDED_SET
-    with _core.AutoDispatchBelowAutograd():
-        assert _core.compute_dispatch_key_set(cpu_keys) == DispatchKeySet([K.CPU, K.BackendSelect, K.ADInplaceOrView])
-    mask = dispatcher.keysets.AFTER_ADINPLACEORVIEW_KEYSET
-    assert _core.compute_dispatch_key_set(cpu_keys, mask) == DispatchKeySet([K.CPU, K.BackendSelect])
+def test_compute_dispatch_key_set_applies_tls_and_mask(world):
+    engine = world.engine
+    cpu_keys = world.keyset(K.CPU, K.AutogradCPU)
+    assert engine.compute_dispatch_key_set(cpu_keys) == cpu_keys | engine.DEFAULT_INCLUDED_SET
+    with engine.AutoDispatchBelowAutograd():
+        assert engine.compute_dispatch_key_set(cpu_keys) == world.keyset(K.CPU, K.BackendSelect, K.ADInplaceOrView)
+    mask = world.own(dispatcher.keysets.AFTER_ADINPLACEORVIEW_KEYSET)
+    assert engine.compute_dispatch_key_set(cpu_keys, mask) == world.keyset(K.CPU, K.BackendSelect)
     with pytest.raises(TypeError):
-        _core.compute_dispatch_key_set(K.CPU)
+        engine.compute_dispatch_key_set(K.CPU)
 
 
-def test_guards_restore_on_exception():
-    before = (_core.tls_local_include_set(), _core.tls_local_exclude_set())
+def test_guards_restore_on_exception(engine, tls_restored):
+    before = (engine.tls_local_include_set(), engine.tls_local_exclude_set())
     with pytest.raises(ValueError):
-        with _core.AutoDispatchBelowAutograd():
+        with engine.AutoDispatchBelowAutograd():
             # The guard excludes functionalities, not backends: AutogradOther is a
             # functionality key, AutogradCPU needs the CPU bit too.
-            assert _core.tls_is_dispatch_key_excluded(K.AutogradOther)
-            assert _core.tls_local_exclude_set().has(K.AutogradFunctionality)
-            with _core.AutoDispatchBelowADInplaceOrView():
-                assert _core.tls_is_dispatch_key_excluded(K.ADInplaceOrView)
+            assert engine.tls_is_dispatch_key_excluded(K.AutogradOther)
+            assert engine.tls_local_exclude_set().has(K.AutogradFunctionality)
+            with engine.AutoDispatchBelowADInplaceOrView():
+                assert engine.tls_is_dispatch_key_excluded(K.ADInplaceOrView)
                 raise ValueError
-    assert (_core.tls_local_include_set(), _core.tls_local_exclude_set()) == before
-    guard = _core.IncludeDispatchKeyGuard(K.Python)
+    assert (engine.tls_local_include_set(), engine.tls_local_exclude_set()) == before
+    guard = engine.IncludeDispatchKeyGuard(K.Python)
     with guard:
         with pytest.raises(RuntimeError):
             with guard:
                 pass
 
 
-def test_tls_is_per_thread_during_calls(lib):
+def test_tls_is_per_thread_during_calls(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "cpu", "CPU")
     lib.impl("f", lambda x: "tracer", "Tracer")
-    f = handle(lib, "f")
+    f = handle(world, lib, "f")
     results = {}
     inside = threading.Event()
     done = threading.Event()
 
     def traced():
-        with _core.IncludeDispatchKeyGuard(K.Tracer):
+        with world.engine.IncludeDispatchKeyGuard(K.Tracer):
             inside.set()
-            results["traced"] = f(cpu())
+            results["traced"] = f(cpu(world))
             done.wait(5)
 
     thread = threading.Thread(target=traced)
     thread.start()
     inside.wait(5)
-    results["main"] = f(cpu())
+    results["main"] = f(cpu(world))
     done.set()
     thread.join()
     assert results == {"traced": "tracer", "main": "cpu"}
 
 
-def test_no_tensor_arguments_use_tls_and_backend_select(lib):
+def test_no_tensor_arguments_use_tls_and_backend_select(world, lib):
     lib.define("make(int n, *, Tensor? like=None) -> Tensor")
     lib.impl("make", lambda n, like=None: ("backend_select", n), "BackendSelect")
-    make = handle(lib, "make")
+    make = handle(world, lib, "make")
     assert make(3) == ("backend_select", 3)
-    assert make(3, like=cpu()) == ("backend_select", 3)
+    assert make(3, like=cpu(world)) == ("backend_select", 3)
 
 
-def test_tensor_lists_and_optionals(lib):
+def test_tensor_lists_and_optionals(world, lib):
     lib.define("cat(Tensor[] xs, Tensor?[] ys, Tensor? w=None) -> Tensor")
     lib.impl("cat", lambda xs, ys, w=None: "cpu", "CPU")
     lib.impl("cat", lambda xs, ys, w=None: "xla", "XLA")
-    cat = handle(lib, "cat")
-    assert cat([cpu(), cpu()], []) == "cpu"
-    assert cat([cpu()], [], tensor(K.XLA)) == "xla"
-    assert cat([cpu()], [None, tensor(K.XLA)], None) == "xla"
-    assert cat((cpu(),), ys=[tensor(K.XLA)]) == "xla"
+    cat = handle(world, lib, "cat")
+    assert cat([cpu(world), cpu(world)], []) == "cpu"
+    assert cat([cpu(world)], [], world.tensor(K.XLA)) == "xla"
+    assert cat([cpu(world)], [None, world.tensor(K.XLA)], None) == "xla"
+    assert cat((cpu(world),), ys=[world.tensor(K.XLA)]) == "xla"
     with pytest.raises(TypeError, match="argument 'xs'.*list of tensors"):
-        cat(cpu(), [])
+        cat(cpu(world), [])
     with pytest.raises(TypeError, match="argument 'xs'.*must be a tensor"):
-        cat([cpu(), 3], [])
+        cat([cpu(world), 3], [])
     with pytest.raises(TypeError, match="argument 'ys'.*must be a tensor"):
-        cat([cpu()], [3])
+        cat([cpu(world)], [3])
 
 
-def test_objects_with_dispatch_keys_and_registered_types(lib):
+def test_objects_with_dispatch_keys_and_registered_types(world, lib):
     np = pytest.importorskip("numpy")
+    engine = world.engine
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "cpu", "CPU")
     lib.impl("f", lambda x: "xla", "XLA")
-    f = handle(lib, "f")
+    f = handle(world, lib, "f")
 
     class Duck:
-        __dispatch_keys__ = DispatchKeySet(K.XLA)
+        __dispatch_keys__ = world.keyset(K.XLA)
 
     assert f(Duck()) == "xla"
-    _core.register_tensor_type(np.ndarray, DispatchKeySet(K.CPU))
+    engine.register_tensor_type(np.ndarray, world.keyset(K.CPU))
     try:
         assert f(np.zeros(1)) == "cpu"
     finally:
-        _core.unregister_tensor_type(np.ndarray)
+        engine.unregister_tensor_type(np.ndarray)
     with pytest.raises(TypeError, match=r"argument 'x' \(position 1\) must be a tensor, not ndarray"):
         f(np.zeros(1))
 
 
-def test_boxed_kernel_and_call_boxed(lib):
+def test_boxed_kernel_and_call_boxed(world, lib):
     lib.define("f(Tensor x, int n=2) -> (Tensor, int)")
     calls = []
 
     def boxed(op, keyset, stack):
-        x, n = unbox_arguments(op.schema, stack)
+        x, n = unbox_arguments(op, stack)
         calls.append((keyset, n))
-        box_returns(op.schema, (x, n * 10), stack)
+        box_returns(op, (x, n * 10), stack)
 
     lib.impl("f", boxed, "CPU", boxed=True)
-    f = handle(lib, "f")
-    t = cpu()
+    f = handle(world, lib, "f")
+    t = cpu(world)
     assert f(t) == (t, 20)
     assert f(t, n=3) == (t, 30)
-    stack = Stack(box(f.schema, (t, 4)))
+    stack = world.engine.Stack(box(f, (t, 4)))
     f.call_boxed(stack)
     assert [iv.to_python() for iv in stack] == [t, 40]
-    assert calls[0][0] == DispatchKeySet(K.CPU)
+    assert calls[0][0] == world.keyset(K.CPU)
     # An unboxed kernel called boxed: the dispatcher unboxes and reboxes.
     lib.impl("f", lambda x, n=2: (x, -n), "XLA")
-    x = tensor(K.XLA)
-    stack = Stack(box(f.schema, (x, 5)))
+    x = world.tensor(K.XLA)
+    stack = world.engine.Stack(box(f, (x, 5)))
     f.call_boxed(stack)
     assert [iv.to_python() for iv in stack] == [x, -5]
 
 
-def test_boxed_kernel_calls_box_every_way_of_passing_arguments(lib):
+def test_boxed_kernel_calls_box_every_way_of_passing_arguments(world, lib):
     # The vectorcall path boxes a positional call straight from its argument
     # array and packs any other call first: both must give the same stack.
     lib.define("f(Tensor x, Tensor? y, *, int n=2, str s='a') -> (Tensor, ...)")
@@ -239,12 +237,12 @@ def test_boxed_kernel_calls_box_every_way_of_passing_arguments(lib):
 
     def boxed(op, keyset, stack):
         seen.append(list(stack))
-        values = unbox_arguments(op.schema, stack)
-        box_returns(op.schema, values, stack)
+        values = unbox_arguments(op, stack)
+        box_returns(op, values, stack)
 
     lib.impl("f", boxed, "CPU", boxed=True)
-    f = handle(lib, "f")
-    t = cpu()
+    f = handle(world, lib, "f")
+    t = cpu(world)
     assert f(t, None) == (t, None, 2, "a")
     assert f(t, y=t, n=5) == (t, t, 5, "a")
     assert f(x=t, y=None, s="b") == (t, None, 2, "b")
@@ -253,22 +251,31 @@ def test_boxed_kernel_calls_box_every_way_of_passing_arguments(lib):
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'y'"):
         f(t)
     assert len(seen) == 3
-    assert all(type(iv) is dispatcher.IValue for stack in seen for iv in stack)
+    assert all(type(iv) is world.engine.IValue for stack in seen for iv in stack)
 
 
-def test_a_failed_boxed_call_leaves_no_stack_behind(lib):
+def test_a_bad_boxed_return_leaves_the_stack_as_it_was(world, lib):
     lib.define("f(Tensor x) -> (Tensor, int)")
+    stacks = []
 
     def boxed(op, keyset, stack):
-        (x,) = unbox_arguments(op.schema, stack)
-        box_returns(op.schema, (x, "not an int"), stack)
+        stacks.append(stack)
+        (x,) = unbox_arguments(op, stack)
+        box_returns(op, (x, "not an int"), stack)
 
     lib.impl("f", boxed, "CPU", boxed=True)
+    f = handle(world, lib, "f")
     with pytest.raises(TypeError, match=r"return value 2 must be int, not str"):
-        handle(lib, "f")(cpu())
+        f(cpu(world))
+    # box_returns is all or nothing: the tensor it could box was not pushed.
+    assert stacks == [[]]
+    stack = box(f, (cpu(world),))
+    with pytest.raises(TypeError, match=r"return value 2 must be int, not str"):
+        f.call_boxed(stack)
+    assert stack == []
 
 
-def test_repeated_calls_follow_keysets_tls_and_registrations(lib):
+def test_repeated_calls_follow_keysets_tls_and_registrations(world, lib):
     # Note [Last dispatch cache]: a call site that alternates keysets, TLS
     # changes and re-registrations must never see a remembered kernel that no
     # longer applies.
@@ -276,150 +283,150 @@ def test_repeated_calls_follow_keysets_tls_and_registrations(lib):
     lib.impl("f", lambda x: "cpu", "CPU")
     lib.impl("f", lambda x: "xla", "XLA")
     lib.impl("f", lambda x: "autograd", "AutogradCPU")
-    f = handle(lib, "f")
-    c, x = cpu(), tensor(K.XLA)
+    f = handle(world, lib, "f")
+    c, x = cpu(world), world.tensor(K.XLA)
     assert [f(t) for t in (c, c, x, x, c)] == ["autograd", "autograd", "xla", "xla", "autograd"]
-    with dispatcher.AutoDispatchBelowAutograd():
+    with world.engine.AutoDispatchBelowAutograd():
         assert f(c) == "cpu"
     assert f(c) == "autograd"
-    with Library(lib.ns, "IMPL") as extra, pytest.warns(UserWarning, match="Overriding"):
+    with world.library(lib.ns, "IMPL") as extra, pytest.warns(UserWarning, match="Overriding"):
         extra.impl("f", lambda x: "autograd again", "AutogradCPU")
         assert f(c) == "autograd again"
     assert f(c) == "autograd"
 
 
-def test_boxed_calls_pass_keyword_only_arguments_by_name(lib):
+def test_boxed_calls_pass_keyword_only_arguments_by_name(world, lib):
     lib.define("f(Tensor self, *, int alpha=1) -> int")
     lib.impl("f", lambda self, *, alpha=1: alpha, "CPU")
-    f = handle(lib, "f")
-    t = cpu()
-    stack = Stack(box(f.schema, (t,), {"alpha": 7}))
+    f = handle(world, lib, "f")
+    t = cpu(world)
+    stack = world.engine.Stack(box(f, (t,), {"alpha": 7}))
     f.call_boxed(stack)
     assert [iv.to_python() for iv in stack] == [7]
-    stack = Stack(box(f.schema, (t,), {"alpha": 3}))
-    f.redispatch_boxed(DispatchKeySet(K.CPU), stack)
+    stack = world.engine.Stack(box(f, (t,), {"alpha": 3}))
+    f.redispatch_boxed(world.keyset(K.CPU), stack)
     assert [iv.to_python() for iv in stack] == [3]
 
 
-def test_boxed_fallback(lib):
+def test_boxed_fallback(world, lib):
     lib.define("f(Tensor x, float s) -> Tensor")
     seen = []
 
     def fallback(op, keyset, stack):
         seen.append((op.name, keyset.highest_priority_key()))
-        args = unbox_arguments(op.schema, stack)
-        box_returns(op.schema, op.redispatch(keyset.remove(K.TESTING_ONLY_GenericMode), *args), stack)
+        args = unbox_arguments(op, stack)
+        box_returns(op, op.redispatch(keyset.remove(K.TESTING_ONLY_GenericMode), *args), stack)
 
     lib.impl("f", lambda x, s: x, "CPU")
-    t = tensor(K.CPU, K.TESTING_ONLY_GenericMode)
-    with Library("_", "IMPL") as fb:
+    t = world.tensor(K.CPU, K.TESTING_ONLY_GenericMode)
+    with world.library("_", "IMPL") as fb:
         fb.fallback(fallback, "TESTING_ONLY_GenericMode", with_keyset=True)
-        assert handle(lib, "f")(t, 1.0) is t
+        assert handle(world, lib, "f")(t, 1.0) is t
     assert seen == [(f"{lib.ns}::f", K.TESTING_ONLY_GenericMode)]
     with pytest.raises(NotImplementedError, match="from the 'TESTING_ONLY_GenericMode' backend"):
-        handle(lib, "f")(t, 1.0)
+        handle(world, lib, "f")(t, 1.0)
 
 
-def test_missing_kernel_error_names_op_key_and_backends(lib):
+def test_missing_kernel_error_names_op_key_and_backends(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: x, "CPU")
     lib.impl("f", lambda x: x, "Meta")
-    f = handle(lib, "f")
+    f = handle(world, lib, "f")
     with pytest.raises(NotImplementedError) as info:
-        f(tensor(K.XLA))
+        f(world.tensor(K.XLA))
     msg = str(info.value)
     assert msg.startswith(f"Could not run '{lib.ns}::f' with arguments from the 'XLA' backend.")
     assert f"'{lib.ns}::f' is only available for these backends: [CPU, Meta, BackendSelect," in msg
 
 
-def test_no_tensor_and_no_kernel(lib):
+def test_no_tensor_and_no_kernel(world, lib):
     lib.define("g(int n) -> Tensor")
     lib.impl("g", lambda n: n, "CPU")
     with pytest.raises(NotImplementedError, match="There were no tensor arguments to this function"):
-        handle(lib, "g")(1)
+        handle(world, lib, "g")(1)
 
 
-def test_ambiguous_autograd_other(lib):
+def test_ambiguous_autograd_other(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "math", "CompositeImplicitAutograd")
     lib.impl("f", lambda x: "sparse", "SparseCPU")
     with pytest.raises(RuntimeError, match="has kernels registered to both CompositeImplicitAutograd"):
-        handle(lib, "f")(tensor(K.SparseCPU, K.AutogradOther))
+        handle(world, lib, "f")(world.tensor(K.SparseCPU, K.AutogradOther))
 
 
-def test_composite_kernels(lib):
+def test_composite_kernels(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "math", "CompositeImplicitAutograd")
-    f = handle(lib, "f")
-    assert f(cpu()) == "math"
-    assert f(tensor(K.XLA, K.AutogradXLA)) == "math"
+    f = handle(world, lib, "f")
+    assert f(cpu(world)) == "math"
+    assert f(world.tensor(K.XLA, K.AutogradXLA)) == "math"
     lib.impl("f", lambda x: "explicit", "CompositeExplicitAutograd")
-    assert f(cpu()) == "explicit"
+    assert f(cpu(world)) == "explicit"
 
 
-def test_wrong_arity_is_a_clean_error(lib):
+def test_wrong_arity_is_a_clean_error(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: x, "CPU")
-    f = handle(lib, "f")
+    f = handle(world, lib, "f")
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
         f()
     with pytest.raises(TypeError):
-        f(cpu(), cpu())
+        f(cpu(world), cpu(world))
     with pytest.raises(TypeError):
-        f(x=cpu(), y=1)
+        f(x=cpu(world), y=1)
 
 
-def test_redispatch_rejects_non_keysets(lib):
+def test_redispatch_rejects_non_keysets(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: x, "CPU")
     with pytest.raises(TypeError):
-        handle(lib, "f").redispatch(K.CPU, cpu())
+        handle(world, lib, "f").redispatch(K.CPU, cpu(world))
 
 
-def test_overload_packet_resolution(lib):
+def test_overload_packet_resolution(world, lib):
     lib.define("add(Tensor x, Tensor y) -> Tensor")
     lib.define("add.Scalar(Tensor x, Scalar y) -> Tensor")
     lib.impl("add", lambda x, y: "tensor", "CPU")
     lib.impl("add.Scalar", lambda x, y: "scalar", "CPU")
-    packet = getattr(ops, lib.ns).add
+    packet = getattr(world.ops, lib.ns).add
     assert packet.overloads() == ["default", "Scalar"]
-    assert packet(cpu(), cpu()) == "tensor"
-    assert packet(cpu(), 2.5) == "scalar"
-    assert packet.Scalar(cpu(), 1) == "scalar"
+    assert packet(cpu(world), cpu(world)) == "tensor"
+    assert packet(cpu(world), 2.5) == "scalar"
+    assert packet.Scalar(cpu(world), 1) == "scalar"
     with pytest.raises(TypeError, match="no overload"):
-        packet(cpu(), "nope")
+        packet(cpu(world), "nope")
     with pytest.raises(AttributeError):
         packet.nonexistent
     with pytest.raises(AttributeError):
-        getattr(ops, lib.ns).nonexistent
+        getattr(world.ops, lib.ns).nonexistent
 
 
-def test_handles_survive_redefinition():
-    with Library("calltest_redef", "FRAGMENT") as lib:
+def test_handles_survive_redefinition(world):
+    with world.library("calltest_redef", "FRAGMENT") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: 1, "CPU")
-        f = ops.calltest_redef.f.default
-        assert f(cpu()) == 1
-    with Library("calltest_redef", "FRAGMENT") as lib:
+        f = world.ops.calltest_redef.f.default
+        assert f(cpu(world)) == 1
+    with world.library("calltest_redef", "FRAGMENT") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: 2, "CPU")
-        assert ops.calltest_redef.f.default is f
-        assert f(cpu()) == 2
+        assert world.ops.calltest_redef.f.default is f
+        assert f(cpu(world)) == 2
 
 
-def test_dispatch_trace(lib, capfd):
+def test_dispatch_trace(world, lib, capfd):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda ks, x: f.redispatch(ks.remove(K.AutogradCPU), x), "AutogradCPU", with_keyset=True)
     lib.impl("f", lambda x: x, "CPU")
-    f = handle(lib, "f")
-    _core.set_show_dispatch_trace(True)
+    f = handle(world, lib, "f")
+    world.engine.set_show_dispatch_trace(True)
     try:
-        f(cpu())
+        f(cpu(world))
     finally:
-        _core.set_show_dispatch_trace(False)
+        world.engine.set_show_dispatch_trace(False)
     err = capfd.readouterr().err.splitlines()
     assert err == [f"[call] op=[{lib.ns}::f], key=[AutogradCPU]", f" [redispatch] op=[{lib.ns}::f], key=[CPU]"]
-    f(cpu())
+    f(cpu(world))
     assert capfd.readouterr().err == ""
 
 

@@ -1,8 +1,8 @@
 """Every entry point of both engines, and the adversarial findings, in one run.
 
 Each test gets an engine (the ``engine`` fixture of conftest.py: the
-pure-Python one and, when built, the compiled one) and a registry of its own on it, so the compiled
-entry points -- vectorcall, ``__call__``, ``call_boxed``, both redispatch
+pure-Python one and, when built, the compiled one) and a registry of its own
+on it (the ``world`` fixture), so the compiled entry points -- vectorcall, ``__call__``, ``call_boxed``, both redispatch
 forms, boxed kernels and fallbacks -- each run here and fail if broken.
 """
 import functools
@@ -13,43 +13,12 @@ import weakref
 import pytest
 
 from dispatcher import _engine
-from dispatcher.standard_fallbacks import standard_fallbacks_library
 from dispatcher._ivalue_tag import Tag
 from dispatcher.keys import DispatchKey as K
 from dispatcher.kernel import fallthrough_kernel
-from dispatcher.library import Library
-from dispatcher.ops import OpNamespaces
-from dispatcher.registry import Dispatcher
 from dispatcher.schema import DispatchArg, FunctionSchema, TensorArgKind
 
-class World:
-    """One engine's registry with the standard fallbacks, and its ops."""
-
-    def __init__(self, engine):
-        self.engine = engine
-        self.registry = Dispatcher(engine)
-        self.fallbacks = standard_fallbacks_library(self.registry)
-        self.ops = OpNamespaces(self.registry)
-
-    def library(self, ns, kind="FRAGMENT", key=""):
-        return Library(ns, kind, key, registry=self.registry)
-
-    def tensor(self, *keys):
-        return self.engine.TensorBase(self.engine.DispatchKeySet(list(keys)))
-
-
-@pytest.fixture(autouse=True)
-def restore_tls(engine):
-    """Guards leave backend bits behind, as c10's do: put this thread's sets back."""
-    saved = engine.tls_local_include_set(), engine.tls_local_exclude_set()
-    yield
-    engine.tls_set_local_include_set(saved[0])
-    engine.tls_set_local_exclude_set(saved[1])
-
-
-@pytest.fixture
-def world(engine):
-    return World(engine)
+pytestmark = pytest.mark.usefixtures("tls_restored")
 
 
 def define(world, schema, **kernels):

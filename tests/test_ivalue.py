@@ -1,19 +1,25 @@
-"""dispatcher.ivalue: IValue, Stack, and boxing calls against their schema."""
+"""dispatcher.ivalue: IValue, Stack, and boxing calls against their schema.
 
+IValue, Stack and the Boxer live in the engine, so every test here runs on
+both engines (conftest.py's ``engine`` and ``world``): boxing goes through the
+handle of an operator defined on the test's own registry, which boxes with
+its engine's Boxer.  Only ``test_boxing_by_schema_uses_the_default_engine``
+boxes by FunctionSchema, which is the default engine's.
+"""
+
+import collections
 import enum
 import pickle
 import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import dispatcher
 from dispatcher import ivalue
-from dispatcher._core import DispatchKeySet, TensorBase, register_tensor_type, unregister_tensor_type
 from dispatcher.ivalue import (
-    IValue,
-    Stack,
     Tag,
     box,
     box_returns,
@@ -28,9 +34,8 @@ parse = FunctionSchema.parse
 
 
 class FakeTensor:
-    """The smallest tensor: anything with a dispatch keyset."""
-
-    __dispatch_keys__ = DispatchKeySet(DispatchKey.CPU)
+    """The smallest tensor: a plain class registered as a tensor type (by the
+    ``world`` fixture below, with the engine's keyset)."""
 
     def __init__(self, name="t"):
         self.name = name
@@ -39,12 +44,42 @@ class FakeTensor:
         return f"FakeTensor({self.name})"
 
 
+@pytest.fixture
+def world(world):
+    """conftest.py's ``world``, whose engine takes FakeTensor for a CPU tensor."""
+    world.engine.register_tensor_type(FakeTensor, world.keyset(DispatchKey.CPU))
+    yield world
+    world.engine.unregister_tensor_type(FakeTensor)
+
+
+def define(world, text):
+    """The handle of an operator of schema ``text``, defined on ``world``'s
+    registry (by the registry itself: Library keeps aten:: for torch)."""
+    schema = parse(text)
+    world.registry.register_def(schema, "test_ivalue")
+    return world.registry.find_op(str(schema.name)).handle
+
+
 class Dtype(enum.IntEnum):
     float32 = 6
 
 
+# An IValue of no engine in particular, for the tables below: ``ivalue`` makes
+# it the engine's.
+V = collections.namedtuple("V", "tag payload")
+
+
+def ivalue_of(engine, v):
+    """``v`` (a V, or a payload that may hold some) with ``engine``'s IValues."""
+    if isinstance(v, V):
+        return engine.IValue(v.tag, ivalue_of(engine, v.payload))
+    if type(v) is tuple:
+        return tuple(ivalue_of(engine, x) for x in v)
+    return v
+
+
 T1, T2 = FakeTensor("a"), FakeTensor("b")
-NONE = IValue(Tag.NONE, None)
+NONE = V(Tag.NONE, None)
 
 
 # -- IValue -----------------------------------------------------------------------
@@ -62,30 +97,30 @@ NONE = IValue(Tag.NONE, None)
         ([1.0], Tag.DOUBLE_LIST, (1.0,)),
         ([True, False], Tag.BOOL_LIST, (True, False)),
         ([T1, T2], Tag.TENSOR_LIST, (T1, T2)),
-        ([1, "a"], Tag.GENERIC_LIST, (IValue(Tag.INT, 1), IValue(Tag.STRING, "a"))),
+        ([1, "a"], Tag.GENERIC_LIST, (V(Tag.INT, 1), V(Tag.STRING, "a"))),
         ([], Tag.GENERIC_LIST, ()),
-        ((1, None), Tag.TUPLE, (IValue(Tag.INT, 1), NONE)),
+        ((1, None), Tag.TUPLE, (V(Tag.INT, 1), NONE)),
         (Ellipsis, Tag.OBJECT, Ellipsis),
     ],
 )
-def test_from_python_infers_the_tag(value, tag, payload):
-    iv = IValue.from_python(value)
-    assert iv == IValue(tag, payload)
+def test_from_python_infers_the_tag(world, value, tag, payload):
+    iv = world.engine.IValue.from_python(value)
+    assert iv == ivalue_of(world.engine, V(tag, payload))
     back = iv.to_python()
     assert back == value and type(back) is type(value)
 
 
-def test_to_python_returns_fresh_lists():
-    iv = IValue(Tag.INT_LIST, (1, 2))
+def test_to_python_returns_fresh_lists(engine):
+    iv = engine.IValue(Tag.INT_LIST, (1, 2))
     first = iv.to_python()
     first.append(3)
     assert iv.to_python() == [1, 2]
 
 
 # -- Stack ------------------------------------------------------------------------
-def test_stack_helpers():
-    a, b, c = (IValue(Tag.INT, i) for i in range(3))
-    s = Stack()
+def test_stack_helpers(engine):
+    a, b, c = (engine.IValue(Tag.INT, i) for i in range(3))
+    s = engine.Stack()
     s.push(a, b, c)
     assert s == [a, b, c] and len(s) == 3
     assert s.peek(0, 3) is a and s.peek(2, 3) is c and s.peek(0, 1) is c
@@ -113,18 +148,18 @@ def test_stack_helpers():
         (lambda s: s.drop(1.0), ValueError),
     ],
 )
-def test_stack_misuse(action, exc):
-    s = Stack([IValue(Tag.INT, 1), IValue(Tag.INT, 2)])
+def test_stack_misuse(engine, action, exc):
+    s = engine.Stack([engine.IValue(Tag.INT, 1), engine.IValue(Tag.INT, 2)])
     with pytest.raises(exc):
         action(s)
-    assert s == [IValue(Tag.INT, 1), IValue(Tag.INT, 2)]
+    assert s == [engine.IValue(Tag.INT, 1), engine.IValue(Tag.INT, 2)]
 
 
 # -- boxing each type --------------------------------------------------------------
-def box_one(type_text, value):
-    schema = parse(f"ns::op(int first, {type_text} x) -> ()")
-    stack = box(schema, (0, value))
-    assert stack[0] == IValue(Tag.INT, 0)
+def box_one(world, type_text, value):
+    op = define(world, f"ns::op(int first, {type_text} x) -> ()")
+    stack = box(op, (0, value))
+    assert stack[0] == world.engine.IValue(Tag.INT, 0)
     return stack[1]
 
 
@@ -135,61 +170,62 @@ OBJ = object()
 @pytest.mark.parametrize(
     "type_text, value, expected",
     [
-        ("Tensor", T1, IValue(Tag.TENSOR, T1)),
-        ("Tensor(a!)", T1, IValue(Tag.TENSOR, T1)),
+        ("Tensor", T1, V(Tag.TENSOR, T1)),
+        ("Tensor(a!)", T1, V(Tag.TENSOR, T1)),
         ("Tensor?", None, NONE),
-        ("Tensor?", T1, IValue(Tag.TENSOR, T1)),
-        ("Tensor[]", [T1, T2], IValue(Tag.TENSOR_LIST, (T1, T2))),
-        ("Tensor(a!)[]", (T1,), IValue(Tag.TENSOR_LIST, (T1,))),
-        ("Tensor?[]", [T1, None], IValue(Tag.GENERIC_LIST, (IValue(Tag.TENSOR, T1), NONE))),
-        ("int", 3, IValue(Tag.INT, 3)),
-        ("SymInt", np.int64(3), IValue(Tag.INT, 3)),
-        ("float", 1, IValue(Tag.DOUBLE, 1.0)),
-        ("float", np.float32(0.5), IValue(Tag.DOUBLE, 0.5)),
-        ("SymFloat", 2.5, IValue(Tag.DOUBLE, 2.5)),
-        ("bool", False, IValue(Tag.BOOL, False)),
-        ("SymBool", True, IValue(Tag.BOOL, True)),
-        ("str", "a", IValue(Tag.STRING, "a")),
-        ("Dimname", "N", IValue(Tag.STRING, "N")),
-        ("complex", 1, IValue(Tag.COMPLEX, 1 + 0j)),
-        ("Scalar", 1, IValue(Tag.INT, 1)),
-        ("Scalar", 1.5, IValue(Tag.DOUBLE, 1.5)),
-        ("Scalar", True, IValue(Tag.BOOL, True)),
-        ("Scalar", 2j, IValue(Tag.COMPLEX, 2j)),
-        ("Scalar", np.int64(2), IValue(Tag.INT, 2)),
-        ("Scalar", np.float64(0.5), IValue(Tag.DOUBLE, 0.5)),
-        ("ScalarType", 6, IValue(Tag.SCALAR_TYPE, 6)),
-        ("ScalarType?", Dtype.float32, IValue(Tag.SCALAR_TYPE, Dtype.float32)),
-        ("Layout", 0, IValue(Tag.LAYOUT, 0)),
-        ("MemoryFormat", 1, IValue(Tag.MEMORY_FORMAT, 1)),
-        ("Device", "cpu", IValue(Tag.DEVICE, "cpu")),
-        ("Generator?", GEN, IValue(Tag.GENERATOR, GEN)),
-        ("int[]", [1, 2], IValue(Tag.INT_LIST, (1, 2))),
-        ("int[]", (1, 2), IValue(Tag.INT_LIST, (1, 2))),
-        ("int[2]", 3, IValue(Tag.INT_LIST, (3, 3))),
-        ("SymInt[1]", [4], IValue(Tag.INT_LIST, (4,))),
-        ("float[]", [1, 2.5], IValue(Tag.DOUBLE_LIST, (1.0, 2.5))),
-        ("bool[3]", [True] * 3, IValue(Tag.BOOL_LIST, (True,) * 3)),
-        ("str[]", ["a"], IValue(Tag.GENERIC_LIST, (IValue(Tag.STRING, "a"),))),
+        ("Tensor?", T1, V(Tag.TENSOR, T1)),
+        ("Tensor[]", [T1, T2], V(Tag.TENSOR_LIST, (T1, T2))),
+        ("Tensor(a!)[]", (T1,), V(Tag.TENSOR_LIST, (T1,))),
+        ("Tensor?[]", [T1, None], V(Tag.GENERIC_LIST, (V(Tag.TENSOR, T1), NONE))),
+        ("int", 3, V(Tag.INT, 3)),
+        ("SymInt", np.int64(3), V(Tag.INT, 3)),
+        ("float", 1, V(Tag.DOUBLE, 1.0)),
+        ("float", np.float32(0.5), V(Tag.DOUBLE, 0.5)),
+        ("SymFloat", 2.5, V(Tag.DOUBLE, 2.5)),
+        ("bool", False, V(Tag.BOOL, False)),
+        ("SymBool", True, V(Tag.BOOL, True)),
+        ("str", "a", V(Tag.STRING, "a")),
+        ("Dimname", "N", V(Tag.STRING, "N")),
+        ("complex", 1, V(Tag.COMPLEX, 1 + 0j)),
+        ("Scalar", 1, V(Tag.INT, 1)),
+        ("Scalar", 1.5, V(Tag.DOUBLE, 1.5)),
+        ("Scalar", True, V(Tag.BOOL, True)),
+        ("Scalar", 2j, V(Tag.COMPLEX, 2j)),
+        ("Scalar", np.int64(2), V(Tag.INT, 2)),
+        ("Scalar", np.float64(0.5), V(Tag.DOUBLE, 0.5)),
+        ("ScalarType", 6, V(Tag.SCALAR_TYPE, 6)),
+        ("ScalarType?", Dtype.float32, V(Tag.SCALAR_TYPE, Dtype.float32)),
+        ("Layout", 0, V(Tag.LAYOUT, 0)),
+        ("MemoryFormat", 1, V(Tag.MEMORY_FORMAT, 1)),
+        ("Device", "cpu", V(Tag.DEVICE, "cpu")),
+        ("Generator?", GEN, V(Tag.GENERATOR, GEN)),
+        ("int[]", [1, 2], V(Tag.INT_LIST, (1, 2))),
+        ("int[]", (1, 2), V(Tag.INT_LIST, (1, 2))),
+        ("int[2]", 3, V(Tag.INT_LIST, (3, 3))),
+        ("SymInt[1]", [4], V(Tag.INT_LIST, (4,))),
+        ("float[]", [1, 2.5], V(Tag.DOUBLE_LIST, (1.0, 2.5))),
+        ("bool[3]", [True] * 3, V(Tag.BOOL_LIST, (True,) * 3)),
+        ("str[]", ["a"], V(Tag.GENERIC_LIST, (V(Tag.STRING, "a"),))),
         (
             "int[][]",
             [[1], []],
-            IValue(Tag.GENERIC_LIST, (IValue(Tag.INT_LIST, (1,)), IValue(Tag.INT_LIST, ()))),
+            V(Tag.GENERIC_LIST, (V(Tag.INT_LIST, (1,)), V(Tag.INT_LIST, ()))),
         ),
-        ("(int, str)", (1, "a"), IValue(Tag.TUPLE, (IValue(Tag.INT, 1), IValue(Tag.STRING, "a")))),
-        ("Any", 5, IValue(Tag.INT, 5)),
+        ("(int, str)", (1, "a"), V(Tag.TUPLE, (V(Tag.INT, 1), V(Tag.STRING, "a")))),
+        ("Any", 5, V(Tag.INT, 5)),
         ("Any", None, NONE),
-        ("t", [1], IValue(Tag.INT_LIST, (1,))),
-        ("Union(int, str)", "a", IValue(Tag.STRING, "a")),
-        ("Dict(str, t)", {"a": 1}, IValue(Tag.OBJECT, {"a": 1})),
+        ("t", [1], V(Tag.INT_LIST, (1,))),
+        ("Union(int, str)", "a", V(Tag.STRING, "a")),
+        ("Dict(str, t)", {"a": 1}, V(Tag.OBJECT, {"a": 1})),
         ("NoneType", None, NONE),
-        ("Storage", OBJ, IValue(Tag.OBJECT, OBJ)),
-        ("Future(int)", OBJ, IValue(Tag.OBJECT, OBJ)),
-        ("__torch__.torch.classes.ns.Cls", OBJ, IValue(Tag.OBJECT, OBJ)),
+        ("Storage", OBJ, V(Tag.OBJECT, OBJ)),
+        ("Future(int)", OBJ, V(Tag.OBJECT, OBJ)),
+        ("__torch__.torch.classes.ns.Cls", OBJ, V(Tag.OBJECT, OBJ)),
     ],
 )
-def test_box_each_type(type_text, value, expected):
-    iv = box_one(type_text, value)
+def test_box_each_type(world, type_text, value, expected):
+    expected = ivalue_of(world.engine, expected)
+    iv = box_one(world, type_text, value)
     assert iv == expected and iv.tag is expected.tag
     assert type(iv.payload) is type(expected.payload)
 
@@ -225,16 +261,17 @@ def test_box_each_type(type_text, value, expected):
         ("NoneType", 0, "NoneType, not int"),
     ],
 )
-def test_box_type_errors_name_operator_argument_position_and_types(type_text, value, expected):
+def test_box_type_errors_name_operator_argument_position_and_types(world, type_text, value, expected):
     with pytest.raises(TypeError) as info:
-        box_one(type_text, value)
+        box_one(world, type_text, value)
     assert str(info.value) == f"ns::op(): argument 'x' (position 2) must be {expected}"
 
 
-def test_tensor_detection_is_the_core_s():
-    schema = parse("ns::op(Tensor x) -> ()")
+def test_tensor_detection_is_the_core_s(world):
+    engine = world.engine
+    op = define(world, "ns::op(Tensor x) -> ()")
 
-    class Sub(TensorBase):
+    class Sub(engine.TensorBase):
         pass
 
     class Registered:
@@ -243,24 +280,26 @@ def test_tensor_detection_is_the_core_s():
     class NoKeys:
         __dispatch_keys__ = None
 
-    assert box(schema, (Sub(DispatchKeySet(DispatchKey.CPU)),))[0].tag is Tag.TENSOR
+    assert box(op, (Sub(world.keyset(DispatchKey.CPU)),))[0].tag is Tag.TENSOR
     with pytest.raises(TypeError, match="not Registered"):
-        box(schema, (Registered(),))
-    register_tensor_type(Registered, DispatchKeySet(DispatchKey.CUDA))
+        box(op, (Registered(),))
+    engine.register_tensor_type(Registered, world.keyset(DispatchKey.CUDA))
     try:
-        assert box(schema, (Registered(),))[0].tag is Tag.TENSOR
+        assert box(op, (Registered(),))[0].tag is Tag.TENSOR
     finally:
-        unregister_tensor_type(Registered)
+        engine.unregister_tensor_type(Registered)
     with pytest.raises(TypeError, match="not NoKeys"):
-        box(schema, (NoKeys(),))
+        box(op, (NoKeys(),))
 
 
-def test_argument_with_default_none_takes_none():
-    schema = parse("ns::op(Tensor x, Tensor y=None, Generator g=None) -> ()")
-    assert box(schema, (T1,)) == [IValue(Tag.TENSOR, T1), NONE, NONE]
-    assert box(schema, (T1, None, None)) == [IValue(Tag.TENSOR, T1), NONE, NONE]
+def test_argument_with_default_none_takes_none(world):
+    iv = world.engine.IValue
+    op = define(world, "ns::op(Tensor x, Tensor y=None, Generator g=None) -> ()")
+    none = iv(Tag.NONE, None)
+    assert box(op, (T1,)) == [iv(Tag.TENSOR, T1), none, none]
+    assert box(op, (T1, None, None)) == [iv(Tag.TENSOR, T1), none, none]
     with pytest.raises(TypeError, match="argument 'x' .* not None"):
-        box(schema, (None,))
+        box(op, (None,))
 
 
 @pytest.fixture
@@ -270,15 +309,15 @@ def isolated_value_types(monkeypatch):
     yield
 
 
-def test_register_value_type(isolated_value_types):
+def test_register_value_type(world, isolated_value_types):
     class MyDevice:
         pass
 
-    schema = parse("ns::op(Device d) -> ()")
+    op = define(world, "ns::op(Device d) -> ()")
     with pytest.raises(TypeError, match="must be Device, not MyDevice"):
-        box(schema, (MyDevice(),))
+        box(op, (MyDevice(),))
     register_value_type(Tag.DEVICE, MyDevice)
-    assert box(schema, (MyDevice(),))[0].tag is Tag.DEVICE
+    assert box(op, (MyDevice(),))[0].tag is Tag.DEVICE
     with pytest.raises(ValueError, match="take registered types"):
         register_value_type(Tag.INT, MyDevice)
     with pytest.raises(TypeError):
@@ -286,35 +325,40 @@ def test_register_value_type(isolated_value_types):
 
 
 # -- box / unbox ------------------------------------------------------------------
-ADD = parse("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+ADD = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
 
 
-def test_box_binds_first():
-    assert box(ADD, (T1, T2)) == [IValue(Tag.TENSOR, T1), IValue(Tag.TENSOR, T2), IValue(Tag.INT, 1)]
-    assert box(ADD, (T1,), {"other": T2, "alpha": 0.5})[2] == IValue(Tag.DOUBLE, 0.5)
+def test_box_binds_first(world):
+    iv = world.engine.IValue
+    add = define(world, ADD)
+    assert box(add, (T1, T2)) == [iv(Tag.TENSOR, T1), iv(Tag.TENSOR, T2), iv(Tag.INT, 1)]
+    assert box(add, (T1,), {"other": T2, "alpha": 0.5})[2] == iv(Tag.DOUBLE, 0.5)
     with pytest.raises(
         TypeError, match=r"^aten::add.Tensor\(\) missing 1 required positional argument: 'other'$"
     ):
-        box(ADD, (T1,))
+        box(add, (T1,))
     with pytest.raises(TypeError, match=r"takes 2 positional arguments but 3 were given"):
-        box(ADD, (T1, T2, 1))
+        box(add, (T1, T2, 1))
     with pytest.raises(TypeError, match="expected a FunctionSchema"):
         box("aten::add", (T1, T2))
 
 
-def test_unbox_arguments_pops_them():
-    stack = Stack([IValue(Tag.STRING, "below")])
-    stack.extend(box(ADD, (T1, T2), {"alpha": 2}))
-    assert unbox_arguments(ADD, stack) == (T1, T2, 2)
-    assert stack == [IValue(Tag.STRING, "below")]
+def test_unbox_arguments_pops_them(world):
+    iv = world.engine.IValue
+    add = define(world, ADD)
+    stack = world.engine.Stack([iv(Tag.STRING, "below")])
+    stack.extend(box(add, (T1, T2), {"alpha": 2}))
+    assert unbox_arguments(add, stack) == (T1, T2, 2)
+    assert stack == [iv(Tag.STRING, "below")]
     with pytest.raises(RuntimeError, match="expected 3 arguments on the stack, found 1"):
-        unbox_arguments(ADD, stack)
+        unbox_arguments(add, stack)
 
 
-def test_varargs_box_the_extras_by_inference():
-    fmt = parse("aten::format(str self, ...) -> str")
+def test_varargs_box_the_extras_by_inference(world):
+    iv = world.engine.IValue
+    fmt = define(world, "aten::format(str self, ...) -> str")
     stack = box(fmt, ("{}{}", 1, [T1]))
-    assert stack == [IValue(Tag.STRING, "{}{}"), IValue(Tag.INT, 1), IValue(Tag.TENSOR_LIST, (T1,))]
+    assert stack == [iv(Tag.STRING, "{}{}"), iv(Tag.INT, 1), iv(Tag.TENSOR_LIST, (T1,))]
     assert unbox_arguments(fmt, stack) == ("{}{}", 1, [T1]) and stack == []
 
 
@@ -330,11 +374,11 @@ def test_varargs_box_the_extras_by_inference():
         ("(Tensor, ...)", (T1, T2), (T1, T2)),
     ],
 )
-def test_box_returns_then_unbox_returns(returns, result, unboxed):
-    schema = parse(f"ns::op(Tensor x) -> {returns}")
-    stack = Stack()
-    box_returns(schema, result, stack)
-    assert unbox_returns(schema, stack) == unboxed
+def test_box_returns_then_unbox_returns(world, returns, result, unboxed):
+    op = define(world, f"ns::op(Tensor x) -> {returns}")
+    stack = world.engine.Stack()
+    box_returns(op, result, stack)
+    assert unbox_returns(op, stack) == unboxed
     assert stack == []
 
 
@@ -349,20 +393,37 @@ def test_box_returns_then_unbox_returns(returns, result, unboxed):
         ("(Tensor, ...)", [T1], r"returns a tuple of at least 1 values, but the kernel returned list"),
     ],
 )
-def test_box_returns_checks_the_result(returns, result, message):
-    schema = parse(f"ns::op(Tensor x) -> {returns}")
+def test_box_returns_checks_the_result(world, returns, result, message):
+    op = define(world, f"ns::op(Tensor x) -> {returns}")
     with pytest.raises(TypeError, match=message):
-        box_returns(schema, result, Stack())
+        box_returns(op, result, world.engine.Stack())
 
 
-def test_unbox_returns_misuse():
-    two = parse("ns::op(Tensor x) -> (Tensor, Tensor)")
+def test_unbox_returns_misuse(world):
+    iv, Stack = world.engine.IValue, world.engine.Stack
+    two = define(world, "ns::op(Tensor x) -> (Tensor, Tensor)")
     with pytest.raises(RuntimeError, match="expected 2 return values on the stack, found 1"):
-        unbox_returns(two, Stack([IValue(Tag.TENSOR, T1)]))
+        unbox_returns(two, Stack([iv(Tag.TENSOR, T1)]))
     with pytest.raises(TypeError, match="the stack holds a int, not an IValue"):
         unbox_returns(two, Stack([1, 2]))
     with pytest.raises(TypeError, match="expected a Stack"):
-        unbox_returns(two, [IValue(Tag.TENSOR, T1)] * 2)
+        unbox_returns(two, [iv(Tag.TENSOR, T1)] * 2)
+
+
+def test_boxing_by_schema_uses_the_default_engine():
+    # box and the others also take a FunctionSchema, as torch's do; they box
+    # it with the default engine's Boxer (Note [Boxers by schema]).
+    schema = parse(ADD)
+    t = dispatcher.TensorBase(dispatcher.DispatchKeySet(DispatchKey.CPU))
+    stack = box(schema, (t, t), {"alpha": 2})
+    assert type(stack) is dispatcher.Stack and all(type(iv) is dispatcher.IValue for iv in stack)
+    assert stack == [dispatcher.IValue(Tag.TENSOR, t), dispatcher.IValue(Tag.TENSOR, t), dispatcher.IValue(Tag.INT, 2)]
+    assert unbox_arguments(schema, stack) == (t, t, 2) and stack == []
+    box_returns(schema, t, stack)
+    assert stack == [dispatcher.IValue(Tag.TENSOR, t)]
+    assert unbox_returns(schema, stack) is t and stack == []
+    with pytest.raises(TypeError, match=r"^aten::add.Tensor\(\): argument 'other' \(position 2\) must be Tensor, not int$"):
+        box(schema, (t, 1))
 
 
 # -- property: unboxing what was boxed gives back the bound arguments ----------------
@@ -415,20 +476,26 @@ def same(a, b):
     return a == b and (type(a) is type(b) or isinstance(a, (int, float, complex)))
 
 
-@settings(max_examples=300, deadline=None)
-@given(calls())
-def test_unboxing_what_was_boxed_gives_the_bound_arguments(call):
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(call=calls())
+def test_unboxing_what_was_boxed_gives_the_bound_arguments(world, call):
     schema, args, kwargs = call
-    stack = box(schema, args, kwargs)
-    assert all(type(iv) is IValue for iv in stack)
-    unboxed = unbox_arguments(schema, stack)
+    undefine = world.registry.register_def(schema, "test_ivalue")  # each example defines ns::op anew
+    try:
+        op = world.registry.find_op(str(schema.name)).handle
+        stack = box(op, args, kwargs)
+        assert all(type(iv) is world.engine.IValue for iv in stack)
+        unboxed = unbox_arguments(op, stack)
+    finally:
+        undefine()
     assert stack == []
     bound = schema.bind(args, kwargs)
     assert len(unboxed) == len(bound)
     assert all(same(b, u) for b, u in zip(bound, unboxed)), (bound, unboxed)
 
 
-def test_ivalue_is_a_checked_immutable_value():
+def test_ivalue_is_a_checked_immutable_value(engine):
+    IValue = engine.IValue
     iv = IValue(Tag.INT, 3)
     assert (iv.tag, iv.payload) == (Tag.INT, 3)
     assert iv == IValue(Tag.INT, 3) and hash(iv) == hash(IValue(Tag.INT, 3))
@@ -443,33 +510,35 @@ def test_ivalue_is_a_checked_immutable_value():
         IValue(3, 3)
 
 
-def test_box_returns_is_all_or_nothing():
-    schema = parse("ns::op(Tensor x) -> (Tensor a, int b)")
-    stack = Stack([IValue(Tag.STRING, "below")])
+def test_box_returns_is_all_or_nothing(world):
+    iv = world.engine.IValue
+    op = define(world, "ns::op(Tensor x) -> (Tensor a, int b)")
+    stack = world.engine.Stack([iv(Tag.STRING, "below")])
     with pytest.raises(TypeError, match="return value 2"):
-        box_returns(schema, (T1, "x"), stack)
-    assert stack == [IValue(Tag.STRING, "below")]
+        box_returns(op, (T1, "x"), stack)
+    assert stack == [iv(Tag.STRING, "below")]
     with pytest.raises(TypeError, match="expected a Stack, got list"):
-        box_returns(schema, (T1, 1), [])
+        box_returns(op, (T1, 1), [])
 
 
-def test_a_stack_stays_a_working_list_after_unboxing():
+def test_a_stack_stays_a_working_list_after_unboxing(world):
     # Unboxing removes items without giving memory back (Note [Popping
     # without shrinking]); the Stack must behave as a list afterwards.
-    schema = parse("ns::op(Tensor x, Tensor y) -> Tensor")
-    stack = box(schema, (T1, T2))
-    assert unbox_arguments(schema, stack) == (T1, T2)
+    iv = world.engine.IValue
+    op = define(world, "ns::op(Tensor x, Tensor y) -> Tensor")
+    stack = box(op, (T1, T2))
+    assert unbox_arguments(op, stack) == (T1, T2)
     assert stack == [] and len(stack) == 0 and list(stack) == []
-    box_returns(schema, T1, stack)
-    stack.push(IValue(Tag.INT, 1), IValue(Tag.INT, 2))
-    assert stack.pop_n(2) == [IValue(Tag.INT, 1), IValue(Tag.INT, 2)]
-    assert unbox_returns(schema, stack) is T1
+    box_returns(op, T1, stack)
+    stack.push(iv(Tag.INT, 1), iv(Tag.INT, 2))
+    assert stack.pop_n(2) == [iv(Tag.INT, 1), iv(Tag.INT, 2)]
+    assert unbox_returns(op, stack) is T1
     assert stack == []
-    stack.extend([IValue(Tag.INT, i) for i in range(100)])
-    assert len(stack) == 100 and stack[-1] == IValue(Tag.INT, 99)
+    stack.extend([iv(Tag.INT, i) for i in range(100)])
+    assert len(stack) == 100 and stack[-1] == iv(Tag.INT, 99)
 
 
-def test_ivalue_equality_compares_payloads_by_identity_first():
+def test_ivalue_equality_compares_payloads_by_identity_first(engine):
     class NoBoolEquality:
         def __eq__(self, other):
             raise ValueError("ambiguous")  # like a numpy array's ==
@@ -477,9 +546,9 @@ def test_ivalue_equality_compares_payloads_by_identity_first():
         __hash__ = object.__hash__
 
     x = NoBoolEquality()
-    assert IValue(Tag.TENSOR, x) == IValue(Tag.TENSOR, x)
+    assert engine.IValue(Tag.TENSOR, x) == engine.IValue(Tag.TENSOR, x)
     with pytest.raises(ValueError):
-        IValue(Tag.TENSOR, x) == IValue(Tag.TENSOR, NoBoolEquality())
+        engine.IValue(Tag.TENSOR, x) == engine.IValue(Tag.TENSOR, NoBoolEquality())
 
 
 def test_boxer_checks_what_it_is_given(core):

@@ -3,6 +3,12 @@
 Library kinds and their rules, impl before def, overriding, lifetime (close,
 ``with``, garbage collection), all-or-nothing registration, and the
 ``define`` / ``impl`` decorators.
+
+The tests that call operators, register fallbacks or change what calls see
+(closing, garbage collection, failed registrations) run on both engines, each
+with a registry of its own (conftest.py's ``world``); those about the rules
+and texts of registration, which no engine takes part in, and the decorators
+that register for good, use the default registry.
 """
 from __future__ import annotations
 
@@ -14,9 +20,8 @@ import sys
 import pytest
 
 import dispatcher
-from dispatcher import DispatchKey, DispatchKeySet, Library, TensorBase, fallthrough_kernel, ops
+from dispatcher import DispatchKey, Library, fallthrough_kernel, ops
 from dispatcher.compat import torch_C as C
-from dispatcher.registry import default_registry as registry
 
 _ns = (f"libtest{i}" for i in itertools.count())
 HERE = __file__
@@ -32,15 +37,26 @@ def line() -> int:
     return sys._getframe(1).f_lineno
 
 
-def cpu() -> TensorBase:
-    return TensorBase(DispatchKeySet([DispatchKey.CPU, DispatchKey.ADInplaceOrView, DispatchKey.AutogradCPU]))
+def cpu(world):
+    return world.tensor(DispatchKey.CPU, DispatchKey.ADInplaceOrView, DispatchKey.AutogradCPU)
 
 
-def world() -> tuple:
+def dump(world, name: str) -> str:
+    """torch._C._dispatch_dump of ``name``, on ``world``'s registry."""
+    op = world.registry.find_op(name)
+    return "" if op is None else op.dump_state()
+
+
+def dangling(world) -> list[str]:
+    """torch._C._dispatch_find_dangling_impls, on ``world``'s registry."""
+    return [op.dump_state() for op in world.registry.find_dangling_impls()]
+
+
+def state(world) -> tuple:
     """Everything registered, as the dumps show it."""
-    ops_state = {q: (C._dispatch_dump(q), C._dispatch_dump_table(q)) for q in registry.all_op_names()}
-    fallbacks = {k: getattr(registry.backend_fallback(k), "debug", None) for k in DispatchKey}
-    return ops_state, fallbacks, sorted(registry._def_namespaces)
+    ops_state = {q: (dump(world, q), world.registry.find_op(q).dump_computed_table()) for q in world.registry.all_op_names()}
+    fallbacks = {k: getattr(world.registry.backend_fallback(k), "debug", None) for k in DispatchKey}
+    return ops_state, fallbacks, sorted(world.registry._def_namespaces)
 
 
 # -- kinds ------------------------------------------------------------------------------------
@@ -77,20 +93,20 @@ def test_no_define_in_an_impl_library(ns):
     )
 
 
-def test_an_impl_librarys_key_applies_to_all_its_impls(ns):
-    with Library(ns, "DEF") as defs, Library(ns, "IMPL", "CPU") as cpu_impls:
+def test_an_impl_librarys_key_applies_to_all_its_impls(world, ns):
+    with world.library(ns, "DEF") as defs, world.library(ns, "IMPL", "CPU") as cpu_impls:
         defs.define("f(Tensor x) -> Tensor")
         defs.define("g(Tensor x) -> Tensor")
         cpu_impls.impl("f", lambda x: "f_cpu")
         cpu_impls.impl("g", lambda x: "g_cpu", "CPU")  # the same key, explicitly: fine
-        assert C._dispatch_get_registrations_for_dispatch_key("CPU").count(f"{ns}::f") == 1
-        assert (getattr(ops, ns).f.default(cpu()), getattr(ops, ns).g.default(cpu())) == ("f_cpu", "g_cpu")
+        assert world.registry.registrations_for_dispatch_key(DispatchKey.CPU).count(f"{ns}::f") == 1
+        assert (getattr(world.ops, ns).f.default(cpu(world)), getattr(world.ops, ns).g.default(cpu(world))) == ("f_cpu", "g_cpu")
         with pytest.raises(RuntimeError, match=r'^impl\("f", \.\.\.\): Explicitly provided dispatch key \(XLA\) is '
                            r"inconsistent with the dispatch key of the enclosing TORCH_LIBRARY_IMPL block \(CPU\)\."):
             cpu_impls.impl("f", lambda x: x, "XLA")
         # Without any key a kernel is the catch-all, CompositeImplicitAutograd.
         defs.impl("f", lambda x: "math")
-        assert C._dispatch_has_kernel_for_dispatch_key(f"{ns}::f", "CompositeImplicitAutograd")
+        assert world.registry.find_op(f"{ns}::f").has_kernel_for_dispatch_key(DispatchKey.CompositeImplicitAutograd)
 
 
 def test_namespaces_must_match(ns):
@@ -102,8 +118,8 @@ def test_namespaces_must_match(ns):
         assert lib.define(f"{ns}::f.out(Tensor x) -> Tensor") == "f.out"
 
 
-def test_the_wildcard_namespace_is_for_fallbacks(ns):
-    with Library("_", "IMPL") as wildcard:
+def test_the_wildcard_namespace_is_for_fallbacks(world, ns):
+    with world.library("_", "IMPL") as wildcard:
         with pytest.raises(RuntimeError, match="TORCH_LIBRARY_IMPL block of the wildcard namespace _ registers only"):
             wildcard.impl("f", lambda x: x, "CPU")
         with pytest.raises(RuntimeError, match=rf"^impl\(\"{ns}::f\", \.\.\.\).*block \(std::nullopt\)\."):
@@ -111,15 +127,15 @@ def test_the_wildcard_namespace_is_for_fallbacks(ns):
         with pytest.raises(RuntimeError, match="^fallback\\(\\.\\.\\.\\): no dispatch key"):
             wildcard.fallback(lambda op, stack: None)
         wildcard.fallback(fallthrough_kernel, "PrivateUse3")
-        assert registry.has_backend_fallback(DispatchKey.PrivateUse3)
-    assert not registry.has_backend_fallback(DispatchKey.PrivateUse3)
-    with Library(ns, "IMPL", "XLA") as namespaced:
+        assert world.registry.has_backend_fallback(DispatchKey.PrivateUse3)
+    assert not world.registry.has_backend_fallback(DispatchKey.PrivateUse3)
+    with world.library(ns, "IMPL", "XLA") as namespaced:
         with pytest.raises(RuntimeError, match=f'^Fallback can only be registered using library fragment on the '
                            f'global namespace "_" but it is {ns}$'):
             namespaced.fallback(lambda op, stack: None)
     for kind in ("DEF", "FRAGMENT"):
         with pytest.raises(RuntimeError, match="cannot define .* with the wildcard namespace _"):
-            Library("_", kind)
+            world.library("_", kind)
 
 
 def test_library_arguments_are_checked(ns):
@@ -141,108 +157,109 @@ def test_library_arguments_are_checked(ns):
 
 
 # -- impl before def, overriding -----------------------------------------------------------
-def test_impl_before_def(ns):
-    impls = Library(ns, "FRAGMENT")
+def test_impl_before_def(world, ns):
+    impls = world.library(ns, "FRAGMENT")
     impls.impl("f", lambda x: "cpu", "CPU")
     q = f"{ns}::f"
-    assert C._dispatch_dump(q).startswith(f"name: {q}\nschema: (none)\n")
-    assert C._dispatch_dump(q) in C._dispatch_find_dangling_impls()
-    defs = Library(ns, "FRAGMENT")
+    assert dump(world, q).startswith(f"name: {q}\nschema: (none)\n")
+    assert dump(world, q) in dangling(world)
+    defs = world.library(ns, "FRAGMENT")
     defs.define("f(Tensor x) -> Tensor")
-    assert getattr(ops, ns).f.default(cpu()) == "cpu"
+    assert getattr(world.ops, ns).f.default(cpu(world)) == "cpu"
     defs.close()  # the kernel stays, the operator is dangling again
-    assert C._dispatch_dump(q) in C._dispatch_find_dangling_impls()
+    assert dump(world, q) in dangling(world)
     impls.close()
-    assert C._dispatch_dump(q) == ""
+    assert dump(world, q) == ""
 
 
-def test_overriding_newest_wins_and_the_old_kernel_comes_back(ns):
+def test_overriding_newest_wins_and_the_old_kernel_comes_back(world, ns):
     q = f"{ns}::f"
-    with Library(ns, "DEF") as lib:
+    with world.library(ns, "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: "old", "CPU", debug="old kernel")
-        newer = Library(ns, "IMPL", "CPU")
+        newer = world.library(ns, "IMPL", "CPU")
         with pytest.warns(UserWarning, match="Overriding a previously registered kernel.*\n.*\n.*\n  dispatch key: CPU\n"
                           "  previous kernel: old kernel\n       new kernel: new kernel"):
             newer.impl("f", lambda x: "new", debug="new kernel")
-        assert getattr(ops, ns).f.default(cpu()) == "new"
-        assert "CPU: new kernel :: (none) [ boxed unboxed ]\nCPU (inactive): old kernel :: " in C._dispatch_dump(q)
+        assert getattr(world.ops, ns).f.default(cpu(world)) == "new"
+        assert "CPU: new kernel :: (none) [ boxed unboxed ]\nCPU (inactive): old kernel :: " in dump(world, q)
         with pytest.raises(RuntimeError, match="^This is not allowed since there's already a kernel registered from "
                            f"python overriding f's behavior for CPU dispatch key and {ns} namespace.$"):
             lib.impl("f", lambda x: "third", "CPU", allow_override=False)
         newer.close()
-        assert getattr(ops, ns).f.default(cpu()) == "old"
-        assert "(inactive)" not in C._dispatch_dump(q)
+        assert getattr(world.ops, ns).f.default(cpu(world)) == "old"
+        assert "(inactive)" not in dump(world, q)
 
 
 # -- lifetime -------------------------------------------------------------------------------
-def test_close_removes_exactly_what_the_library_registered(ns):
-    with Library(ns, "DEF") as lib:
+def test_close_removes_exactly_what_the_library_registered(world, ns):
+    with world.library(ns, "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: "cpu", "CPU")
-        before = world()
-        other = Library(ns, "FRAGMENT")
+        before = state(world)
+        other = world.library(ns, "FRAGMENT")
         other.define("g(Tensor x) -> Tensor")
         other.impl("f", lambda x: "xla", "XLA")
         with pytest.warns(UserWarning, match="Overriding"):
             other.impl("f", lambda x: "cpu2", "CPU", allow_override=True)
-        fallbacks = Library("_", "IMPL")
+        fallbacks = world.library("_", "IMPL")
         fallbacks.fallback(lambda op, stack: None, "PrivateUse2")
-        assert world() != before
+        assert state(world) != before
         other.close()
         fallbacks.close()
-        assert world() == before
+        assert state(world) == before
         other.close()  # idempotent
-        assert world() == before
-    assert f"{ns}::f" not in registry.all_op_names()
+        assert state(world) == before
+    assert f"{ns}::f" not in world.registry.all_op_names()
 
 
-def test_with_block_and_garbage_collection_close(ns):
-    before = world()
-    with Library(ns, "DEF") as lib:
+def test_with_block_and_garbage_collection_close(world, ns):
+    before = state(world)
+    with world.library(ns, "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
-    assert world() == before
-    lib = Library(ns, "DEF")
+    assert state(world) == before
+    lib = world.library(ns, "DEF")
     lib.define("f(Tensor x) -> Tensor")
     del lib  # reference counting
-    assert world() == before
-    lib = Library(ns, "DEF")
+    assert state(world) == before
+    lib = world.library(ns, "DEF")
     lib.define("f(Tensor x) -> Tensor")
     lib.cycle = lib
     del lib
-    assert f"{ns}::f" in registry.all_op_names()
+    assert f"{ns}::f" in world.registry.all_op_names()
     gc.collect()  # the cycle collector
-    assert world() == before
+    assert state(world) == before
 
 
 # -- all or nothing ----------------------------------------------------------------------------
-def _fails(expected: type[Exception], fn, *args, **kwargs) -> None:
-    before = world()
+def _fails(world, expected: type[Exception], fn, *args, **kwargs) -> None:
+    before = state(world)
     with pytest.raises(expected):
         fn(*args, **kwargs)
-    assert world() == before
+    assert state(world) == before
 
 
-def test_a_failed_registration_changes_nothing(ns):
-    with Library(ns, "DEF") as lib, Library("_", "IMPL") as fallbacks:
+def test_a_failed_registration_changes_nothing(world, ns):
+    with world.library(ns, "DEF") as lib, world.library("_", "IMPL") as fallbacks:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: x, "CPU")
         fallbacks.fallback(fallthrough_kernel, "Meta")
-        _fails(RuntimeError, lib.define, "f(Tensor x, Tensor y) -> Tensor")  # duplicate def
-        _fails(RuntimeError, fallbacks.fallback, fallthrough_kernel, "Meta")  # duplicate fallback
+        _fails(world, RuntimeError, lib.define, "f(Tensor x, Tensor y) -> Tensor")  # duplicate def
+        _fails(world, RuntimeError, fallbacks.fallback, fallthrough_kernel, "Meta")  # duplicate fallback
         # An alias fallback meets Meta's only after CPU ... PrivateUse3: none of them stays.
-        _fails(RuntimeError, fallbacks.fallback, fallthrough_kernel, "CompositeExplicitAutograd")
-        _fails(ValueError, lib.impl, "f", lambda x: x, "Bogus")  # bad key name
-        _fails(ValueError, lib.define, "g(Tensor x -> Tensor")  # bad schema
-        _fails(TypeError, lib.impl, "f", "not callable", "XLA")
-        _fails(TypeError, fallbacks.fallback, 42, "XLA")
-        _fails(RuntimeError, lib.impl, "other::f", lambda x: x, "XLA")  # wrong namespace
-        _fails(RuntimeError, lib.impl, "f", lambda x: x, "CPU", allow_override=False)
+        _fails(world, RuntimeError, fallbacks.fallback, fallthrough_kernel, "CompositeExplicitAutograd")
+        _fails(world, ValueError, lib.impl, "f", lambda x: x, "Bogus")  # bad key name
+        _fails(world, ValueError, lib.define, "g(Tensor x -> Tensor")  # bad schema
+        _fails(world, TypeError, lib.impl, "f", "not callable", "XLA")
+        _fails(world, TypeError, fallbacks.fallback, 42, "XLA")
+        _fails(world, RuntimeError, lib.impl, "other::f", lambda x: x, "XLA")  # wrong namespace
+        _fails(world, RuntimeError, lib.impl, "f", lambda x: x, "CPU", allow_override=False)
 
 
 # -- decorators --------------------------------------------------------------------------------
-def test_define_and_impl_decorators(ns):
-    with Library(ns, "FRAGMENT") as lib:
+def test_define_and_impl_decorators(world, ns):
+    after_autograd = world.own(dispatcher.keysets.AFTER_AUTOGRAD_KEYSET)
+    with world.library(ns, "FRAGMENT") as lib:
         assert dispatcher.define(f"{ns}::f", "(Tensor x) -> Tensor", lib=lib) == "f"
 
         @dispatcher.impl(f"{ns}::f", "CPU", lib=lib)
@@ -251,18 +268,18 @@ def test_define_and_impl_decorators(ns):
 
         @dispatcher.impl(f"{ns}::f", "AutogradCPU", lib=lib, with_keyset=True)
         def f_autograd(keyset, x):
-            return ("autograd", getattr(ops, ns).f.default.redispatch(
-                keyset & dispatcher.keysets.AFTER_AUTOGRAD_KEYSET, x))
+            return ("autograd", getattr(world.ops, ns).f.default.redispatch(keyset & after_autograd, x))
 
         assert f_cpu(None) == "cpu"  # the decorator returns the function
-        assert getattr(ops, ns).f.default(cpu()) == ("autograd", "cpu")
+        assert getattr(world.ops, ns).f.default(cpu(world)) == ("autograd", "cpu")
         where = re.escape(HERE)
-        assert re.search(f"CPU: registered at {where}:\\d+ :: \\(none\\) \\[ boxed unboxed \\]",
-                         C._dispatch_dump(f"{ns}::f"))
-    assert C._dispatch_dump(f"{ns}::f") == ""
+        assert re.search(f"CPU: registered at {where}:\\d+ :: \\(none\\) \\[ boxed unboxed \\]", dump(world, f"{ns}::f"))
+    assert dump(world, f"{ns}::f") == ""
 
 
 def test_decorators_without_a_library_register_for_good(ns):
+    # They register with the default registry's own library (there is no
+    # other), so this one runs on the default engine.
     dispatcher.define(f"{ns}::g", "(Tensor x) -> Tensor")
 
     @dispatcher.impl(f"{ns}::g", "CPU")
@@ -270,7 +287,8 @@ def test_decorators_without_a_library_register_for_good(ns):
         return "cpu"
 
     gc.collect()
-    assert getattr(ops, ns).g.default(cpu()) == "cpu"
+    cpu = dispatcher.TensorBase(dispatcher.DispatchKeySet([DispatchKey.CPU, DispatchKey.ADInplaceOrView, DispatchKey.AutogradCPU]))
+    assert getattr(ops, ns).g.default(cpu) == "cpu"
     with pytest.raises(ValueError, match="expected a qualified operator name"):
         dispatcher.define("g", "(Tensor x) -> Tensor")
 

@@ -1,4 +1,8 @@
-"""Calls racing registrations, leaks, and hostile inputs: only clean exceptions."""
+"""Calls racing registrations, leaks, and hostile inputs: only clean exceptions.
+
+Each test runs on both engines (conftest.py's ``world``: a registry of its
+own on the pure-Python engine and, when built, on the compiled one).
+"""
 import gc
 import sys
 import threading
@@ -10,20 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dispatcher import DispatchKey as K
-from dispatcher import HAS_EXTENSION, DispatchKeySet, Library, TensorBase, ops
-from dispatcher.registry import default_registry as registry
 
 
-def cpu_tensor():
-    return TensorBase(DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
+def cpu_tensor(world):
+    return world.tensor(K.CPU, K.ADInplaceOrView, K.AutogradCPU)
 
 
-def test_calls_racing_registrations_see_old_or_new_kernel():
-    lib = Library("race", "DEF")
+def test_calls_racing_registrations_see_old_or_new_kernel(world):
+    lib = world.library("race", "DEF")
     lib.define("f(Tensor x) -> int")
     lib.impl("f", lambda x: 0, "CPU")
-    f = ops.race.f.default
-    t = cpu_tensor()
+    f = world.ops.race.f.default
+    t = cpu_tensor(world)
     stop = time.monotonic() + 1.5
     seen, errors = set(), []
 
@@ -37,7 +39,7 @@ def test_calls_racing_registrations_see_old_or_new_kernel():
     def registrar(value, key):
         try:
             while time.monotonic() < stop:
-                with Library("race", "IMPL", key) as over:
+                with world.library("race", "IMPL", key) as over:
                     over.impl("f", lambda x, v=value: v)
         except BaseException as exc:
             errors.append(exc)
@@ -57,18 +59,19 @@ def test_calls_racing_registrations_see_old_or_new_kernel():
     assert seen <= {0, 1, 2} and 0 in seen
     # Exactly the first registration is left, and the table agrees with it.
     assert f(t) == 0
-    registry.check_invariants("race::f")
+    world.registry.check_invariants("race::f")
     lib.close()
-    assert registry.find_op("race::f") is None
+    assert world.registry.find_op("race::f") is None
 
 
-# A million calls through the compiled core; the twin is ~30x slower, so it
-# makes a tenth as many (still far past any warm-up effect).
-CALLS = 1_000_000 if HAS_EXTENSION else 100_000
+# A million calls through the compiled engine; the pure one is ~30x slower,
+# so it makes a tenth as many (still far past any warm-up effect).
+def calls_for(engine):
+    return 1_000_000 if engine.COMPILED else 100_000
 
 
-def test_a_million_calls_leak_nothing():
-    with Library("leak", "DEF") as lib:
+def test_a_million_calls_leak_nothing(world):
+    with world.library("leak", "DEF") as lib:
         lib.define("f(Tensor x, Tensor y) -> Tensor")
         lib.define("g(Tensor x) -> Tensor")
 
@@ -77,19 +80,20 @@ def test_a_million_calls_leak_nothing():
 
         lib.impl("f", kernel, "CPU")
         lib.impl("g", lambda ks, x: x, "CPU", with_keyset=True)
-        f, g = ops.leak.f.default, ops.leak.g.default
-        t = cpu_tensor()
+        f, g = world.ops.leak.f.default, world.ops.leak.g.default
+        t = cpu_tensor(world)
+        cpu = world.keyset(K.CPU)
         for _ in range(1000):  # warm up caches
             f(t, t), g(t), f(t, y=t)
         gc.collect()
         refs = (sys.getrefcount(t), sys.getrefcount(kernel), sys.getrefcount(f))
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
-        for _ in range(CALLS // 4):
+        for _ in range(calls_for(world.engine) // 4):
             f(t, t)
             f(t, y=t)
             g(t)
-            f.redispatch(DispatchKeySet(K.CPU), t, t)
+            f.redispatch(cpu, t, t)
         gc.collect()
         after = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
@@ -97,13 +101,13 @@ def test_a_million_calls_leak_nothing():
         assert after - before < 64 * 1024
 
 
-def test_errors_leak_nothing():
-    with Library("leakerr", "DEF") as lib:
+def test_errors_leak_nothing(world):
+    with world.library("leakerr", "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: x, "CPU")
-        f = ops.leakerr.f.default
+        f = world.ops.leakerr.f.default
         bad = object()
-        xla = TensorBase(DispatchKeySet(K.XLA))
+        xla = world.tensor(K.XLA)
 
         def fail_many(n):
             for _ in range(n):
@@ -128,35 +132,41 @@ class _Weird:
         raise RuntimeError("boom")
 
 
-odd_values = st.one_of(
-    st.none(), st.integers(), st.floats(allow_nan=True), st.text(max_size=3), st.binary(max_size=3),
-    st.just(object()), st.just(_Weird()), st.just(cpu_tensor()), st.just(TensorBase(DispatchKeySet(K.XLA))),
-    st.lists(st.just(cpu_tensor()), max_size=2), st.just(DispatchKeySet(K.CPU)), st.just(K.CPU),
-)
+def odd_values(world):
+    """Hostile arguments, with tensors and keysets of ``world``'s engine."""
+    return st.one_of(
+        st.none(), st.integers(), st.floats(allow_nan=True), st.text(max_size=3), st.binary(max_size=3),
+        st.just(object()), st.just(_Weird()), st.just(cpu_tensor(world)), st.just(world.tensor(K.XLA)),
+        st.lists(st.just(cpu_tensor(world)), max_size=2), st.just(world.keyset(K.CPU)), st.just(K.CPU),
+    )
 
 
-@pytest.fixture(scope="module")
-def hostile_ops():
-    lib = Library("hostile", "DEF")
+@pytest.fixture
+def hostile_ops(world):
+    lib = world.library("hostile", "DEF")
     lib.define("f(Tensor x, Tensor? y=None, int n=1) -> Tensor")
     lib.define("g(Tensor[] xs, *, float s=1.0) -> Tensor")
     lib.impl("f", lambda x, y=None, n=1: x, "CPU")
     lib.impl("g", lambda xs, s=1.0: xs[0], "CPU")
     lib.impl("g", lambda ks, xs, s=1.0: xs[0], "AutogradCPU", with_keyset=True)
-    yield ops.hostile
+    yield world.ops.hostile
     lib.close()
 
 
-@given(args=st.lists(odd_values, max_size=4),
-       kwargs=st.dictionaries(st.sampled_from(["x", "y", "n", "xs", "s", "zz"]), odd_values, max_size=3))
+@given(data=st.data())
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_hostile_calls_raise_only_clean_exceptions(hostile_ops, args, kwargs):
+def test_hostile_calls_raise_only_clean_exceptions(world, hostile_ops, data):
+    # The arguments are drawn here, not by @given, since their tensors and
+    # keysets are the engine's, which the fixtures choose.
+    args = data.draw(st.lists(odd_values(world), max_size=4), label="args")
+    kwargs = data.draw(st.dictionaries(st.sampled_from(["x", "y", "n", "xs", "s", "zz"]), odd_values(world), max_size=3),
+                       label="kwargs")
     for op in (hostile_ops.f.default, hostile_ops.g.default, hostile_ops.f, hostile_ops.g):
         try:
             op(*args, **kwargs)
         except (TypeError, NotImplementedError, RuntimeError, ValueError):
             pass
-    keyset = DispatchKeySet(K.CPU)
+    keyset = world.keyset(K.CPU)
     try:
         hostile_ops.f.default.redispatch(keyset, *args, **kwargs)
     except (TypeError, NotImplementedError, RuntimeError, ValueError):
