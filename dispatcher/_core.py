@@ -4,10 +4,17 @@ Which engine is the default is decided once, at import (see
 dispatcher/_engine/__init__.py).  The registration side does not import
 these: it is given its engine (``Dispatcher(engine)``).
 """
-from ._engine import HAS_EXTENSION as HAS_EXTENSION
-from ._engine import default_engine
+from typing import TYPE_CHECKING
 
-ENGINE = default_engine()
+from ._engine import HAS_EXTENSION as HAS_EXTENSION
+
+if TYPE_CHECKING:
+    # Both engines are built from core.py, which is what the type checker reads.
+    from ._engine import core as ENGINE
+else:
+    from ._engine import default_engine
+
+    ENGINE = default_engine()
 
 AutoDispatchBelowADInplaceOrView = ENGINE.AutoDispatchBelowADInplaceOrView
 AutoDispatchBelowAutograd = ENGINE.AutoDispatchBelowAutograd

@@ -112,6 +112,6 @@ SLOT_OF_KEY = {k: i for i, k in enumerate(RUNTIME_SLOT_KEYS)}
 # The key each value names, or None for the gaps (block sentinels) and
 # values past the aliases; indexed by value for the cores' iteration.
 KEYS_BY_VALUE: tuple[DispatchKey | None, ...] = tuple(
-    DispatchKey._value2member_map_.get(v) for v in range(max(DispatchKey) + 1)  # type: ignore[attr-defined]
+    DispatchKey(v) if v in DispatchKey._value2member_map_ else None for v in range(max(DispatchKey) + 1)
 )
 KEY_REPRS = tuple(0 if k is None else key_repr(k) for k in KEYS_BY_VALUE)

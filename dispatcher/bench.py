@@ -136,7 +136,7 @@ def _twin_case(add, kernel) -> Case:
     library = Library("bench_pure", "DEF", registry=registry)
     library.define(str(add.schema).replace(str(add.schema.name), "bench_pure::add", 1))
     library.impl("add", kernel, "CPU")
-    twin = registry.find_op("bench_pure::add").handle
+    twin = registry.op_or_throw("bench_pure::add").handle
     t = engine.TensorBase(engine.DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
     env = dict(twin=twin, t=t, kernel=kernel, libraries=(fallbacks, library))
     return Case("call, 2 tensors (pure-Python engine)", "twin(t, t)", "kernel(t, t)", env)

@@ -26,10 +26,10 @@ from __future__ import annotations
 import numbers
 import operator
 import random
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from dispatcher._core import ENGINE as _engine
-from dispatcher._core import IValue, Stack
+from dispatcher._core import DispatchKeySet, IValue, Stack
 from dispatcher._ivalue_tag import Mismatch, Tag
 from dispatcher.schema import (
     BaseTy,
@@ -43,6 +43,9 @@ from dispatcher.schema import (
     Type,
     TypeVar,
 )
+
+if TYPE_CHECKING:
+    from dispatcher._engine.core import Boxer
 
 __all__ = [
     "IValue",
@@ -118,7 +121,7 @@ def _is_complex(v: Any) -> bool:
     return isinstance(v, numbers.Complex) and not isinstance(v, bool)
 
 
-def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple:
+def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple[Any, ...]:
     if type(v) not in (list, tuple):
         raise Mismatch(_type_name(v))
     out = []
@@ -138,9 +141,9 @@ class _Converters:
     """
 
     def __init__(self, engine: Any) -> None:
-        self.IValue = engine.IValue
-        self.tensor_key_set = engine.tensor_key_set
-        self.none = engine.IValue(Tag.NONE, None)
+        self.IValue: type[IValue] = engine.IValue
+        self.tensor_key_set: Callable[[object], DispatchKeySet | None] = engine.tensor_key_set
+        self.none: IValue = engine.IValue(Tag.NONE, None)
         self._cache: dict[Type, Converter] = {}
 
     def _simple(
@@ -241,12 +244,12 @@ class _Converters:
         def payload_of(x: Any) -> Any:
             return elem_conv(x).payload
 
-        expands = size is not None and typed is Tag.INT_LIST
+        expanded_size = size if typed is Tag.INT_LIST else None
 
         def conv(v: Any) -> IValue:
             # PyTorch accepts one int for a sized int list: stride=2 is [2, 2].
-            if expands and _is_int(v):
-                return self.IValue(typed, (operator.index(v),) * size)
+            if expanded_size is not None and _is_int(v):
+                return self.IValue(typed, (operator.index(v),) * expanded_size)
             return self.IValue(typed, _elements(v, payload_of))
 
         return conv
@@ -349,7 +352,7 @@ def _converters_for(engine: Any) -> _Converters:
 _CONVERTERS_BY_ENGINE: dict[str, _Converters] = {}
 
 
-def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
+def make_boxer(schema: FunctionSchema, engine: Any) -> Boxer:
     """``engine``'s Boxer for ``schema``: a converter and a fast path per
     argument and return, and the schema's binding and error wording."""
     if not isinstance(schema, FunctionSchema):
@@ -364,7 +367,7 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
         for a in schema.arguments
     )
 
-    def argument_error(values: tuple) -> TypeError:
+    def argument_error(values: tuple[Any, ...]) -> TypeError:
         """The TypeError for the first of ``values`` that does not convert."""
         for i, (conv, v) in enumerate(zip(arguments, values)):
             try:
@@ -384,7 +387,7 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
             f"{schema.name}(): {which} must be {ret.type.strip_annotations()}, not {mismatch.received}"
         )
 
-    return engine.Boxer(
+    boxer: Boxer = engine.Boxer(
         str(schema.name),
         arguments,
         tuple(_fast_path(a.type) for a in schema.arguments),
@@ -397,6 +400,7 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
         argument_error,
         return_error,
     )
+    return boxer
 
 
 # -- boxing by schema or by operator ------------------------------------------------------
@@ -407,11 +411,11 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Any:
 # its schema (through ``bind``), so the cache is bounded: it keeps the
 # schemas last used, not every schema ever boxed.
 _BOXER_CACHE_SIZE = 64
-_boxers_by_schema: dict[int, tuple[FunctionSchema, Any]] = {}
+_boxers_by_schema: dict[int, tuple[FunctionSchema, Boxer]] = {}
 
 
-def _boxer(schema_or_op: Any) -> Any:
-    boxer = getattr(schema_or_op, "boxer", None)
+def _boxer(schema_or_op: Any) -> Boxer:
+    boxer: Boxer | None = getattr(schema_or_op, "boxer", None)
     if boxer is not None:
         return boxer
     if not isinstance(schema_or_op, FunctionSchema):
@@ -428,7 +432,7 @@ def _boxer(schema_or_op: Any) -> Any:
     return boxer
 
 
-def box(schema: Any, args: Any, kwargs: Optional[dict] = None) -> Stack:
+def box(schema: Any, args: Any, kwargs: Optional[dict[str, Any]] = None) -> Stack:
     """The stack a boxed kernel gets for ``op(*args, **kwargs)``.
 
     ``schema`` is a FunctionSchema or an operator's handle (faster: see
@@ -440,7 +444,7 @@ def box(schema: Any, args: Any, kwargs: Optional[dict] = None) -> Stack:
     return _boxer(schema).box(args, kwargs)
 
 
-def unbox_arguments(schema: Any, stack: Stack) -> tuple:
+def unbox_arguments(schema: Any, stack: Stack) -> tuple[Any, ...]:
     """Pop the arguments ``box`` pushed and return them as Python values, in order.
 
     A ``...`` schema's arguments are the whole stack.

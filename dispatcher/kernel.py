@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any, Callable, Optional
 
 from ._kernel_kind import DUMP_STATE, KernelKind
@@ -139,7 +140,7 @@ _REGISTERING_MODULES = frozenset(
 
 def registration_site() -> str:
     """``registered at FILE:LINE`` of the first caller outside the registering modules."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
         frame = frame.f_back
     if frame is None:

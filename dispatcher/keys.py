@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 from enum import IntEnum
-from typing import Union
+from typing import Callable, ClassVar, Union
 
 __all__ = [
     "BackendComponent",
@@ -123,7 +123,173 @@ class _NamedIntEnum(IntEnum):
         return format(self.name, spec)
 
 
+class DispatchKey(_NamedIntEnum):
+    """Every dispatch key of PyTorch 2.13, with its C++ enum value."""
+
+    # Functionality keys, in priority order: index == value.
+    Undefined = 0
+    Dense = 1
+    FPGA = 2
+    Vulkan = 3
+    Metal = 4
+    Quantized = 5
+    CustomRNGKeyId = 6
+    MkldnnCPU = 7
+    Sparse = 8
+    SparseCsr = 9
+    NestedTensor = 10
+    BackendSelect = 11
+    Fake = 12
+    Python = 13
+    FuncTorchDynamicLayerBackMode = 14
+    Functionalize = 15
+    Conjugate = 16
+    Negative = 17
+    ZeroTensor = 18
+    ADInplaceOrView = 19
+    AutogradOther = 20
+    AutogradFunctionality = 21
+    AutogradNestedTensor = 22
+    Tracer = 23
+    AutocastCPU = 24
+    AutocastMTIA = 25
+    AutocastMAIA = 26
+    AutocastXPU = 27
+    AutocastIPU = 28
+    AutocastHPU = 29
+    AutocastXLA = 30
+    AutocastMPS = 31
+    AutocastCUDA = 32
+    AutocastPrivateUse1 = 33
+    FuncTorchBatched = 34
+    BatchedNestedTensor = 35
+    FuncTorchVmapMode = 36
+    Batched = 37
+    VmapMode = 38
+    FuncTorchGradWrapper = 39
+    DeferredInit = 40
+    PythonTLSSnapshot = 41
+    FuncTorchDynamicLayerFrontMode = 42
+    TESTING_ONLY_GenericWrapper = 43
+    TESTING_ONLY_GenericMode = 44
+    PreDispatch = 45
+    PythonDispatcher = 46
+    # Dense's runtime keys; 48 is StartOfDenseBackends.
+    CPU = 49
+    CUDA = 50
+    HIP = 51
+    XLA = 52
+    MPS = 53
+    IPU = 54
+    XPU = 55
+    HPU = 56
+    VE = 57
+    Lazy = 58
+    MTIA = 59
+    MAIA = 60
+    PrivateUse1 = 61
+    PrivateUse2 = 62
+    PrivateUse3 = 63
+    Meta = 64
+    # Quantized's runtime keys; 65 is StartOfQuantizedBackends.
+    QuantizedCPU = 66
+    QuantizedCUDA = 67
+    QuantizedHIP = 68
+    QuantizedXLA = 69
+    QuantizedMPS = 70
+    QuantizedIPU = 71
+    QuantizedXPU = 72
+    QuantizedHPU = 73
+    QuantizedVE = 74
+    QuantizedLazy = 75
+    QuantizedMTIA = 76
+    QuantizedMAIA = 77
+    QuantizedPrivateUse1 = 78
+    QuantizedPrivateUse2 = 79
+    QuantizedPrivateUse3 = 80
+    QuantizedMeta = 81
+    # Sparse's runtime keys; 82 is StartOfSparseBackends.
+    SparseCPU = 83
+    SparseCUDA = 84
+    SparseHIP = 85
+    SparseXLA = 86
+    SparseMPS = 87
+    SparseIPU = 88
+    SparseXPU = 89
+    SparseHPU = 90
+    SparseVE = 91
+    SparseLazy = 92
+    SparseMTIA = 93
+    SparseMAIA = 94
+    SparsePrivateUse1 = 95
+    SparsePrivateUse2 = 96
+    SparsePrivateUse3 = 97
+    SparseMeta = 98
+    # SparseCsr's runtime keys; 99 is StartOfSparseCsrBackends.
+    SparseCsrCPU = 100
+    SparseCsrCUDA = 101
+    SparseCsrHIP = 102
+    SparseCsrXLA = 103
+    SparseCsrMPS = 104
+    SparseCsrIPU = 105
+    SparseCsrXPU = 106
+    SparseCsrHPU = 107
+    SparseCsrVE = 108
+    SparseCsrLazy = 109
+    SparseCsrMTIA = 110
+    SparseCsrMAIA = 111
+    SparseCsrPrivateUse1 = 112
+    SparseCsrPrivateUse2 = 113
+    SparseCsrPrivateUse3 = 114
+    SparseCsrMeta = 115
+    # NestedTensor's runtime keys; 116 is StartOfNestedTensorBackends.
+    NestedTensorCPU = 117
+    NestedTensorCUDA = 118
+    NestedTensorHIP = 119
+    NestedTensorXLA = 120
+    NestedTensorMPS = 121
+    NestedTensorIPU = 122
+    NestedTensorXPU = 123
+    NestedTensorHPU = 124
+    NestedTensorVE = 125
+    NestedTensorLazy = 126
+    NestedTensorMTIA = 127
+    NestedTensorMAIA = 128
+    NestedTensorPrivateUse1 = 129
+    NestedTensorPrivateUse2 = 130
+    NestedTensorPrivateUse3 = 131
+    NestedTensorMeta = 132
+    # AutogradFunctionality's runtime keys; 133 is StartOfAutogradFunctionalityBackends.
+    AutogradCPU = 134
+    AutogradCUDA = 135
+    AutogradHIP = 136
+    AutogradXLA = 137
+    AutogradMPS = 138
+    AutogradIPU = 139
+    AutogradXPU = 140
+    AutogradHPU = 141
+    AutogradVE = 142
+    AutogradLazy = 143
+    AutogradMTIA = 144
+    AutogradMAIA = 145
+    AutogradPrivateUse1 = 146
+    AutogradPrivateUse2 = 147
+    AutogradPrivateUse3 = 148
+    AutogradMeta = 149
+    # Alias keys.
+    Autograd = 150
+    CompositeImplicitAutograd = 151
+    FuncTorchBatchedDecomposition = 152
+    CompositeImplicitAutogradNestedTensor = 153
+    CompositeExplicitAutograd = 154
+    CompositeExplicitAutogradNonFunctional = 155
+
+    # ``parse_dispatch_key``, set below.
+    parse: ClassVar[Callable[[str], DispatchKey]]
+
+
 def _dispatch_key_members() -> list[tuple[str, int]]:
+    """DispatchKey's (name, value) pairs as the tables above lay them out."""
     members = list(zip(_FUNCTIONALITY_KEYS, range(NUM_FUNCTIONALITY_KEYS)))
     for func, prefix in _PER_BACKEND_FUNCTIONALITIES:
         for bit, backend in enumerate(_BACKENDS, start=1):
@@ -132,12 +298,32 @@ def _dispatch_key_members() -> list[tuple[str, int]]:
     return members
 
 
-DispatchKey = _NamedIntEnum(  # type: ignore[misc]
-    "DispatchKey", _dispatch_key_members(), module=__name__, qualname="DispatchKey"
-)
-DispatchKey.__doc__ = "Every dispatch key of PyTorch 2.13, with its C++ enum value."
+# The members are written out (so that type checkers see them) and must be
+# exactly the layout the tables describe, with no two sharing a value.
+assert [(k.name, k.value) for k in DispatchKey] == _dispatch_key_members()
 
-class _BackendComponentEnum(_NamedIntEnum):
+
+class BackendComponent(_NamedIntEnum):
+    """The backend bits of a DispatchKeySet (InvalidBit = no backend), as in c10."""
+
+    InvalidBit = 0
+    CPUBit = 1
+    CUDABit = 2
+    HIPBit = 3
+    XLABit = 4
+    MPSBit = 5
+    IPUBit = 6
+    XPUBit = 7
+    HPUBit = 8
+    VEBit = 9
+    LazyBit = 10
+    MTIABit = 11
+    MAIABit = 12
+    PrivateUse1Bit = 13
+    PrivateUse2Bit = 14
+    PrivateUse3Bit = 15
+    MetaBit = 16
+
     def __str__(self) -> str:
         # c10's toString(BackendComponent) spells these two without "Bit".
         return _BACKEND_COMPONENT_STRINGS.get(self.name, self.name)
@@ -148,15 +334,9 @@ class _BackendComponentEnum(_NamedIntEnum):
 
 _BACKEND_COMPONENT_STRINGS = {"MTIABit": "MTIA", "MAIABit": "MAIA"}
 
-BackendComponent = _BackendComponentEnum(  # type: ignore[misc]
-    "BackendComponent",
-    [("InvalidBit", 0)] + [(b + "Bit", i) for i, b in enumerate(_BACKENDS, start=1)],
-    module=__name__,
-    qualname="BackendComponent",
-)
-BackendComponent.__doc__ = (
-    "The backend bits of a DispatchKeySet (InvalidBit = no backend), as in c10."
-)
+assert [(b.name, b.value) for b in BackendComponent] == [("InvalidBit", 0)] + [
+    (b + "Bit", i) for i, b in enumerate(_BACKENDS, start=1)
+]
 
 PER_BACKEND_FUNCTIONALITY_KEYS = frozenset(
     DispatchKey[func] for func, _prefix in _PER_BACKEND_FUNCTIONALITIES
@@ -204,7 +384,7 @@ def as_dispatch_key(key: KeyLike) -> DispatchKey:
     raise TypeError(f"expected a DispatchKey or a key name, got {type(key).__name__}")
 
 
-DispatchKey.parse = staticmethod(parse_dispatch_key)  # type: ignore[attr-defined]
+DispatchKey.parse = staticmethod(parse_dispatch_key)
 
 
 def is_alias_key(k: int) -> bool:

@@ -12,6 +12,7 @@ from ._layout import FULL_BACKEND_MASK
 from .keys import (
     BackendComponent,
     DispatchKey,
+    KeyLike,
     as_dispatch_key,
     get_autograd_key_from_backend,
     is_alias_key,
@@ -83,14 +84,14 @@ NESTED_DISPATCH_KEYSET = DispatchKeySet([K.AutogradNestedTensor, K.NestedTensor]
 FUNCTORCH_BATCHED_KEYSET = DispatchKeySet(K.FuncTorchBatched)
 
 
-def _alias(alias: object) -> DispatchKey:
-    key = as_dispatch_key(alias)  # type: ignore[arg-type]
+def _alias(alias: KeyLike) -> DispatchKey:
+    key = as_dispatch_key(alias)
     if key == K.Undefined:
         raise ValueError("Undefined is not an alias key and has no runtime key set")
     return key
 
 
-def get_runtime_dispatch_key_set(alias: object) -> DispatchKeySet:
+def get_runtime_dispatch_key_set(alias: KeyLike) -> DispatchKeySet:
     """The runtime keys an alias stands for; a non-alias key stands for itself."""
     key = _alias(alias)
     if key == K.Autograd:
@@ -127,15 +128,15 @@ def _runtime_dispatch_key_set_has(alias: DispatchKey, k: DispatchKey) -> bool:
     return alias == k
 
 
-def is_included_in_alias(key: object, alias: object) -> bool:
+def is_included_in_alias(key: KeyLike, alias: KeyLike) -> bool:
     """True if a kernel registered to ``alias`` serves runtime key ``key``."""
-    k = as_dispatch_key(key)  # type: ignore[arg-type]
+    k = as_dispatch_key(key)
     return k != K.Undefined and _runtime_dispatch_key_set_has(_alias(alias), k)
 
 
-def is_backend_dispatch_key(key: object) -> bool:
+def is_backend_dispatch_key(key: KeyLike) -> bool:
     """c10's isBackendDispatchKey (NestedTensor is deliberately not one)."""
-    k = as_dispatch_key(key)  # type: ignore[arg-type]
+    k = as_dispatch_key(key)
     return (
         k != K.Undefined
         and not is_alias_key(k)
@@ -161,9 +162,9 @@ _BACKEND_OF_AUTOGRAD_KEY = {
 }
 
 
-def get_backend_key_set_from_autograd(key: object) -> DispatchKeySet:
+def get_backend_key_set_from_autograd(key: KeyLike) -> DispatchKeySet:
     """The backend keys an autograd key guards; empty for other keys."""
-    k = as_dispatch_key(key)  # type: ignore[arg-type]
+    k = as_dispatch_key(key)
     if k in _BACKEND_OF_AUTOGRAD_KEY:
         return DispatchKeySet(_BACKEND_OF_AUTOGRAD_KEY[k])
     if k == K.AutogradNestedTensor:
@@ -177,16 +178,16 @@ _AUTOGRAD_RELATED = {
     b: DispatchKeySet([K.ADInplaceOrView, get_autograd_key_from_backend(b)]) for b in BackendComponent
 }
 _AUTOCAST_OF_BACKEND = {
-    BackendComponent[b + "Bit"]: DispatchKeySet(K["Autocast" + b])
+    BackendComponent[b + "Bit"]: DispatchKeySet(DispatchKey["Autocast" + b])
     for b in ("CPU", "MTIA", "MAIA", "XPU", "IPU", "HPU", "CUDA", "XLA", "PrivateUse1", "MPS")
 }
 
 
-def get_autograd_related_key_set_from_backend(backend: object) -> DispatchKeySet:
+def get_autograd_related_key_set_from_backend(backend: int) -> DispatchKeySet:
     """The keys a tensor of ``backend`` gets for autograd: ADInplaceOrView and
     its Autograd<backend> key (AutogradOther for backends without one)."""
     return _AUTOGRAD_RELATED[BackendComponent(backend)]
 
 
-def get_autocast_related_key_set_from_backend(backend: object) -> DispatchKeySet:
+def get_autocast_related_key_set_from_backend(backend: int) -> DispatchKeySet:
     return _AUTOCAST_OF_BACKEND.get(BackendComponent(backend), DispatchKeySet())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, TypeVar, Union
 
 from .kernel import AnnotatedKernel, make_fallback_kernel, make_kernel, registration_site
 from .keys import DispatchKey, parse_dispatch_key
@@ -35,6 +35,7 @@ _ALIAS_ANALYSIS_KINDS = ("", "FROM_SCHEMA", "CONSERVATIVE")
 WILDCARD_NAMESPACE = "_"
 
 KeyArg = Union[str, DispatchKey]
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _parse_key(key: KeyArg) -> Optional[DispatchKey]:
@@ -151,7 +152,7 @@ class Library:
     def impl(
         self,
         name: str,
-        fn: Callable,
+        fn: Callable[..., Any],
         dispatch_key: KeyArg = "",
         *,
         with_keyset: bool = False,
@@ -180,7 +181,7 @@ class Library:
                 )
         self._impl(name, key, kernel)
 
-    def fallback(self, fn: Callable, dispatch_key: KeyArg = "", *, with_keyset: bool = False,
+    def fallback(self, fn: Callable[..., Any], dispatch_key: KeyArg = "", *, with_keyset: bool = False,
                  debug: Optional[str] = None) -> None:
         """Register a boxed backend fallback: ``fn(op, stack)``, or
         ``fn(op, keyset, stack)`` with ``with_keyset=True``.  An alias key
@@ -272,13 +273,13 @@ class Library:
 
     def _register_impl(self, op: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> None:
         existing = self._registry.find_op(str(op))
-        if existing is not None and existing.kernel_for(key) is not None:
+        if existing is not None and (previous := existing.kernel_for(key)) is not None:
             operator = existing.schema.schema if existing.schema is not None else op
             where = existing.schema.debug if existing.schema is not None else "no debug info"
             warnings.warn(
                 "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
                 f"  operator: {operator}\n    {where}\n  dispatch key: {key.name}\n"
-                f"  previous kernel: {existing.kernel_for(key).debug}\n       new kernel: {kernel.debug}",
+                f"  previous kernel: {previous.debug}\n       new kernel: {kernel.debug}",
                 UserWarning,
                 stacklevel=4,
             )
@@ -386,10 +387,10 @@ def define(qualname: str, schema: str, *, lib: Optional[Library] = None, alias_a
 
 
 def impl(qualname: str, dispatch_key: KeyArg = "", *, lib: Optional[Library] = None,
-         with_keyset: bool = False, boxed: bool = False) -> Callable[[Callable], Callable]:
+         with_keyset: bool = False, boxed: bool = False) -> Callable[[_F], _F]:
     """Decorator: register the function as the kernel of ``qualname`` for ``dispatch_key``."""
 
-    def register(fn: Callable) -> Callable:
+    def register(fn: _F) -> _F:
         library = lib if lib is not None else _decorator_library(qualname)
         library.impl(qualname, fn, dispatch_key, with_keyset=with_keyset, boxed=boxed)
         return fn

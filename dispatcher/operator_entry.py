@@ -10,6 +10,7 @@ in this module.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -27,9 +28,10 @@ from .keys import (
     to_functionality_key,
 )
 from .ivalue import make_boxer
-from .schema import FunctionSchema, ListType, TensorArgKind, Type
+from .schema import Argument, FunctionSchema, ListType, Return, TensorArgKind, Type
 
 if TYPE_CHECKING:
+    from ._engine.core import KernelFunction
     from .registry import Dispatcher
 
 K = DispatchKey
@@ -65,8 +67,11 @@ def schema_difference(expected: FunctionSchema, inferred: FunctionSchema) -> Opt
         return f"The number of arguments is different. {len(expected.arguments)} vs {len(inferred.arguments)}."
     if len(expected.returns) != len(inferred.returns):
         return f"The number of returns is different. {len(expected.returns)} vs {len(inferred.returns)}."
-    for what, left, right in (("argument", expected.arguments, inferred.arguments),
-                              ("return", expected.returns, inferred.returns)):
+    sides: tuple[tuple[str, Sequence[Argument | Return], Sequence[Argument | Return]], ...] = (
+        ("argument", expected.arguments, inferred.arguments),
+        ("return", expected.returns, inferred.returns),
+    )
+    for what, left, right in sides:
         for i, (a, b) in enumerate(zip(left, right), start=1):
             if _type_text(a.type) != _type_text(b.type):
                 return f"Type mismatch in {what} {i}: {_type_text(a.type)} vs {_type_text(b.type)}."
@@ -192,7 +197,7 @@ class OperatorEntry:
         """Defined or holding kernels; see Note [Operator entries live forever]."""
         return self.schema is not None or bool(self.kernels)
 
-    def computed_kernel(self, key: DispatchKey) -> Any:
+    def computed_kernel(self, key: DispatchKey) -> KernelFunction:
         return self._table[SLOT_OF_KEY[key]]
 
     def non_fallthrough_mask(self, backend: BackendComponent = BackendComponent.CPUBit) -> Any:
@@ -448,7 +453,9 @@ def _mask_update(key: DispatchKey) -> tuple[int, int, range]:
 
 
 # The Undefined slot has no bit to mask.
-_MASK_UPDATES = {k: _mask_update(k) for k in RUNTIME_SLOT_KEYS if k != K.Undefined}
+_MASK_UPDATES: dict[DispatchKey, tuple[int, int, range]] = {
+    k: _mask_update(k) for k in RUNTIME_SLOT_KEYS if k != K.Undefined
+}
 
 
 def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bool) -> None:

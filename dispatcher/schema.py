@@ -125,7 +125,7 @@ class AliasInfo:
     before_set: tuple[str, ...] = field(compare=False)
     is_write: bool = False
     after_set: Optional[tuple[str, ...]] = field(default=None, compare=False)
-    _sets: tuple[frozenset, frozenset] = field(init=False, repr=False)
+    _sets: tuple[frozenset[str], frozenset[str]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         # Sets, kept in written order without repeats: (a|a) is (a).
@@ -774,7 +774,7 @@ class FunctionSchema:
         return _Parser(text).schema()
 
     def __str__(self) -> str:
-        params = []
+        params: list[str] = []
         for a in self.arguments:
             if a.kwarg_only and len(params) == self._sig.n_positional:
                 params.append("*")
@@ -818,7 +818,7 @@ class FunctionSchema:
         )
 
     # -- binding -----------------------------------------------------------
-    def bind(self, args: Union[tuple, list], kwargs: Optional[Mapping[str, Any]] = None) -> tuple:
+    def bind(self, args: Union[tuple[Any, ...], list[Any]], kwargs: Optional[Mapping[str, Any]] = None) -> tuple[Any, ...]:
         """All arguments in schema order, defaults filled in, like a Python call.
 
         Raises TypeError worded as Python's own for a missing, surplus,
@@ -836,7 +836,7 @@ class FunctionSchema:
                 return tuple(args) + tail[n - sig.n_required :]
         return sig.bind_slow(args, kwargs or {})
 
-    def split_call(self, values: Union[tuple, list]) -> tuple[tuple, dict]:
+    def split_call(self, values: Union[tuple[Any, ...], list[Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The inverse of ``bind``: ``(args, kwargs)`` to call a Python kernel
         with ``values`` (all arguments in schema order), the keyword-only ones
         by name.  Values past the declared arguments (a ``...`` schema's
@@ -911,7 +911,7 @@ class _Signature:
         self.is_vararg = schema.is_vararg
         self.dispatch_args = tuple(dispatch_args)
 
-    def bind_slow(self, args: Union[tuple, list], kwargs: Mapping[str, Any]) -> tuple:
+    def bind_slow(self, args: Union[tuple[Any, ...], list[Any]], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
         if not isinstance(kwargs, Mapping):
             raise TypeError(f"keyword arguments must be a mapping, not {type(kwargs).__name__}")
         names = self.names
@@ -1020,7 +1020,7 @@ class _Parser:
         if not isinstance(src, str):
             raise TypeError(f"a schema must be a str, not {type(src).__name__}")
         self.src = src
-        self.toks = _TOKEN.findall(src)
+        self.toks: list[str] = _TOKEN.findall(src)
         self.toks.append(_EOF)
         self.i = 0
         self.depth = 0

@@ -1,3 +1,4 @@
+# cython: annotation_typing=False
 """The dispatcher's engine: keysets, thread-local state, tensors, call plans, calls, boxing.
 
 This one file is both engines.  Imported as Python it is the pure-Python
@@ -13,11 +14,18 @@ The engine is a leaf.  It imports only the ground floor (keys, bit layout,
 tags) and reads only what registration publishes: a ``CallPlan`` per
 operator (see Note [One plan per operator]) and a ``Boxer`` per schema,
 both plain data.  It never sees a FunctionSchema or the registry.
+
+The annotations are for type checkers only: the ``annotation_typing=False``
+directive above keeps Cython from turning them into C types or argument
+checks (the C types are the ``.pxd``'s).
 """
+from __future__ import annotations
+
 import os
 import sys
 import threading
 import weakref
+from typing import TYPE_CHECKING, Any
 
 try:
     import cython
@@ -35,6 +43,23 @@ from dispatcher.keys import (
     is_per_backend_functionality_key,
     to_runtime_per_backend_functionality_key,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Literal, TypeAlias, TypeVar
+
+    from dispatcher.keys import KeyLike
+
+    # What DispatchKeySet() and the guards take: one of these, or an iterable of them.
+    KeySetItem: TypeAlias = "KeyLike | BackendComponent | DispatchKeySet"
+    KeySetArg: TypeAlias = "KeySetItem | Iterable[KeySetItem]"
+    _Guard = TypeVar("_Guard", bound="_TLSGuard")
+
+    # C globals of core.pxd, read and written only by the compiled branches.
+    tls_included_delta: int
+    tls_excluded_delta: int
+    op_vectorcall_impl: object
+    redispatch_vectorcall_impl: object
 
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
@@ -236,13 +261,15 @@ class DispatchKeySet:
     is their union.  See Note [DispatchKeySet bit layout] in dispatcher/_layout.py.
     """
 
+    repr_: int
+
     if not cython.compiled:
         __slots__ = ("repr_",)
 
-        def __setattr__(self, name, value):
+        def __setattr__(self, name: str, value: object) -> None:
             raise AttributeError(f"DispatchKeySet is immutable: cannot set '{name}'")
 
-    def __init__(self, keys=None):
+    def __init__(self, keys: KeySetArg | None = None) -> None:
         # A set is hashed and shared: initialising it again would change it
         # under every dict and tensor that holds it.
         if _is_frozen(self):
@@ -265,127 +292,127 @@ class DispatchKeySet:
         _freeze(self, bits)
 
     @classmethod
-    def from_raw_repr(cls, x):
+    def from_raw_repr(cls, x: int) -> DispatchKeySet:
         return _make(_check_repr(x))
 
     @classmethod
-    def full(cls):
+    def full(cls) -> DispatchKeySet:
         return _make(FULL_REPR)
 
     @classmethod
-    def full_after(cls, key):
+    def full_after(cls, key: KeyLike) -> DispatchKeySet:
         """Every key of lower priority than ``key``, plus PythonDispatcher."""
         return _make(_layout.full_after_repr(as_dispatch_key(key)))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[int], DispatchKeySet], tuple[int]]:
         return (DispatchKeySet.from_raw_repr, (_repr_of(self),))
 
-    def raw_repr(self):
+    def raw_repr(self) -> int:
         return _repr_of(self)
 
     # -- set algebra ------------------------------------------------------
-    def __or__(self, other):
+    def __or__(self, other: DispatchKeySet) -> DispatchKeySet:
         if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
             return NotImplemented
         return _make(_repr_of(self) | _repr_of(other))
 
-    def __and__(self, other):
+    def __and__(self, other: DispatchKeySet) -> DispatchKeySet:
         if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
             return NotImplemented
         return _make(_repr_of(self) & _repr_of(other))
 
-    def __sub__(self, other):
+    def __sub__(self, other: DispatchKeySet) -> DispatchKeySet:
         # See Note [Removing keys keeps the backend bits].
         if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
             return NotImplemented
         return _make(_minus(_repr_of(self), _repr_of(other)))
 
-    def __xor__(self, other):
+    def __xor__(self, other: DispatchKeySet) -> DispatchKeySet:
         if not isinstance(self, DispatchKeySet) or not isinstance(other, DispatchKeySet):
             return NotImplemented
         return _make(_repr_of(self) ^ _repr_of(other))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, DispatchKeySet):
             return NotImplemented
         return _repr_of(self) == _repr_of(other)
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         if not isinstance(other, DispatchKeySet):
             return NotImplemented
         return _repr_of(self) != _repr_of(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(_repr_of(self))
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return _repr_of(self) != 0
 
-    def empty(self):
+    def empty(self) -> bool:
         return _repr_of(self) == 0
 
-    def has(self, key):
+    def has(self, key: KeyLike) -> bool:
         bits = _key_bits(key)
         return _repr_of(self) & bits == bits
 
-    def __contains__(self, key):
+    def __contains__(self, key: KeyLike) -> bool:
         return self.has(key)
 
-    def has_backend(self, backend):
+    def has_backend(self, backend: int) -> bool:
         bits = _backend_bits(backend)
         return _repr_of(self) & bits == bits
 
-    def has_all(self, ks):
+    def has_all(self, ks: DispatchKeySet) -> bool:
         bits = _keyset_arg(ks, "has_all")
         return _repr_of(self) & bits == bits
 
-    def is_superset_of(self, ks):
+    def is_superset_of(self, ks: DispatchKeySet) -> bool:
         return self.has_all(ks)
 
-    def has_any(self, ks):
+    def has_any(self, ks: DispatchKeySet) -> bool:
         return _repr_of(self) & _keyset_arg(ks, "has_any") != 0
 
-    def add(self, key):
+    def add(self, key: KeySetItem) -> DispatchKeySet:
         return _make(_repr_of(self) | _bits_of(key))
 
-    def remove(self, key):
+    def remove(self, key: KeyLike) -> DispatchKeySet:
         return _make(_minus(_repr_of(self), _key_bits(key)))
 
-    def remove_backend(self, backend):
+    def remove_backend(self, backend: int) -> DispatchKeySet:
         return _make(_repr_of(self) & ~_backend_bits(backend))
 
     # -- priority -----------------------------------------------------------
-    def highest_functionality_key(self):
+    def highest_functionality_key(self) -> DispatchKey:
         return KEYS_BY_VALUE[index_of_highest_bit(_repr_of(self) >> NUM_BACKENDS)]
 
-    def highest_backend(self):
+    def highest_backend(self) -> BackendComponent:
         return BACKENDS_BY_VALUE[index_of_highest_bit(_repr_of(self) & FULL_BACKEND_MASK)]
 
-    def highest_priority_key(self):
+    def highest_priority_key(self) -> DispatchKey:
         """c10's highestPriorityTypeId: the key this set dispatches to
         (Undefined for a per-backend functionality without a backend bit)."""
         return _key_at(_highest_priority_value(_repr_of(self)))
 
-    def dispatch_table_index(self):
+    def dispatch_table_index(self) -> int:
         """See Note [Runtime table index] in dispatcher/_layout.py."""
         return _table_index(_repr_of(self))
 
     # -- iteration ------------------------------------------------------------
-    def __iter__(self):
+    def __iter__(self) -> Iterator[DispatchKey]:
         """Keys in c10's order: functionalities from lowest to highest
         priority, each per-backend functionality expanded over the set's
         backends from lowest to highest bit.  Backend bits on their own
         yield nothing."""
         return iter(_keys_of(_repr_of(self)))
 
-    def __len__(self):
+    def __len__(self) -> int:
         # Each per-backend functionality counts once per backend bit.
         r = _repr_of(self)
         functionalities = r >> NUM_BACKENDS
         per_backend = functionalities & PER_BACKEND_FUNCTIONALITY_BITS
         return popcount(functionalities ^ per_backend) + popcount(per_backend) * popcount(r & FULL_BACKEND_MASK)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "DispatchKeySet(" + ", ".join([k.name for k in _keys_of(_repr_of(self))]) + ")"
 
 
@@ -472,23 +499,23 @@ def apply_tls(bits):
     return _minus(bits | tls_included_bits(), tls_excluded_bits())
 
 
-def tls_local_include_set():
+def tls_local_include_set() -> DispatchKeySet:
     return _make(tls_included_bits())
 
 
-def tls_local_exclude_set():
+def tls_local_exclude_set() -> DispatchKeySet:
     return _make(tls_excluded_bits())
 
 
-def tls_set_local_include_set(ks):
+def tls_set_local_include_set(ks: DispatchKeySet) -> None:
     _set_tls_included(_keyset_arg(ks, "tls_set_local_include_set"))
 
 
-def tls_set_local_exclude_set(ks):
+def tls_set_local_exclude_set(ks: DispatchKeySet) -> None:
     _set_tls_excluded(_keyset_arg(ks, "tls_set_local_exclude_set"))
 
 
-def compute_dispatch_key_set(keyset, mask=None):
+def compute_dispatch_key_set(keyset: DispatchKeySet, mask: DispatchKeySet | None = None) -> DispatchKeySet:
     """c10's computeDispatchKeySet: ``((keyset | included) - excluded) & mask``
     with this thread's include/exclude sets, as a call computes its keyset."""
     bits = apply_tls(_keyset_arg(keyset, "compute_dispatch_key_set"))
@@ -497,23 +524,23 @@ def compute_dispatch_key_set(keyset, mask=None):
     return _make(bits)
 
 
-def tls_is_dispatch_key_included(key):
+def tls_is_dispatch_key_included(key: KeyLike) -> bool:
     bits = _key_bits(key)
     return tls_included_bits() & bits == bits
 
 
-def tls_is_dispatch_key_excluded(key):
+def tls_is_dispatch_key_excluded(key: KeyLike) -> bool:
     bits = _key_bits(key)
     return tls_excluded_bits() & bits == bits
 
 
-def tls_set_dispatch_key_included(key, state):
+def tls_set_dispatch_key_included(key: KeyLike, state: bool) -> None:
     bits = _key_bits(key)
     current = tls_included_bits()
     _set_tls_included(current | bits if state else _minus(current, bits))
 
 
-def tls_set_dispatch_key_excluded(key, state):
+def tls_set_dispatch_key_excluded(key: KeyLike, state: bool) -> None:
     bits = _key_bits(key)
     current = tls_excluded_bits()
     _set_tls_excluded(current | bits if state else _minus(current, bits))
@@ -541,7 +568,12 @@ class _TLSGuard:
     (Note [Removing keys keeps the backend bits]), as in c10.
     """
 
-    def __enter__(self):
+    keys: int
+    added: int
+    is_include: bool
+    active: bool
+
+    def __enter__(self: _Guard) -> _Guard:
         if self.active:
             raise RuntimeError(f"{type(self).__name__} is already active; use a new guard to nest")
         self.active = True
@@ -550,7 +582,7 @@ class _TLSGuard:
         self._store(current | self.added)
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         if not self.active:
             raise RuntimeError(f"{type(self).__name__} was exited without being entered")
         self.active = False
@@ -568,7 +600,7 @@ class _TLSGuard:
 class IncludeDispatchKeyGuard(_TLSGuard):
     """``with IncludeDispatchKeyGuard(keys):`` adds keys to this thread's included set."""
 
-    def __init__(self, keys):
+    def __init__(self, keys: KeySetArg) -> None:
         self.keys = _guard_bits(keys)
         self.is_include = True
         self.active = False
@@ -577,7 +609,7 @@ class IncludeDispatchKeyGuard(_TLSGuard):
 class ExcludeDispatchKeyGuard(_TLSGuard):
     """``with ExcludeDispatchKeyGuard(keys):`` adds keys to this thread's excluded set."""
 
-    def __init__(self, keys):
+    def __init__(self, keys: KeySetArg) -> None:
         self.keys = _guard_bits(keys)
         self.is_include = False
         self.active = False
@@ -586,7 +618,7 @@ class ExcludeDispatchKeyGuard(_TLSGuard):
 class AutoDispatchBelowAutograd(_TLSGuard):
     """Exclude the autograd keys: calls inside go straight below autograd."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.keys = AUTOGRAD_KEYS
         self.is_include = False
         self.active = False
@@ -595,7 +627,7 @@ class AutoDispatchBelowAutograd(_TLSGuard):
 class AutoDispatchBelowADInplaceOrView(_TLSGuard):
     """Exclude the autograd keys and ADInplaceOrView."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.keys = AUTOGRAD_AND_INPLACE_KEYS
         self.is_include = False
         self.active = False
@@ -605,15 +637,18 @@ class AutoDispatchBelowADInplaceOrView(_TLSGuard):
 class TensorBase:
     """Base for tensor types: carries the DispatchKeySet the dispatcher reads."""
 
-    def __init__(self, key_set=None):
+    _key_set: DispatchKeySet | None
+    _bits: int
+
+    def __init__(self, key_set: DispatchKeySet | None = None) -> None:
         self.key_set = EMPTY_SET if key_set is None else key_set
 
     @property
-    def key_set(self):
+    def key_set(self) -> DispatchKeySet:
         return _tensor_key_set_of(self)
 
     @key_set.setter
-    def key_set(self, ks):
+    def key_set(self, ks: DispatchKeySet) -> None:
         if not isinstance(ks, DispatchKeySet):
             raise TypeError(f"key_set must be a DispatchKeySet, not {type(ks).__name__}")
         self._key_set = ks
@@ -642,12 +677,12 @@ def _tensor_key_set_of(tensor):
 # type weakly and is dropped when the type dies, so classes made on the fly
 # are not kept alive.  Registration empties the cache.
 _BY_ATTRIBUTE = object()
-_registered_types = {}
-_type_cache = {}
+_registered_types: dict[type, DispatchKeySet | Callable[[Any], DispatchKeySet]] = {}
+_type_cache: dict[int, tuple[weakref.ref[type], object]] = {}
 _Py_TPFLAGS_IMMUTABLETYPE = 1 << 8
 
 
-def register_tensor_type(cls, key_set_or_function):
+def register_tensor_type(cls: type, key_set_or_function: DispatchKeySet | Callable[[Any], DispatchKeySet]) -> None:
     """Make instances of ``cls`` (and its subclasses) dispatch as tensors.
 
     ``key_set_or_function`` is the DispatchKeySet every instance has, or a
@@ -664,7 +699,7 @@ def register_tensor_type(cls, key_set_or_function):
     _type_cache.clear()
 
 
-def unregister_tensor_type(cls):
+def unregister_tensor_type(cls: type) -> None:
     if cls not in _registered_types:
         raise KeyError(f"{cls!r} is not a registered tensor type")
     del _registered_types[cls]
@@ -692,7 +727,7 @@ def _how_type_dispatches(tp):
         return entry[1]
     how = _classify(tp)
     try:
-        ref = weakref.ref(tp, lambda _, key=key: _forget_type(key))
+        ref = weakref.ref(tp, lambda _, key=key: _forget_type(key))  # type: ignore[misc]  # mypy cannot type this lambda's default
     except TypeError:  # a type that cannot be weakly referenced is not cached
         return how
     _type_cache[key] = (ref, how)
@@ -707,7 +742,7 @@ def _checked(ks, obj):
     return ks
 
 
-def tensor_key_set(obj):
+def tensor_key_set(obj: object) -> DispatchKeySet | None:
     """The DispatchKeySet of ``obj`` if the dispatcher treats it as a tensor, else None."""
     if isinstance(obj, TensorBase):
         return _tensor_key_set_of(obj)
@@ -748,7 +783,10 @@ assert [int(k) for k in KernelKind] == [
 class KernelFunction:
     """How to call one kernel: its kind (a KernelKind) and its callable."""
 
-    def __init__(self, kind, fn):
+    _kind: int
+    fn: Callable[..., Any] | None
+
+    def __init__(self, kind: int, fn: Callable[..., Any] | None) -> None:
         if _kernel_is_frozen(self):
             raise TypeError("KernelFunction is immutable: __init__ cannot be called again")
         kind = KernelKind(kind)
@@ -760,19 +798,19 @@ class KernelFunction:
             self.frozen = True
 
     @property
-    def kind(self):
+    def kind(self) -> KernelKind:
         return KernelKind(self._kind)
 
-    def is_fallthrough(self):
+    def is_fallthrough(self) -> bool:
         return self._kind == KIND_FALLTHROUGH
 
-    def is_valid(self):
+    def is_valid(self) -> bool:
         return self._kind != KIND_MISSING
 
-    def dump_state(self):
+    def dump_state(self) -> str:
         return DUMP_STATE[KernelKind(self._kind)]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"KernelFunction({self.kind.name}, {self.fn!r})"
 
 
@@ -831,20 +869,24 @@ class IValue:
     IValues, as in c10 (``c10::List<int64_t>`` vs ``c10::List<IValue>``).
     """
 
+    tag: Tag
+    payload: Any
+    code: int
+
     if not cython.compiled:
         __slots__ = ("tag", "payload", "code")
 
-        def __setattr__(self, name, value):
+        def __setattr__(self, name: str, value: object) -> None:
             raise AttributeError(f"IValue is immutable: cannot set '{name}'")
 
-    def __init__(self, tag, payload):
+    def __init__(self, tag: Tag, payload: object) -> None:
         if type(tag) is not Tag:
             raise TypeError(f"an IValue's tag must be a Tag, got {tag!r}")
         if _ivalue_is_frozen(self):
             raise TypeError("IValue is immutable: __init__ cannot be called again")
         _fill_ivalue(self, int(tag), payload)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if type(other) is not IValue:
             return NotImplemented
         # Identity first, as tuples compare items: a tensor payload equals itself.
@@ -852,25 +894,25 @@ class IValue:
             self.payload is other.payload or bool(self.payload == other.payload)
         )
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         Py_EnterRecursiveCall(" while hashing an IValue")
         try:
             return hash((self.tag, self.payload))
         finally:
             Py_LeaveRecursiveCall()
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[IValue], tuple[Tag, Any]]:
         return IValue, (self.tag, self.payload)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"IValue(Tag.{self.tag.name}, {self.payload!r})"
 
-    def to_python(self):
+    def to_python(self) -> Any:
         """The plain Python value: lists come back as fresh lists, tuples as tuples."""
         return _to_python(self)
 
     @staticmethod
-    def from_python(value):
+    def from_python(value: object) -> IValue:
         """Box ``value`` with the tag its Python type suggests (for ``Any``, ``t``, ``...``)."""
         return _from_python(value)
 
@@ -976,31 +1018,31 @@ class Stack(list):
     if not cython.compiled:
         __slots__ = ()
 
-    def push(self, *values):
+    def push(self, *values: IValue) -> None:
         for v in values:
             if type(v) is not IValue:
                 raise TypeError(f"a Stack holds IValues, not {type(v).__name__}")
         self.extend(values)
 
-    def peek(self, i, n):
+    def peek(self, i: int, n: int) -> IValue:
         """Item ``i`` of the top ``n`` items (torch::jit::peek(stack, i, N))."""
         if not 0 <= i < n <= len(self):
             raise IndexError(f"cannot peek at item {i} of the top {n} of a stack of {len(self)}")
         return self[len(self) - n + i]
 
-    def pop_n(self, n):
+    def pop_n(self, n: int) -> list[IValue]:
         """Remove and return the top ``n`` items, deepest first (torch::jit::pop(stack, N))."""
         _check_depth(self, n, "pop")
         items = self[len(self) - n:]
         del self[len(self) - n:]
         return items
 
-    def drop(self, n):
+    def drop(self, n: int) -> None:
         """Remove the top ``n`` items (torch::jit::drop(stack, n))."""
         _check_depth(self, n, "drop")
         del self[len(self) - n:]
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Stack], tuple[list[IValue]]]:
         return Stack, (list(self),)
 
 
@@ -1057,7 +1099,7 @@ STEP_EXACT = 2  # a value of exactly the step's type boxes as it is, ...
 def _make_steps(converters, fast_paths):
     if type(converters) is not tuple or type(fast_paths) is not tuple or len(converters) != len(fast_paths):
         raise ValueError("a Boxer takes a tuple of converters and a tuple of as many fast paths")
-    steps = []
+    steps: list[tuple[int, type | None, int, Any]] = []
     for convert, fast in zip(converters, fast_paths):
         if not callable(convert):
             raise TypeError(f"a converter must be callable, not {type(convert).__name__}")
@@ -1098,6 +1140,8 @@ class Boxer:
     TypeError: ``argument_error(values)``, ``return_error(i, mismatch)``.
     """
 
+    name: str | None
+
     def __init__(self, name, argument_converters, argument_fast_paths, return_converters, return_fast_paths,
                  positional, vararg, varret, bind, argument_error, return_error):
         if self.name is not None:
@@ -1123,23 +1167,23 @@ class Boxer:
         if self.name is None:
             raise TypeError("this Boxer was never initialised")
 
-    def box(self, args, kwargs=None):
+    def box(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Stack:
         """The stack a boxed kernel gets for ``op(*args, **kwargs)``."""
         self._check_ready()
         return _box_call(self, args, kwargs)
 
-    def unbox_arguments(self, stack):
+    def unbox_arguments(self, stack: Stack) -> tuple[Any, ...]:
         """Pop the arguments ``box`` pushed; a ``...`` schema's arguments are the whole stack."""
         self._check_ready()
         return _take(stack, -1 if self.vararg else self.n_arguments, self.name, "arguments")
 
-    def box_returns(self, result, stack):
+    def box_returns(self, result: object, stack: Stack) -> None:
         """Push a kernel's ``result`` (None, a value, or a tuple) as IValues;
         a bad result leaves the stack as it was."""
         self._check_ready()
         _box_returns(self, result, stack)
 
-    def unbox_returns(self, stack):
+    def unbox_returns(self, stack: Stack) -> Any:
         """Pop a boxed kernel's results: None for no returns, the value for one, else a tuple.
 
         A ``-> ...`` schema's results are the whole stack (always a tuple).
@@ -1289,6 +1333,11 @@ class CallPlan:
     the error of a missing or ambiguous entry.  A plan without a schema is
     the plan of an operator that is not defined: calling it says so.
     """
+
+    name: str | None
+    # C arrays, compiled only (see _store_plan_arrays).
+    c_positions: Any
+    c_kinds: Any
 
     def __init__(self, name, schema, table, masks, dispatch_args, positional_span, boxer, bind, split_call,
                  report_error):
@@ -1575,12 +1624,12 @@ _trace = _TraceDepth()
 _show_trace = os.environ.get("DISPATCHER_SHOW_DISPATCH_TRACE", "") not in ("", "0")
 
 
-def set_show_dispatch_trace(enabled):
+def set_show_dispatch_trace(enabled: bool) -> None:
     global _show_trace
     _show_trace = bool(enabled)
 
 
-def show_dispatch_trace():
+def show_dispatch_trace() -> bool:
     return _show_trace
 
 
@@ -1604,7 +1653,11 @@ class OperatorHandle:
     ``op.redispatch_boxed(keyset, stack)`` take a Stack.
     """
 
-    def __init__(self, name, plan):
+    name: str | None
+    _plan: CallPlan
+    redispatch: _Redispatch
+
+    def __init__(self, name: str, plan: CallPlan) -> None:
         if self.name is not None:
             raise TypeError("an OperatorHandle is initialised once")
         if not isinstance(name, str):
@@ -1616,23 +1669,23 @@ class OperatorHandle:
         self.redispatch = bound
         _enable_fast_calls(self, bound)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"OperatorHandle({self.name})"
 
     @property
-    def schema(self):
+    def schema(self) -> Any:
         return self._plan.schema
 
     @property
-    def boxer(self):
+    def boxer(self) -> Boxer | None:
         """The schema's Boxer (None while the operator is not defined)."""
         return self._plan.boxer
 
     @property
-    def plan(self):
+    def plan(self) -> CallPlan:
         return self._plan
 
-    def _publish(self, plan):
+    def _publish(self, plan: CallPlan) -> None:
         """Registration's one write: see Note [One plan per operator]."""
         if not isinstance(plan, CallPlan):
             raise TypeError(f"an operator publishes a CallPlan, not {type(plan).__name__}")
@@ -1640,12 +1693,12 @@ class OperatorHandle:
             raise TypeError("this CallPlan was never built")
         self._plan = plan
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _check_handle(self)
         plan, bits = _plan_and_keys(self, args, kwargs)
         return dispatch(self, "[call]", plan, _call_bits(plan, bits), args, kwargs)
 
-    def call_boxed(self, stack):
+    def call_boxed(self, stack: Stack) -> None:
         """Dispatch a call whose arguments are on ``stack``; the results replace
         them, as in c10's callBoxed.  The arguments are checked before any is
         removed: a call that fails before its kernel runs leaves the stack as it was."""
@@ -1654,8 +1707,8 @@ class OperatorHandle:
             plan = self._plan
             if plan.schema is None:
                 _raise_not_defined(plan)
-            boxer = plan.boxer
-            values = _peek_values(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments")
+            boxer = plan.boxer  # a Boxer: the plan has a schema
+            values = _peek_values(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments")  # type: ignore[union-attr]
             args, kwargs = plan.split_call(values)
             bits = _extract_bits(plan, args, kwargs)
             settled = _settled_plan(self, plan)
@@ -1664,7 +1717,7 @@ class OperatorHandle:
                 return
         _too_many_replans(self)
 
-    def redispatch_boxed(self, keyset, stack):
+    def redispatch_boxed(self, keyset: DispatchKeySet, stack: Stack) -> None:
         _check_handle(self)
         plan = self._plan
         if plan.schema is None:
@@ -1688,10 +1741,12 @@ class _Redispatch:
     compiled, no argument tuple: see Note [Vectorcall fast path] in
     csrc/_fastcall.pyx)."""
 
-    def __call__(self, keyset, *args, **kwargs):
+    handle: OperatorHandle | None
+
+    def __call__(self, keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         return redispatch(self.handle, keyset, args, kwargs)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self.handle is None:
             return "<redispatch of no operator>"
         return f"<redispatch of {self.handle.name}>"

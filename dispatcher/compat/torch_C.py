@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
 from .. import ivalue
 from .._core import DispatchKeySet
@@ -41,6 +41,9 @@ from ..library import Library
 from ..operator_entry import OperatorEntry
 from ..registry import default_registry as registry
 from ..schema import FunctionSchema, OperatorName, SchemaParseError
+
+if TYPE_CHECKING:
+    from .._engine.core import KernelFunction
 
 __all__ = [
     "DispatchKey",
@@ -186,7 +189,7 @@ _T_T_KERNEL = Kernel(KernelKind.UNBOXED, _identity)
 _FALLTHROUGH = Kernel(KernelKind.FALLTHROUGH, None)
 
 
-def _python_kernel(func: Callable, with_keyset: bool) -> Kernel:
+def _python_kernel(func: Callable[..., Any], with_keyset: bool) -> Kernel:
     """torch's PythonKernelHolder: a boxed kernel calling ``func(*args, **kwargs)``
     (``func(keyset, ...)`` with ``with_keyset``)."""
 
@@ -198,7 +201,7 @@ def _python_kernel(func: Callable, with_keyset: bool) -> Kernel:
     return Kernel(KernelKind.BOXED, kernel)
 
 
-def _python_fallback(func: Callable, with_keyset: bool) -> Kernel:
+def _python_fallback(func: Callable[..., Any], with_keyset: bool) -> Kernel:
     """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(op,
     keyset, ...)`` with ``with_keyset``)."""
 
@@ -224,7 +227,7 @@ class _DispatchModule:
     def _t_t(self, debug: str) -> AnnotatedKernel:
         return AnnotatedKernel(_T_T_KERNEL, debug or self._lib._default_debug(), _T_T_SCHEMA)
 
-    def _python(self, func: Callable, kernel: Callable[[Callable, bool], Kernel],
+    def _python(self, func: Callable[..., Any], kernel: Callable[[Callable[..., Any], bool], Kernel],
                 with_keyset: bool) -> AnnotatedKernel:
         if func is fallthrough_kernel:
             return AnnotatedKernel(_FALLTHROUGH, self._lib._default_debug())
@@ -262,12 +265,12 @@ class _DispatchModule:
         return self
 
     @_torch_errors
-    def impl(self, name: str, dispatch: KeyArg, func: Callable, with_keyset: bool = False) -> None:
+    def impl(self, name: str, dispatch: KeyArg, func: Callable[..., Any], with_keyset: bool = False) -> None:
         key = _key(dispatch)
         kernel = self._python(func, _python_kernel, with_keyset)
         self._lib._impl(name, None if key == DispatchKey.Undefined else key, kernel)
 
-    def fallback(self, dispatch: KeyArg, func: Callable, with_keyset: bool = False) -> None:
+    def fallback(self, dispatch: KeyArg, func: Callable[..., Any], with_keyset: bool = False) -> None:
         key = _key(dispatch)
         kernel = self._python(func, _python_fallback, with_keyset)
         self._lib._fallback(None if key == DispatchKey.Undefined else key, kernel)
@@ -296,7 +299,7 @@ def _dispatch_library(kind: str, name: str, dispatch: str, file: str = "/dev/nul
 class SafeKernelFunction:
     """A computed table entry, as ``_dispatch_get_computed_kernel_for_dispatch_key`` returns it."""
 
-    kernel: Any  # the engine's KernelFunction in the slot
+    kernel: KernelFunction  # the engine's KernelFunction in the slot
     debug: str
 
     def __repr__(self) -> str:
@@ -363,7 +366,7 @@ def _dispatch_kernel_for_dispatch_key_is_fallthrough(name: str, dispatch: KeyArg
     return kernel.kernel.is_fallthrough()
 
 
-def _runtime_slot(op: OperatorEntry, key: DispatchKey) -> Any:
+def _runtime_slot(op: OperatorEntry, key: DispatchKey) -> KernelFunction:
     # Any key has a table slot in c10, as its keyset's runtime index: a
     # functionality key (Dense) shares its first backend's (CPU).
     if is_alias_key(key):
@@ -387,9 +390,9 @@ def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) 
     if not entry.is_valid():
         raise RuntimeError(f"no kernel for {key} for {op.name}")
     if op.schema is None:
-        name = OperatorName.parse(op.name)
+        op_name = OperatorName.parse(op.name)
         raise RuntimeError(
-            f"Could not find schema for {name.qualified_name}.{name.overload_name} but we found an "
+            f"Could not find schema for {op_name.qualified_name}.{op_name.overload_name} but we found an "
             "implementation; did you forget to def() the operator?"
         )
     annotated, _tag = op.compute_entry(key)

@@ -23,7 +23,7 @@ to), and a node's saved tensors are freed once it has run unless
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -60,6 +60,11 @@ class TensorMeta:
 class Context:
     """A formula's view of the forward call: every argument by its schema name,
     tensors it saved as tensors, the others as TensorMeta; ``result`` if saved."""
+
+    if TYPE_CHECKING:  # the attributes are set by name (see _context)
+        def __getattr__(self, name: str) -> Any: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
 
 _BACKWARD_TWICE = (
@@ -169,7 +174,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     names = [a.name for a in schema.arguments]
     tensor_positions = [d.position for d in schema.dispatch_args]
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
-    node_name = _node_name(op.name)
+    node_name = _node_name(op.name)  # type: ignore[arg-type]  # OP's handles are initialised
 
     def register(formula: Callable) -> Callable:
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
@@ -251,7 +256,7 @@ def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Opti
         gradient = OP["full"](list(root.shape), 1.0, dtype=root.dtype, device=root.device)
     order = _topological_order(first)
     with no_grad():
-        grads = {id(first): _validate_gradient(gradient, first.metadata, 0, None)}
+        grads = {id(first): _validate_gradient(gradient, first.metadata, 0, None)}  # type: ignore[union-attr]  # root requires grad
         for node in order:
             grad = grads.pop(id(node), None)
             if grad is None:

@@ -71,7 +71,7 @@ def main() -> int:
     print("\n3. Autograd: kernels on the Autograd key record the graph, then redispatch below it")
     loss = (x @ w).relu().mean()
     loss.backward()
-    print(f"   loss = (x @ w).relu().mean() = {loss.item():.3f}   w.grad = {w.grad.numpy().tolist()}")
+    print(f"   loss = (x @ w).relu().mean() = {loss.item():.3f}   w.grad = {w.grad.numpy().tolist()}")  # type: ignore[union-attr]
     checked = gradcheck(lambda w: (x @ w).exp().sum(), [w])
     print(f"   gradients agree with finite differences: {checked}")
 

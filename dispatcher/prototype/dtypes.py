@@ -5,6 +5,7 @@ schema says ``ScalarType`` (ScalarType values are ints, as in c10).
 """
 from __future__ import annotations
 
+import builtins
 import enum
 from typing import Union
 
@@ -31,15 +32,15 @@ class DType(enum.IntEnum):
     __str__ = __repr__
 
     @property
-    def is_floating_point(self) -> bool:
+    def is_floating_point(self) -> builtins.bool:  # plain ``bool`` is the member above
         return self in (DType.float32, DType.float64)
 
 
 float32, float64, int64, bool_ = DType.float32, DType.float64, DType.int64, DType.bool
 default_float = DType.float32  # torch.get_default_dtype()
 
-_NUMPY = {DType.int64: np.dtype(np.int64), DType.float32: np.dtype(np.float32),
-          DType.float64: np.dtype(np.float64), DType.bool: np.dtype(np.bool_)}
+_NUMPY: dict[DType, np.dtype] = {DType.int64: np.dtype(np.int64), DType.float32: np.dtype(np.float32),
+                                 DType.float64: np.dtype(np.float64), DType.bool: np.dtype(np.bool_)}
 _FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
 # Promotion compares (category, value): bool < integer < floating, then width.
 _CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float32: 2, DType.float64: 2}

@@ -50,5 +50,5 @@ def sgd_step(parameters: Sequence[Tensor], lr: float) -> None:
     """``p -= lr * p.grad`` in place, outside the graph; then clear the gradients."""
     with no_grad():
         for p in parameters:
-            p.add_(p.grad, alpha=-lr)
+            p.add_(p.grad, alpha=-lr)  # type: ignore[arg-type]  # backward() gave every parameter a grad
             p.grad = None

@@ -29,7 +29,9 @@ from .dtypes import (
 from .operators import OP
 
 if TYPE_CHECKING:
-    from .autograd import Node
+    from typing_extensions import Self
+
+    from .autograd import AccumulateGrad, Node
 
 __all__ = ["Tensor", "TensorMethods", "VersionCounter", "key_set_for_device", "normalize_device", "tensor"]
 
@@ -78,9 +80,15 @@ class TensorMethods:
     # numpy must not treat a tensor as a scalar: ``ndarray * tensor`` defers to __rmul__.
     __array_ufunc__ = None
 
-    shape: tuple[int, ...]
-    dtype: DType
-    device: str
+    if TYPE_CHECKING:  # read by the methods, provided by each subclass
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+
+        @property
+        def dtype(self) -> DType: ...
+
+        @property
+        def device(self) -> str: ...
 
     @property
     def ndim(self) -> int:
@@ -101,117 +109,117 @@ class TensorMethods:
         return self.shape[0]
 
     # -- arithmetic ------------------------------------------------------------------
-    def __add__(self, other: Operand) -> "TensorMethods":
+    def __add__(self, other: Operand) -> Self:
         return self.add(other)
 
     __radd__ = __add__
 
-    def __sub__(self, other: Operand) -> "TensorMethods":
+    def __sub__(self, other: Operand) -> Self:
         return self.sub(other)
 
-    def __rsub__(self, other: Scalar) -> "TensorMethods":
+    def __rsub__(self, other: Scalar) -> Self:
         return OP["add.Scalar"](OP["neg"](self), other)
 
-    def __mul__(self, other: Operand) -> "TensorMethods":
+    def __mul__(self, other: Operand) -> Self:
         return self.mul(other)
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Operand) -> "TensorMethods":
+    def __truediv__(self, other: Operand) -> Self:
         return self.div(other)
 
-    def __rtruediv__(self, other: Scalar) -> "TensorMethods":
+    def __rtruediv__(self, other: Scalar) -> Self:
         numerator = OP["full"]([], other, dtype=float_result_type(self, other), device=self.device)
         return OP["div.Tensor"](numerator, self)
 
-    def __matmul__(self, other: Operand) -> "TensorMethods":
+    def __matmul__(self, other: Operand) -> Self:
         return OP["matmul"](self, other)
 
-    def __neg__(self) -> "TensorMethods":
+    def __neg__(self) -> Self:
         return OP["neg"](self)
 
-    def add(self, other: Operand, *, alpha: Scalar = 1) -> "TensorMethods":
+    def add(self, other: Operand, *, alpha: Scalar = 1) -> Self:
         if isinstance(other, TensorBase):
             return OP["add.Tensor"](self, other, alpha=alpha)
         return OP["add.Scalar"](self, other, alpha)
 
-    def sub(self, other: Operand, *, alpha: Scalar = 1) -> "TensorMethods":
+    def sub(self, other: Operand, *, alpha: Scalar = 1) -> Self:
         if isinstance(other, TensorBase):
             return OP["sub.Tensor"](self, other, alpha=alpha)
         return OP["sub.Scalar"](self, other, alpha)
 
-    def mul(self, other: Operand) -> "TensorMethods":
+    def mul(self, other: Operand) -> Self:
         return OP["mul.Tensor" if isinstance(other, TensorBase) else "mul.Scalar"](self, other)
 
-    def div(self, other: Operand) -> "TensorMethods":
+    def div(self, other: Operand) -> Self:
         return OP["div.Tensor" if isinstance(other, TensorBase) else "div.Scalar"](self, other)
 
-    def matmul(self, other: Operand) -> "TensorMethods":
+    def matmul(self, other: Operand) -> Self:
         return OP["matmul"](self, other)
 
-    def neg(self) -> "TensorMethods":
+    def neg(self) -> Self:
         return OP["neg"](self)
 
-    def exp(self) -> "TensorMethods":
+    def exp(self) -> Self:
         return OP["exp"](self)
 
-    def log(self) -> "TensorMethods":
+    def log(self) -> Self:
         return OP["log"](self)
 
-    def relu(self) -> "TensorMethods":
+    def relu(self) -> Self:
         return OP["relu"](self)
 
-    def gt(self, other: Scalar) -> "TensorMethods":
+    def gt(self, other: Scalar) -> Self:
         return OP["gt.Scalar"](self, other)
 
     def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
-            dtype: Optional[DType] = None) -> "TensorMethods":
+            dtype: Optional[DType] = None) -> Self:
         dtype = optional_dtype(dtype)
         if dim is None and not keepdim:
             return OP["sum"](self, dtype=dtype)
         return OP["sum.dim_IntList"](self, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
 
-    def mean(self, *, dtype: Optional[DType] = None) -> "TensorMethods":
+    def mean(self, *, dtype: Optional[DType] = None) -> Self:
         return OP["mean"](self, dtype=optional_dtype(dtype))
 
     # -- shapes and views --------------------------------------------------------------
-    def t(self) -> "TensorMethods":
+    def t(self) -> Self:
         return OP["t"](self)
 
     @property
-    def T(self) -> "TensorMethods":
+    def T(self) -> Self:
         return OP["t"](self)
 
-    def transpose(self, dim0: int, dim1: int) -> "TensorMethods":
+    def transpose(self, dim0: int, dim1: int) -> Self:
         return OP["transpose.int"](self, dim0, dim1)
 
-    def permute(self, *dims: Any) -> "TensorMethods":
+    def permute(self, *dims: Any) -> Self:
         return OP["permute"](self, _sizes(dims))
 
-    def view(self, *size: Any) -> "TensorMethods":
+    def view(self, *size: Any) -> Self:
         return OP["view"](self, _sizes(size))
 
-    def reshape(self, *shape: Any) -> "TensorMethods":
+    def reshape(self, *shape: Any) -> Self:
         return OP["reshape"](self, _sizes(shape))
 
-    def expand(self, *size: Any) -> "TensorMethods":
+    def expand(self, *size: Any) -> Self:
         return OP["expand"](self, _sizes(size))
 
-    def select(self, dim: int, index: int) -> "TensorMethods":
+    def select(self, dim: int, index: int) -> Self:
         return OP["select.int"](self, dim, index)
 
     # -- copies and in-place -------------------------------------------------------------
-    def clone(self) -> "TensorMethods":
+    def clone(self) -> Self:
         return OP["clone"](self)
 
-    def copy_(self, src: "TensorMethods") -> "TensorMethods":
+    def copy_(self, src: "TensorMethods") -> Self:
         return OP["copy_"](self, src)
 
-    def add_(self, other: Operand, *, alpha: Scalar = 1) -> "TensorMethods":
+    def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
         return OP["add_.Tensor"](self, other, alpha=alpha)
 
     def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
-           copy: bool = False) -> "TensorMethods":
+           copy: bool = False) -> Self:
         """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``.
 
         A dtype may be given by its name: ``t.to("float64")``, ``t.to(dtype="float64")``;
@@ -244,6 +252,10 @@ class Tensor(TensorMethods, TensorBase):
     __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn",
                  "_version", "_base", "_grad_accumulator")
 
+    shape: tuple[int, ...]
+    dtype: DType
+    device: str
+
     def __init__(self, data: Any, shape: Sequence[int], dtype: DType, device: str) -> None:
         TensorBase.__init__(self, key_set_for_device(device))
         self._data = data
@@ -255,7 +267,7 @@ class Tensor(TensorMethods, TensorBase):
         self.grad_fn: Optional[Node] = None
         self._version = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
-        self._grad_accumulator = None  # autograd's AccumulateGrad node of a leaf, made on first use
+        self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
 
     @staticmethod
     def from_numpy(array: np.ndarray) -> "Tensor":

@@ -247,7 +247,7 @@ def _move_dim(x: Any, source: int, destination: int) -> Any:
     return OP["permute"](x, dims)
 
 
-def vmap(func: Callable, in_dims: Union[int, None, Sequence[Optional[int]]] = 0,
+def vmap(func: Callable, in_dims: Union[int, None, tuple[Optional[int], ...], list[Optional[int]]] = 0,
          out_dims: int = 0) -> Callable:
     """``func`` mapped over dimension ``in_dims`` of its inputs (None: not mapped);
     results are stacked along ``out_dims``."""
@@ -281,7 +281,7 @@ def _unbatched(out: Any, level: int, size: int, out_dim: int) -> Any:
     if _level_of(out) == level:
         value = out.value
     elif isinstance(out, TensorBase):  # not batched: every example gave the same result
-        value = OP["expand"](OP["reshape"](out, [1, *out.shape]), [size, *out.shape])
+        value = OP["expand"](OP["reshape"](out, [1, *out.shape]), [size, *out.shape])  # type: ignore[attr-defined]  # a tensor-like
     else:
         raise ValueError(f"vmap: the function must return tensors, got {type(out).__name__}")
     return _move_dim(value, 0, out_dim)

@@ -1,0 +1,3 @@
+# The compiled-only half of the engine, csrc/_fastcall.pyx: see Note
+# [Vectorcall fast path] there.
+def install() -> None: ...
