@@ -25,7 +25,8 @@ runs (a key-set function, a keyword's __hash__, a GC callback, the kernel
 itself) cannot free what the call is reading.  See Note [One plan per
 operator] in core.py.
 """
-from cpython.ref cimport PyObject
+from cpython.ref cimport Py_INCREF, PyObject
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint64_t
 
 from dispatcher._engine.core cimport (
@@ -33,9 +34,12 @@ from dispatcher._engine.core cimport (
     KernelFunction,
     OperatorHandle,
     TensorBase,
+    _OverloadPacketBase,
     _Redispatch,
     _box_values,
     _call_bits,
+    _choice_epoch_now,
+    _chosen_overload,
     _entry_at,
     _kernel_results,
     _keyset_arg,
@@ -45,6 +49,7 @@ from dispatcher._engine.core cimport (
     _settled_plan,
     _too_many_replans,
     _trace_enabled,
+    _type_decides,
     _value_bits,
     dispatch,
     install_fast_calls,
@@ -64,6 +69,7 @@ cdef extern from "Python.h":
     void PyType_Modified(PyTypeObject* tp)
     Py_ssize_t PyTuple_GET_SIZE(object t)
     PyObject* PyTuple_GET_ITEM(object t, Py_ssize_t i)
+    PyTypeObject* Py_TYPE(PyObject* o)
 
 # The kinds, as core.py numbers them.
 cdef enum:
@@ -73,8 +79,7 @@ cdef enum:
     ARG_TENSOR = 0
     MAX_REPLANS = 8
 
-assert (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR, MAX_REPLANS) == (
-    core.KIND_UNBOXED, core.KIND_WITH_KEYSET, core.KIND_BOXED, core.ARG_TENSOR, core.MAX_REPLANS)
+assert (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR, MAX_REPLANS) == core.FASTCALL_CONSTANTS
 
 
 cdef PyObject* _keyword_arg(PyObject** args, Py_ssize_t nargs, PyObject* kwnames, object name):
@@ -197,6 +202,60 @@ cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t narg
     return dispatch(handle, "[redispatch]", plan, bits, packed, kw)
 
 
+cdef inline bint _matches(object choice, PyObject** args, Py_ssize_t nargs):
+    # Whether a remembered positional choice (handle, type, ...) fits these arguments' types.
+    cdef Py_ssize_t i
+    if choice is None or PyTuple_GET_SIZE(choice) != nargs + 1:
+        return False
+    for i in range(nargs):
+        if <PyObject*>Py_TYPE(args[i]) != PyTuple_GET_ITEM(choice, i + 1):
+            return False
+    return True
+
+
+cdef object packet_vectorcall(_OverloadPacketBase self, PyObject** args, size_t nargsf, PyObject* kwnames):
+    # See Note [Overload choice by argument types] in core.py: the last two
+    # positional choices, then the choices by pattern, then the test of each overload.
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    # References of our own: the handle in a choice lives through the call.
+    cdef object choice = self._memo
+    cdef object previous = self._memo2
+    if kwnames == NULL and self._epoch == _choice_epoch_now():
+        if _matches(choice, args, nargs):
+            return PyObject_Vectorcall(<object>PyTuple_GET_ITEM(choice, 0), args, nargsf, kwnames)
+        if _matches(previous, args, nargs):
+            self._memo, self._memo2 = previous, choice
+            return PyObject_Vectorcall(<object>PyTuple_GET_ITEM(previous, 0), args, nargsf, kwnames)
+    pattern = _array_pattern(args, nargs, kwnames)
+    choice = None
+    if pattern is not None and self._epoch == _choice_epoch_now():
+        choice = self._choices.get(pattern)
+    if choice is None:
+        packed, kw = _pack_call(args, 0, nargs, kwnames)
+        choice = _chosen_overload(self, pattern, packed, kw)
+    if pattern is not None and kwnames == NULL:
+        self._memo, self._memo2 = choice, self._memo
+    return PyObject_Vectorcall(<object>PyTuple_GET_ITEM(choice, 0), args, nargsf, kwnames)
+
+
+cdef object _array_pattern(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    # core._call_pattern, read from the argument array.
+    cdef Py_ssize_t i
+    cdef Py_ssize_t n = nargs if kwnames == NULL else nargs + PyTuple_GET_SIZE(<object>kwnames)
+    cdef object tp
+    cdef tuple pattern = PyTuple_New(n + 1)
+    names = None if kwnames == NULL else <object>kwnames
+    Py_INCREF(names)
+    PyTuple_SET_ITEM(pattern, 0, names)
+    for i in range(n):
+        tp = <object>Py_TYPE(args[i])
+        if not _type_decides(tp):
+            return None
+        Py_INCREF(tp)
+        PyTuple_SET_ITEM(pattern, i + 1, tp)
+    return pattern
+
+
 cdef void _enable_vectorcall(type cls, Py_ssize_t offset):
     cdef PyTypeObject* tp = <PyTypeObject*>cls
     tp.tp_vectorcall_offset = offset
@@ -205,11 +264,17 @@ cdef void _enable_vectorcall(type cls, Py_ssize_t offset):
 
 
 def install():
-    """Give OperatorHandle and its redispatch the vectorcall protocol: handles
-    made from now on call through this module (core.install_fast_calls)."""
+    """Give OperatorHandle, its redispatch and OverloadPacket the vectorcall
+    protocol: those made from now on call through this module (core.install_fast_calls)."""
     cdef OperatorHandle probe = OperatorHandle.__new__(OperatorHandle)
     cdef _Redispatch probe_redispatch = _Redispatch.__new__(_Redispatch)
+    cdef _OverloadPacketBase probe_packet = _OverloadPacketBase.__new__(_OverloadPacketBase)
     _enable_vectorcall(OperatorHandle, <Py_ssize_t>(<char*>&probe.vectorcall - <char*><PyObject*>probe))
     _enable_vectorcall(_Redispatch,
                        <Py_ssize_t>(<char*>&probe_redispatch.vectorcall - <char*><PyObject*>probe_redispatch))
-    install_fast_calls(<vectorcall_impl>op_vectorcall, <vectorcall_impl>redispatch_vectorcall)
+    # OverloadPacket is a Python subclass of _OverloadPacketBase (for its
+    # instance dict); its instances keep the base's layout, hence its offset.
+    _enable_vectorcall(core.OverloadPacket,
+                       <Py_ssize_t>(<char*>&probe_packet.vectorcall - <char*><PyObject*>probe_packet))
+    install_fast_calls(<vectorcall_impl>op_vectorcall, <vectorcall_impl>redispatch_vectorcall,
+                       <vectorcall_impl>packet_vectorcall)

@@ -26,6 +26,7 @@ from .standard_fallbacks import standard_fallbacks_library
 from ._core import HAS_EXTENSION, DispatchKeySet, TensorBase
 from .ivalue import box_returns, unbox_arguments
 from .keys import DispatchKey as K
+from .keysets import AFTER_AUTOGRAD_KEYSET
 from .library import Library
 from .ops import ops
 from .registry import Dispatcher
@@ -33,10 +34,12 @@ from .registry import Dispatcher
 
 @dataclass
 class Case:
-    """A statement timed against a direct call of its kernel.
+    """A statement timed against a direct call of its kernel, and against
+    PyTorch's way of writing the same call (``torch_call``) when torch is
+    importable.
 
-    Both are source text compiled by timeit into its loop, so no wrapper
-    call is timed on either side.
+    All are source text compiled by timeit into its loop, so no wrapper
+    call is timed on any side.
     """
 
     name: str
@@ -44,6 +47,7 @@ class Case:
     direct: str
     env: dict
     note: str = ""
+    torch_call: str = ""
 
 
 @dataclass
@@ -53,20 +57,32 @@ class Result:
     direct_ns: float
     ratio: float
     note: str
+    torch_ns: Optional[float] = None
+    torch_ratio: Optional[float] = None  # torch's time / ours, median of the rounds' ratios
 
 
-def measure(case: Case, rounds: int, number: int) -> Result:
-    call = timeit.Timer(case.call, globals=case.env)
-    direct = timeit.Timer(case.direct, globals=case.env)
+def measure(case: Case, rounds: int, number: int, torch_env: Optional[dict] = None) -> Result:
+    env = case.env if torch_env is None else dict(case.env, **torch_env)
+    call = timeit.Timer(case.call, globals=env)
+    direct = timeit.Timer(case.direct, globals=env)
+    torch_call = timeit.Timer(case.torch_call, globals=env) if case.torch_call and torch_env else None
     call.timeit(1)  # warm up, and fail early if the call is broken
-    calls, directs, ratios = [], [], []
+    if torch_call is not None:
+        torch_call.timeit(1)
+    calls, directs, ratios, torch_times, torch_ratios = [], [], [], [], []
     for _ in range(rounds):
         d = direct.timeit(number) / number * 1e9
         c = call.timeit(number) / number * 1e9
         calls.append(c)
         directs.append(d)
         ratios.append(c / d)
-    return Result(case.name, statistics.median(calls), statistics.median(directs), statistics.median(ratios), case.note)
+        if torch_call is not None:
+            t = torch_call.timeit(number) / number * 1e9
+            torch_times.append(t)
+            torch_ratios.append(t / c)
+    return Result(case.name, statistics.median(calls), statistics.median(directs), statistics.median(ratios),
+                  case.note, statistics.median(torch_times) if torch_times else None,
+                  statistics.median(torch_ratios) if torch_ratios else None)
 
 
 def kernel(x, y):
@@ -85,6 +101,9 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
     lib.define("keyset_add(Tensor x, Tensor y) -> Tensor")
     lib.define("boxed_add(Tensor x, Tensor y) -> Tensor")
     lib.define("fallback_add(Tensor x, Tensor y) -> Tensor")
+    lib.define("mul(Tensor x, Tensor y) -> Tensor")
+    lib.define("mul.Scalar(Tensor x, Scalar y) -> Tensor")
+    lib.define("grad_add(Tensor x, Tensor y) -> Tensor")
 
     def kernel10(a, b, c, d, e, f, g, h, i, j):
         return a
@@ -100,24 +119,50 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
     lib.impl("add10", kernel10, "CPU")
     lib.impl("keyset_add", with_keyset, "CPU", with_keyset=True)
     lib.impl("boxed_add", boxed, "CPU", boxed=True)
+    lib.impl("mul", kernel, "CPU")
+    lib.impl("mul.Scalar", kernel, "CPU")
+    lib.impl("grad_add", kernel, "CPU")
+
+    def autograd(keyset, x, y):
+        # An autograd layer: record nothing, run the backend below it.
+        return grad_add.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, x, y)
+
+    def chained(x, y):
+        return kernel(x, y)
+
+    lib.impl("grad_add", autograd, "AutogradCPU", with_keyset=True)
     # fallback_add has no kernel of its own: every call lands on this fallback.
     fallbacks.fallback(boxed, _FALLBACK_KEY, with_keyset=True)
     namespace = getattr(ops, lib.ns)
     add, add10 = namespace.add.default, namespace.add10.default
     keyset_add, boxed_add = namespace.keyset_add.default, namespace.boxed_add.default
     fallback_add = namespace.fallback_add.default
+    grad_add = namespace.grad_add.default
     t = TensorBase(DispatchKeySet([K.CPU, K.ADInplaceOrView, K.AutogradCPU]))
     f = TensorBase(DispatchKeySet([K.CPU, _FALLBACK_KEY]))
     cpu = DispatchKeySet(K.CPU)
     core = "compiled" if HAS_EXTENSION else "pure-Python"
     env = dict(add=add, add10=add10, keyset_add=keyset_add, boxed_add=boxed_add, fallback_add=fallback_add,
-               kernel=kernel, kernel10=kernel10, with_keyset=with_keyset, t=t, f=f, cpu=cpu)
+               grad_add=grad_add, chained=chained, ops=ops, kernel=kernel, kernel10=kernel10,
+               with_keyset=with_keyset, t=t, f=f, cpu=cpu)
+    ns = lib.ns
     cases = [
-        Case(f"call, 2 tensors ({core} core)", "add(t, t)", "kernel(t, t)", env),
+        Case(f"call, 2 tensors ({core} core)", "add(t, t)", "kernel(t, t)", env, torch_call="torch_add(a, a)"),
+        Case(f"`ops.{ns}.add.default(t, t)` written inline", f"ops.{ns}.add.default(t, t)", "kernel(t, t)", env,
+             torch_call=f"torch.ops.{ns}.add.default(a, a)"),
+        Case(f"`ops.{ns}.add(t, t)`: packet, one overload", f"ops.{ns}.add(t, t)", "kernel(t, t)", env,
+             torch_call=f"torch.ops.{ns}.add(a, a)"),
+        Case(f"`ops.{ns}.mul(t, 2)`: packet, two overloads", f"ops.{ns}.mul(t, 2)", "kernel(t, 2)", env,
+             torch_call=f"torch.ops.{ns}.mul(a, 2)"),
+        Case(f"`ops.{ns}.mul(t, t); ops.{ns}.mul(t, 2)`: alternating", f"ops.{ns}.mul(t, t); ops.{ns}.mul(t, 2)",
+             "kernel(t, t); kernel(t, 2)", env, torch_call=f"torch.ops.{ns}.mul(a, a); torch.ops.{ns}.mul(a, 2)"),
+        Case("Autograd kernel -> redispatch -> CPU kernel", "grad_add(t, t)", "chained(t, t)", env,
+             note="direct: the same two Python functions, one calling the other", torch_call="torch_grad_add(a, a)"),
         Case(f"call, 10 tensors ({core} core)", "add10(t, t, t, t, t, t, t, t, t, t)",
              "kernel10(t, t, t, t, t, t, t, t, t, t)", env),
         Case(f"call with a keyword argument ({core} core)", "add(t, y=t)", "kernel(t, y=t)", env),
-        Case(f"redispatch ({core} core)", "add.redispatch(cpu, t, t)", "kernel(t, t)", env),
+        Case(f"redispatch ({core} core)", "add.redispatch(cpu, t, t)", "kernel(t, t)", env,
+             torch_call="torch_add.redispatch(torch_cpu, a, a)"),
         Case(f"with-keyset kernel ({core} core)", "keyset_add(t, t)", "with_keyset(cpu, t, t)", env),
         Case(f"boxed kernel: box, run, unbox ({core} core)", "boxed_add(t, t)", "kernel(t, t)", env),
         Case(f"boxed backend fallback: box, run, unbox ({core} core)", "fallback_add(f, f)", "kernel(f, f)", env),
@@ -183,33 +228,32 @@ def _peer_cases() -> list[Case]:
     return cases
 
 
-# The name of the case that times torch.ops against our own call rather than
-# against a direct call; format_table prints it under the table.
-TORCH_VS_OURS = "torch.ops / our call, 2 tensors"
-
-
-def _torch_cases(ours: Case) -> list[Case]:
-    """torch.ops with a Python kernel, against a direct call and against ``ours``.
-
-    The second ratio is what "N times faster than torch.ops" means: both
-    calls timed in the same rounds, so a machine that slows down for a while
-    slows both.
-    """
+def _torch_env(ns: str) -> Optional[dict]:
+    """The same operators and Python kernels registered with torch.library
+    in namespace ``ns``, and the names the cases' ``torch_call`` use; None
+    without torch."""
     if not _available("torch"):
-        return []
+        return None
     import torch
 
-    lib = torch.library.Library("dispatcher_bench", "FRAGMENT")
+    lib = torch.library.Library(ns, "FRAGMENT")
     lib.define("add(Tensor x, Tensor y) -> Tensor")
-    lib.impl("add", kernel, "CPU")
-    a = torch.zeros(1)
-    op = torch.ops.dispatcher_bench.add.default
-    # The library is kept in env so the registration lives as long as the case.
-    env = dict(op=op, a=a, kernel=kernel, lib=lib)
-    return [
-        Case(f"torch.ops, Python kernel (PyTorch {torch.__version__})", "op(a, a)", "kernel(a, a)", env),
-        Case(TORCH_VS_OURS, "op(a, a)", ours.call, dict(ours.env, **env)),
-    ]
+    lib.define("mul(Tensor x, Tensor y) -> Tensor")
+    lib.define("mul.Scalar(Tensor x, Scalar y) -> Tensor")
+    lib.define("grad_add(Tensor x, Tensor y) -> Tensor")
+    for name in ("add", "mul", "mul.Scalar", "grad_add"):
+        lib.impl(name, kernel, "CPU")
+    after_autograd = torch._C._after_autograd_keyset
+    grad_add = getattr(torch.ops, ns).grad_add.default
+
+    def autograd(keyset, x, y):
+        return grad_add.redispatch(keyset & after_autograd, x, y)
+
+    lib.impl("grad_add", autograd, "AutogradCPU", with_keyset=True)
+    # The library is kept in the env so its registrations live as long as the cases.
+    return dict(torch=torch, torch_library=lib, a=torch.zeros(1), torch_add=getattr(torch.ops, ns).add.default,
+                torch_grad_add=grad_add, torch_cpu=torch._C.DispatchKeySet(torch._C.DispatchKey.CPU),
+                torch_version=torch.__version__)
 
 
 def _available(module: str) -> bool:
@@ -220,28 +264,29 @@ def _available(module: str) -> bool:
     return True
 
 
-def run(rounds: int = 15, number: int = 20000) -> list[Result]:
+def run(rounds: int = 15, number: int = 20000) -> tuple[list[Result], Optional[str]]:
+    """The results, and the version of torch timed beside them (None without torch)."""
     with Library("dispatcher_bench", "DEF") as lib, Library("_", "IMPL") as fallbacks:
         ours = _our_cases(lib, fallbacks)
-        results = [measure(case, rounds, number) for case in ours + _peer_cases()]
-        # torch is imported only now: loading it can change how fast the
-        # interpreter runs, and only the torch cases need it.
-        results += [measure(case, rounds, number) for case in _torch_cases(ours[0])]
-        return results
+        torch_env = _torch_env(lib.ns)
+        results = [measure(case, rounds, number, torch_env) for case in ours + _peer_cases()]
+        return results, None if torch_env is None else torch_env["torch_version"]
 
 
-def format_table(results: Sequence[Result]) -> str:
-    lines = [
-        "| case | ns per call (median) | direct kernel call (ns) | ratio to direct call |",
-        "|---|---:|---:|---:|",
-    ]
+def format_table(results: Sequence[Result], torch_version: Optional[str] = None) -> str:
+    torch_columns = torch_version is not None
+    head = "| case | ns per call (median) | direct kernel call (ns) | ratio to direct call |"
+    rule = "|---|---:|---:|---:|"
+    if torch_columns:
+        head += f" torch {torch_version} (ns) | torch / ours |"
+        rule += "---:|---:|"
+    lines = [head, rule]
     for r in results:
-        if r.name != TORCH_VS_OURS:
-            lines.append(f"| {r.name} | {r.ns_per_call:.0f} | {r.direct_ns:.0f} | {r.ratio:.2f}x |")
-    for r in results:
-        if r.name == TORCH_VS_OURS:
-            lines.append("")
-            lines.append(f"{r.name} (timed in the same rounds): {r.ratio:.1f}x")
+        line = f"| {r.name} | {r.ns_per_call:.0f} | {r.direct_ns:.0f} | {r.ratio:.2f}x |"
+        if torch_columns:
+            line += (f" {r.torch_ns:.0f} | {r.torch_ratio:.1f}x |" if r.torch_ns is not None
+                     and r.torch_ratio is not None else " | |")
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -251,9 +296,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--number", type=int, default=20000, help="calls per round (default 20000)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
-    results = run(args.rounds, args.number)
+    results, torch_version = run(args.rounds, args.number)
     if args.json:
-        print(json.dumps([r.__dict__ for r in results], indent=1))
+        print(json.dumps({"torch": torch_version, "results": [r.__dict__ for r in results]}, indent=1))
     else:
-        print(format_table(results))
+        print(format_table(results, torch_version))
     return 0

@@ -29,6 +29,7 @@ import random
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from dispatcher._core import ENGINE as _engine
+from dispatcher._engine import loaded_engines
 from dispatcher._core import DispatchKeySet, IValue, Stack
 from dispatcher._ivalue_tag import Mismatch, Tag
 from dispatcher.schema import (
@@ -93,6 +94,9 @@ def register_value_type(tag: Tag, cls: type) -> None:
         raise TypeError(f"register_value_type expects a type, got {cls!r}")
     if cls not in _ACCEPTED[tag]:
         _ACCEPTED[tag] += (cls,)
+        # A packet may have chosen another overload for values of this type.
+        for engine in loaded_engines():
+            engine.forget_overload_choices()
 
 
 # --------------------------------------------------------------------------
@@ -115,6 +119,19 @@ def _is_int(v: Any) -> bool:
 
 def _is_real(v: Any) -> bool:
     return type(v) in (float, int) or isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+# torch.ops takes True where an int or a float is expected (as 1, 1.0).
+def _is_int_or_bool(v: Any) -> bool:
+    return isinstance(v, numbers.Integral)
+
+
+def _as_int(v: Any) -> int:
+    return int(operator.index(v))
+
+
+def _is_real_or_bool(v: Any) -> bool:
+    return isinstance(v, numbers.Real)
 
 
 def _is_complex(v: Any) -> bool:
@@ -195,9 +212,9 @@ class _Converters:
         if name is BaseTy.Tensor:
             return self._tensor
         if name in (BaseTy.int, BaseTy.SymInt):
-            return self._simple(Tag.INT, _is_int, operator.index, exact=int)
+            return self._simple(Tag.INT, _is_int_or_bool, _as_int, exact=int)
         if name in (BaseTy.float, BaseTy.SymFloat):
-            return self._simple(Tag.DOUBLE, _is_real, float, exact=float)
+            return self._simple(Tag.DOUBLE, _is_real_or_bool, float, exact=float)
         if name in (BaseTy.bool, BaseTy.SymBool):
             return self._simple(Tag.BOOL, _never, exact=bool)
         if name in (BaseTy.str, BaseTy.Dimname):

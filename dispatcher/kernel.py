@@ -9,10 +9,10 @@ its engine's ``KernelFunction`` when it compiles a plan (``function``).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Callable, Optional
 
+from ._frozen import Frozen
 from ._kernel_kind import DUMP_STATE, KernelKind
 from .schema import FunctionSchema
 
@@ -40,13 +40,18 @@ def fallthrough_kernel(*args: Any, **kwargs: Any) -> None:
     )
 
 
-@dataclass(frozen=True)
-class Kernel:
+class Kernel(Frozen):
     """How a table entry is called: a KernelKind and the callable (None for
     fallthrough, missing and ambiguous entries)."""
 
+    __slots__ = _fields = ("kind", "fn")
+
     kind: KernelKind
-    fn: Optional[Callable[..., Any]] = None
+    fn: Optional[Callable[..., Any]]
+
+    def __init__(self, kind: KernelKind, fn: Optional[Callable[..., Any]] = None) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "fn", fn)
 
     def is_fallthrough(self) -> bool:
         return self.kind == KernelKind.FALLTHROUGH
@@ -86,21 +91,31 @@ def make_fallback_kernel(fn: Callable[..., Any], with_keyset: bool) -> Kernel:
     return Kernel(KernelKind.BOXED, lambda op, keyset, stack: fn(op, stack))
 
 
-@dataclass(frozen=True, eq=False)
-class AnnotatedKernel:
+class AnnotatedKernel(Frozen):
     """A registered kernel with its debug text and optional inferred schema.
 
     Identity matters, not value: the same function registered twice is two
     registrations, each removed by its own handle.
     """
 
+    __slots__ = ("kernel", "debug", "inferred_schema", "_functions")
+    _fields = ("kernel", "debug", "inferred_schema")
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
     kernel: Kernel
     debug: str
     # The schema a kernel's signature implies (c10 infers it from a C++
     # function type); its name is a placeholder, only the signature counts.
-    inferred_schema: Optional[FunctionSchema] = None
+    inferred_schema: Optional[FunctionSchema]
     # This kernel as each engine's KernelFunction, made once per engine.
-    _functions: dict[str, Any] = field(default_factory=dict, repr=False)
+    _functions: dict[str, Any]
+
+    def __init__(self, kernel: Kernel, debug: str, inferred_schema: Optional[FunctionSchema] = None) -> None:
+        object.__setattr__(self, "kernel", kernel)
+        object.__setattr__(self, "debug", debug)
+        object.__setattr__(self, "inferred_schema", inferred_schema)
+        object.__setattr__(self, "_functions", {})
 
     def function(self, engine: Any) -> Any:
         """This kernel as ``engine``'s KernelFunction (what a plan's table holds)."""

@@ -18,7 +18,6 @@ Everything here works on single keys; sets of keys live in the core
 """
 from __future__ import annotations
 
-import difflib
 from enum import IntEnum
 from typing import Callable, ClassVar, Union
 
@@ -344,6 +343,9 @@ PER_BACKEND_FUNCTIONALITY_KEYS = frozenset(
 
 KeyLike = Union["DispatchKey", str]
 
+# DispatchKey.__members__, as a dict: that property makes a new mapping
+# proxy each time, and registration parses a key name per kernel.
+_KEYS_BY_NAME: dict[str, DispatchKey] = dict(DispatchKey.__members__)
 # Legacy spellings that PyTorch's key parser still accepts.
 _LEGACY_SPELLINGS = {
     "Math": DispatchKey.CompositeImplicitAutograd,
@@ -359,12 +361,14 @@ def parse_dispatch_key(name: str) -> DispatchKey:
     """
     if not isinstance(name, str):
         raise TypeError(f"dispatch key name must be a str, not {type(name).__name__}")
-    member = DispatchKey.__members__.get(name)
+    member = _KEYS_BY_NAME.get(name)
     if member is not None:
         return member
     legacy = _LEGACY_SPELLINGS.get(name)
     if legacy is not None:
         return legacy
+    import difflib  # only for this error: importing it costs about a millisecond
+
     close = difflib.get_close_matches(name, list(DispatchKey.__members__) + list(_LEGACY_SPELLINGS), n=3)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     raise ValueError(f"could not parse dispatch key: {name}{hint}")

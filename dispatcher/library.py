@@ -14,7 +14,6 @@ dispatcher as it was.
 """
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union
 
@@ -93,6 +92,9 @@ class Library:
         self.ns = ns
         # Operator name -> the tags its define() gave, for this library's defs.
         self._tags: dict[OperatorName, tuple[str, ...]] = {}
+        # What _name_for_impl made of each name it was given: a library
+        # usually registers several kernels of one operator.
+        self._qualified_names: dict[str, OperatorName] = {}
         self.kind = kind
         self.dispatch_key = None if key == DispatchKey.Undefined else key
         self._site = site
@@ -214,8 +216,8 @@ class Library:
                 f"namespace from your schema string.)  {self._context}"
             )
         if not name.namespace:
-            name = OperatorName(self.ns, name.name, name.overload_name)
-            schema = dataclasses.replace(schema, name=name)
+            name = name.with_namespace(self.ns)
+            schema = schema.with_name(name)
         self._handles.append(
             self._registry.register_def(schema, self._default_debug(), alias_analysis, alias_analysis_is_default)
         )
@@ -251,6 +253,12 @@ class Library:
         namespace, which an explicit namespace must match."""
         if not isinstance(name, str):
             raise TypeError(f"an operator name must be a str, got {type(name).__name__}")
+        qualified = self._qualified_names.get(name)
+        if qualified is None:
+            qualified = self._qualified_names[name] = self._qualify(name)
+        return qualified
+
+    def _qualify(self, name: str) -> OperatorName:
         op = OperatorName.parse(name)
         block = _KINDS[self.kind]
         wildcard = self.ns == WILDCARD_NAMESPACE
@@ -269,7 +277,7 @@ class Library:
                 f'impl("{name}", ...): a {block} block of the wildcard namespace _ registers only '
                 f"fallbacks; register kernels in a block of the operator's namespace.  {self._context}"
             )
-        return op if op.namespace else OperatorName(self.ns, op.name, op.overload_name)
+        return op if op.namespace else op.with_namespace(self.ns)
 
     def _register_impl(self, op: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> None:
         existing = self._registry.find_op(str(op))
@@ -315,16 +323,18 @@ class Library:
         for k in keys:
             if self._registry.has_backend_fallback(k):
                 self._registry.register_fallback(k, kernel)  # raises the duplicate error
-        for k in keys:
-            self._handles.append(self._registry.register_fallback(k, kernel))
+        with self._registry.defer():  # each operator is refreshed once, for all the keys
+            for k in keys:
+                self._handles.append(self._registry.register_fallback(k, kernel))
 
     # -- lifetime ------------------------------------------------------------------
     def close(self) -> None:
         """Remove everything this library registered (newest first); idempotent."""
         handles, self._handles = self._handles, []
         self._tags = {}
-        for handle in reversed(handles):
-            handle()
+        with self._registry.defer():  # each operator is refreshed once, at the end
+            for handle in reversed(handles):
+                handle()
 
     _destroy = close
 

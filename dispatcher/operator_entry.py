@@ -10,11 +10,11 @@ in this module.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import keysets
+from ._frozen import Frozen
 from ._kernel_kind import KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel, signature_text
@@ -37,18 +37,32 @@ if TYPE_CHECKING:
 K = DispatchKey
 
 _CIA = K.CompositeImplicitAutograd
+_CIA_NESTED = K.CompositeImplicitAutogradNestedTensor
 _CEA = K.CompositeExplicitAutograd
 _CEANF = K.CompositeExplicitAutogradNonFunctional
+_AUTOGRAD = K.Autograd
+_BATCHED = K.FuncTorchBatchedDecomposition
+
+# compute_entry's tag for a slot that takes its backend fallback.
+BACKEND_FALLBACK = "backend fallback"
 
 
-@dataclass(frozen=True)
-class RegisteredSchema:
+class RegisteredSchema(Frozen):
     """A def(): the schema, where it was registered, its alias analysis kind."""
+
+    __slots__ = _fields = ("schema", "debug", "alias_analysis", "alias_analysis_is_default")
 
     schema: FunctionSchema
     debug: str
-    alias_analysis: str = "FROM_SCHEMA"
-    alias_analysis_is_default: bool = False
+    alias_analysis: str
+    alias_analysis_is_default: bool
+
+    def __init__(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
+                 alias_analysis_is_default: bool = False) -> None:
+        object.__setattr__(self, "schema", schema)
+        object.__setattr__(self, "debug", debug)
+        object.__setattr__(self, "alias_analysis", alias_analysis)
+        object.__setattr__(self, "alias_analysis_is_default", alias_analysis_is_default)
 
 
 def _type_text(t: Type) -> str:
@@ -95,21 +109,11 @@ def check_inferred_schema(name: str, schema: RegisteredSchema, kernel: Annotated
         )
 
 
-def _autograd_slots_depending_on(k: DispatchKey) -> tuple[DispatchKey, ...]:
-    # The autograd keys whose entry asks "is there a kernel for one of my
-    # backends?" (has_backend_kernel in compute_entry) about k.
-    return tuple(
-        a
-        for a in RUNTIME_SLOT_KEYS
-        if keysets.AUTOGRAD_DISPATCH_KEYSET.has(to_functionality_key(a))
-        and not is_alias_key(k)
-        and keysets.get_backend_key_set_from_autograd(a).has(k)
-    )
+class _SlotInfo(Frozen):
+    """What compute_entry needs to know about a runtime slot."""
 
-
-@dataclass(frozen=True)
-class _SlotInfo:
-    """What compute_entry needs to know about a runtime slot, computed once."""
+    __slots__ = _fields = ("in_ceanf", "in_cea", "in_cia_nested", "in_cia", "in_autograd", "in_batched",
+                           "backend_bits")
 
     in_ceanf: bool
     in_cea: bool
@@ -119,23 +123,36 @@ class _SlotInfo:
     in_batched: bool
     backend_bits: int  # raw get_backend_key_set_from_autograd(slot)
 
+    def __init__(self, in_ceanf: bool, in_cea: bool, in_cia_nested: bool, in_cia: bool, in_autograd: bool,
+                 in_batched: bool, backend_bits: int) -> None:
+        for name, value in zip(self._fields, (in_ceanf, in_cea, in_cia_nested, in_cia, in_autograd, in_batched,
+                                              backend_bits)):
+            object.__setattr__(self, name, value)
+
+
+# Filled as keys are first asked about: computing all 137 slots at import
+# took longer than the rest of the import.
+_SLOT_INFO: dict[DispatchKey, _SlotInfo] = {}
+
 
 def _slot_info(k: DispatchKey) -> _SlotInfo:
-    undefined = k == K.Undefined
-    return _SlotInfo(
-        # Note [Undefined in dispatchTable_]: the composite kernels also
-        # serve Undefined, which no alias key set can hold.
-        in_ceanf=undefined or keysets.is_included_in_alias(k, _CEANF),
-        in_cea=undefined or keysets.is_included_in_alias(k, _CEA),
-        in_cia_nested=not undefined and keysets.is_included_in_alias(k, K.CompositeImplicitAutogradNestedTensor),
-        in_cia=undefined or keysets.is_included_in_alias(k, _CIA),
-        in_autograd=keysets.is_included_in_alias(k, K.Autograd),
-        in_batched=keysets.is_included_in_alias(k, K.FuncTorchBatchedDecomposition),
-        backend_bits=keysets.get_backend_key_set_from_autograd(k).raw_repr(),
-    )
+    info = _SLOT_INFO.get(k)
+    if info is None:
+        undefined = k == K.Undefined
+        info = _SLOT_INFO[k] = _SlotInfo(
+            # Note [Undefined in dispatchTable_]: the composite kernels also
+            # serve Undefined, which no alias key set can hold.
+            in_ceanf=undefined or keysets.is_included_in_alias(k, _CEANF),
+            in_cea=undefined or keysets.is_included_in_alias(k, _CEA),
+            in_cia_nested=not undefined and keysets.is_included_in_alias(k, K.CompositeImplicitAutogradNestedTensor),
+            in_cia=undefined or keysets.is_included_in_alias(k, _CIA),
+            in_autograd=keysets.is_included_in_alias(k, K.Autograd),
+            in_batched=keysets.is_included_in_alias(k, K.FuncTorchBatchedDecomposition),
+            backend_bits=keysets.get_backend_key_set_from_autograd(k).raw_repr(),
+        )
+    return info
 
 
-_SLOT_INFO = {k: _slot_info(k) for k in RUNTIME_SLOT_KEYS}
 _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 
 # Note [Which slots a registration changes]
@@ -152,11 +169,29 @@ _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 # A functionality key without a slot (Dense, SparseCsr) changes no slot of
 # its own, but it counts as a backend kernel for the autograd slots whose
 # backend set has its functionality (AutogradOther for SparseCsr).
-_SLOTS_CHANGED_BY: dict[DispatchKey, tuple[DispatchKey, ...]] = {
-    k: ((k,) if k in SLOT_OF_KEY else ()) + _autograd_slots_depending_on(k)
-    for k in DispatchKey
-    if not is_alias_key(k)
-}
+
+# The slots that guard backends (has_backend_kernel in compute_entry), with
+# the raw keyset of the backends each guards: the autograd slots, but for
+# those guarding none (AutogradHIP, ...), which no kernel change reaches.
+_BACKEND_GUARDS: tuple[tuple[DispatchKey, int], ...] = tuple(
+    (a, bits) for a in RUNTIME_SLOT_KEYS if (bits := keysets.get_backend_key_set_from_autograd(a).raw_repr())
+)
+# Filled as keys are first registered to (see _slot_info).
+_SLOTS_CHANGED_BY: dict[DispatchKey, tuple[DispatchKey, ...]] = {}
+
+
+def _slots_changed_by(k: DispatchKey) -> tuple[DispatchKey, ...]:
+    """The slots a kernel change on key ``k`` can change, in slot order."""
+    slots = _SLOTS_CHANGED_BY.get(k)
+    if slots is None:
+        if is_alias_key(k):
+            slots = RUNTIME_SLOT_KEYS
+        else:
+            bits = KEY_REPRS[k]  # a guard holds k if it holds all of k's bits, as DispatchKeySet.has
+            own = (k,) if k in SLOT_OF_KEY else ()
+            slots = own + tuple(a for a, guarded in _BACKEND_GUARDS if guarded & bits == bits)
+        _SLOTS_CHANGED_BY[k] = slots
+    return slots
 
 
 class OperatorEntry:
@@ -169,8 +204,13 @@ class OperatorEntry:
         self.kernels: dict[DispatchKey, list[AnnotatedKernel]] = {}
         self._dispatcher = dispatcher
         # With no kernels, every slot is its backend fallback: start from the
-        # dispatcher's copy of that table instead of computing 137 entries.
+        # dispatcher's copies of that table instead of computing 137 entries.
         self._table: list[Any] = list(dispatcher.fallback_table)
+        # Note [Stored table lines]
+        # For each slot, the line dump_table prints for the entry compute_entry
+        # chose ("" for a missing one), kept with the table by _update_slot:
+        # dumping joins them instead of recomputing every slot.
+        self._lines: list[str] = list(dispatcher.fallback_lines)
         # Note [Per-backend fallthrough masks]
         # c10 keeps, per backend, the keys that are not fallthrough for this
         # operator; a call ANDs its keyset with the mask of its highest
@@ -178,9 +218,32 @@ class OperatorEntry:
         # a per-backend key (AutogradCPU) only affects its backend's mask; one
         # on another key (Python) affects them all.
         self._masks: list[int] = list(dispatcher.fallback_masks)
+        # Note [Out-of-use entries are refreshed when used again]
+        # An entry with no def and no kernels holds exactly the dispatcher's
+        # fallback table, and nothing can call it (a plan without a schema
+        # only raises).  Backend fallback changes skip such entries, which
+        # stay forever (Note [Operator entries live forever]) and would
+        # otherwise make every fallback registration slower; one that missed
+        # a change is marked stale and takes the dispatcher's copies again
+        # when a def or a kernel puts it back in use.
+        self._stale = False
         # What a plan takes from the def: see _schema_plan_parts.
         self._schema_parts: Optional[_SchemaParts] = None
-        self.handle = dispatcher.engine.OperatorHandle(name, self._plan())
+        self._handle: Any = None
+
+    @property
+    def handle(self) -> Any:
+        """The engine OperatorHandle that calls go through, made (with a plan
+        of the current table) when first asked for: until then there is no
+        plan to publish, so an entry that registration creates and updates
+        before anything looks its handle up compiles one plan, not one per change."""
+        handle = self._handle
+        if handle is None:
+            with self._dispatcher.lock:
+                handle = self._handle
+                if handle is None:
+                    handle = self._handle = self._dispatcher.engine.OperatorHandle(self.name, self._plan())
+        return handle
 
     # -- queries ---------------------------------------------------------------
     def kernel_for(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
@@ -223,71 +286,97 @@ class OperatorEntry:
             return direct[0], "kernel"
         # A key without a slot of its own (Dense) is computed too, as c10
         # does for _dispatch_get_computed_kernel_for_dispatch_key's debug text.
-        slot = _SLOT_INFO.get(key) or _slot_info(key)
+        slot = _slot_info(key)
 
         # Composite kernels serve Undefined too: a call with no tensor arguments
         # (and no TLS keys) lands there.
-        for alias, included in ((_CEANF, slot.in_ceanf), (_CEA, slot.in_cea)):
-            if included and kernels.get(alias):
-                return kernels[alias][0], "default backend kernel"
-
-        # An autograd key only takes a composite-implicit kernel when its
-        # backends have no kernel of their own (else autograd would bypass it).
-        has_backend_kernel = bool(kernels.get(_CEA)) or (
-            slot.backend_bits != 0 and self._has_kernel_in(slot.backend_bits)
-        )
+        if slot.in_ceanf and (found := kernels.get(_CEANF)):
+            return found[0], "default backend kernel"
+        if slot.in_cea and (found := kernels.get(_CEA)):
+            return found[0], "default backend kernel"
 
         # Unlike the math kernel below, c10 gives the nested kernel no
         # has_backend_kernel test: a NestedTensorCPU kernel does not keep
         # it from AutogradNestedTensor.
-        nested = kernels.get(K.CompositeImplicitAutogradNestedTensor)
-        if slot.in_cia_nested and nested:
-            return nested[0], "nested kernel"
+        if slot.in_cia_nested and (found := kernels.get(_CIA_NESTED)):
+            return found[0], "nested kernel"
 
-        math = kernels.get(_CIA)
-        if slot.in_cia and math:
+        if slot.in_cia and (found := kernels.get(_CIA)):
             # Note [Ambiguity in AutogradOther kernel]: AutogradOther serves
             # many backends; with a kernel for one of them, c10 cannot tell
             # whether the composite kernel or autograd-of-that-kernel is
             # meant, and makes calling it an error.
             if key == K.AutogradOther and self._has_kernel_in(_AUTOGRADOTHER_BACKEND_BITS):
                 return AMBIGUOUS_AUTOGRAD_OTHER, "ambiguous autogradother"
+            # An autograd key only takes a composite-implicit kernel when its
+            # backends have no kernel of their own (else autograd would bypass it).
+            has_backend_kernel = bool(kernels.get(_CEA)) or (
+                slot.backend_bits != 0 and self._has_kernel_in(slot.backend_bits)
+            )
             if not has_backend_kernel:
-                return math[0], "math kernel"
+                return found[0], "math kernel"
 
-        for alias, included, tag in (
-            (K.Autograd, slot.in_autograd, "autograd kernel"),
-            (K.FuncTorchBatchedDecomposition, slot.in_batched, "batched kernel"),
-        ):
-            if included and kernels.get(alias):
-                return kernels[alias][0], tag
+        if slot.in_autograd and (found := kernels.get(_AUTOGRAD)):
+            return found[0], "autograd kernel"
+        if slot.in_batched and (found := kernels.get(_BATCHED)):
+            return found[0], "batched kernel"
 
         fallback = self._dispatcher.backend_fallback(key)
         if fallback is not None:
-            return fallback, "backend fallback"
+            return fallback, BACKEND_FALLBACK
         return None, "missing"
 
     # -- updates -------------------------------------------------------------------
     def refresh_slots(self, changed_key: DispatchKey) -> None:
         """Recompute the slots a kernel change on ``changed_key`` can affect
         (see Note [Which slots a registration changes]) and publish them."""
-        if is_alias_key(changed_key):
-            slots = RUNTIME_SLOT_KEYS
+        self.refresh(_slots_changed_by(changed_key))
+
+    def fallback_changed(self, key: DispatchKey) -> None:
+        """The backend fallback of ``key`` changed: only its own slot can change
+        (an entry out of use only notes it: see Note [Out-of-use entries are
+        refreshed when used again])."""
+        if self.in_use():
+            self.refresh((key,))
         else:
-            slots = _SLOTS_CHANGED_BY[changed_key]
-        for key in slots:
-            self._update_slot(key)
+            self._stale = True
+
+    def refresh(self, keys: Iterable[DispatchKey]) -> None:
+        """Recompute the slots of ``keys`` and publish the plan, or, while the
+        dispatcher defers (see Note [Deferred refreshes] in registry.py), leave
+        that to the end of the deferral."""
+        deferred = self._dispatcher.deferred
+        if deferred is not None:
+            deferred.setdefault(self, set()).update(keys)
+            return
+        if self.kernels:
+            for key in keys:
+                self._update_slot(key)
+        else:
+            # Every slot is its backend fallback: the dispatcher has them.
+            self._take_fallback_table()
         self._publish()
 
-    def refresh_fallback_slot(self, key: DispatchKey) -> None:
-        """A backend fallback of ``key`` changed: only its own slot can change."""
-        self._update_slot(key)
-        self._publish()
+    def _take_fallback_table(self) -> None:
+        dispatcher = self._dispatcher
+        self._table[:] = dispatcher.fallback_table
+        self._lines[:] = dispatcher.fallback_lines
+        self._masks[:] = dispatcher.fallback_masks
+        self._stale = False
 
     def _update_slot(self, key: DispatchKey) -> None:
-        annotated, _tag = self.compute_entry(key)
-        kernel = self._dispatcher.function_of(annotated)
-        self._table[SLOT_OF_KEY[key]] = kernel
+        annotated, tag = self.compute_entry(key)
+        slot = SLOT_OF_KEY[key]
+        dispatcher = self._dispatcher
+        if annotated is None or tag == BACKEND_FALLBACK:
+            # The dispatcher's entry for the slot, made when the fallback was registered.
+            kernel = dispatcher.fallback_table[slot]
+            line = dispatcher.fallback_lines[slot]
+        else:
+            kernel = annotated.function(dispatcher.engine)
+            line = table_line(key, annotated, tag)
+        self._table[slot] = kernel
+        self._lines[slot] = line
         update_fallthrough_masks(self._masks, key, kernel.is_fallthrough())
 
     # -- the call plan -------------------------------------------------------------
@@ -304,30 +393,39 @@ class OperatorEntry:
                     self.report_error)
 
     def _publish(self) -> None:
-        self.handle._publish(self._plan())
+        if self._handle is not None:
+            self._handle._publish(self._plan())
 
     def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
         """Define (or, with None, undefine) the operator: all or nothing."""
         parts = None if schema is None else _schema_plan_parts(schema.schema, self._dispatcher.engine)
+        if self._stale:
+            self._take_fallback_table()
         previous = self.schema, self._schema_parts
         self.schema, self._schema_parts = schema, parts
+        if self._dispatcher.deferred is not None:
+            self.refresh(())  # publish at the end of the deferral
+            return
         try:
-            plan = self._plan()
+            plan = None if self._handle is None else self._plan()
         except BaseException:
             self.schema, self._schema_parts = previous
             raise
-        self.handle._publish(plan)
+        if plan is not None:
+            self._handle._publish(plan)
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+        if self._stale:
+            self._take_fallback_table()
         self.kernels.setdefault(key, []).insert(0, kernel)
         self.refresh_slots(key)
 
     def deregister_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
         kernels = self.kernels[key]
-        # By identity: the same function registered twice is two registrations.
-        index = next(i for i, k in enumerate(kernels) if k is kernel)
-        del kernels[index]
+        # By identity (AnnotatedKernel's equality): the same function
+        # registered twice is two registrations.
+        kernels.remove(kernel)
         if not kernels:
             del self.kernels[key]
         self.refresh_slots(key)
@@ -352,13 +450,7 @@ class OperatorEntry:
 
     def dump_computed_table(self) -> str:
         """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table)."""
-        lines = []
-        for key in RUNTIME_SLOT_KEYS:
-            annotated, tag = self.compute_entry(key)
-            if annotated is not None:
-                prefix = "fallthrough " if annotated.kernel.is_fallthrough() else ""
-                lines.append(f"{key.name}: {prefix}{annotated.debug} [{tag}]")
-        return "".join(line + "\n" for line in lines)
+        return "".join(self._lines)
 
     def list_all_dispatch_keys(self) -> str:
         """The runtime keys with a valid entry, as c10's listAllDispatchKeys prints them."""
@@ -396,16 +488,25 @@ class OperatorEntry:
         )
 
     def check_invariants(self) -> None:
-        """The stored table and masks equal a recomputation from scratch."""
+        """The stored table, lines and masks equal a recomputation from scratch
+        (a stale entry's once it is back in use: see Note [Out-of-use entries
+        are refreshed when used again])."""
+        if self._stale:
+            if self.in_use():
+                raise AssertionError(f"{self.name}: in use but stale")
+            return
         masks = [FULL_REPR] * NUM_BACKENDS
         for key in RUNTIME_SLOT_KEYS:
-            annotated, _tag = self.compute_entry(key)
+            annotated, tag = self.compute_entry(key)
             expected = self._dispatcher.function_of(annotated)
-            actual = self._table[SLOT_OF_KEY[key]]
+            slot = SLOT_OF_KEY[key]
+            actual = self._table[slot]
             if actual is not expected:
                 raise AssertionError(
                     f"{self.name}: table entry for {key.name} is {actual!r}, recomputation gives {expected!r}"
                 )
+            if self._lines[slot] != table_line(key, annotated, tag):
+                raise AssertionError(f"{self.name}: the dump line of {key.name} is out of date")
             update_fallthrough_masks(masks, key, expected.is_fallthrough())
         if masks != self._masks:
             raise AssertionError(f"{self.name}: fallthrough masks are out of date")
@@ -414,14 +515,31 @@ class OperatorEntry:
                 raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
 
 
-@dataclass(frozen=True)
-class _SchemaParts:
+def table_line(key: DispatchKey, annotated: Optional[AnnotatedKernel], tag: str) -> str:
+    """The line dump_table prints for slot ``key`` holding ``annotated``,
+    chosen as ``tag`` (see compute_entry); "" for a missing entry."""
+    if annotated is None:
+        return ""
+    prefix = "fallthrough " if annotated.kernel.is_fallthrough() else ""
+    return f"{key.name}: {prefix}{annotated.debug} [{tag}]\n"
+
+
+class _SchemaParts(Frozen):
     """What a call plan takes from a def, computed once per def."""
+
+    __slots__ = _fields = ("schema", "dispatch_args", "positional_span", "boxer")
 
     schema: FunctionSchema
     dispatch_args: tuple[tuple[int, str, int, bool], ...]
     positional_span: int
     boxer: Any
+
+    def __init__(self, schema: FunctionSchema, dispatch_args: tuple[tuple[int, str, int, bool], ...],
+                 positional_span: int, boxer: Any) -> None:
+        object.__setattr__(self, "schema", schema)
+        object.__setattr__(self, "dispatch_args", dispatch_args)
+        object.__setattr__(self, "positional_span", positional_span)
+        object.__setattr__(self, "boxer", boxer)
 
 
 def _schema_plan_parts(schema: FunctionSchema, engine: Any) -> _SchemaParts:

@@ -2,93 +2,94 @@
 
 ``ops.ns.name.overload`` (``.default`` for the unnamed overload) is the
 operator's ``OperatorHandle`` itself, so calling it is the compiled fast
-path.  ``ops.ns.name(...)`` is an overload packet: it calls the first overload
-(the default one first, then the others in definition order) whose schema
-accepts the arguments.
+path.  ``ops.ns.name`` is the engine's ``OverloadPacket``: calling it calls
+the first overload, in definition order, whose schema accepts the arguments
+(see Note [Overload choice by argument types] in dispatcher/_engine/core.py).
+
+Note [ops at attribute speed]
+``ops.ns.name.overload`` written inline is three attribute reads before the
+call.  Python reads an attribute of a plain object in a few nanoseconds
+(its bytecode specialises the read), but a class with ``__getattr__`` loses
+that: every read goes through the slow generic path (~40 ns here).  So
+nothing on the way has ``__getattr__``: the registry tells an
+``OpNamespaces`` whenever the overloads of a name change, and it sets or
+deletes the namespace and packet attributes then.  The packet keeps its
+overloads as instance attributes the same way.  Unknown names are plain
+AttributeErrors ("'OpNamespace' object has no attribute 'nope'").
 """
 from __future__ import annotations
 
-from typing import Any
+
+from typing import TYPE_CHECKING, Any
 
 from .registry import Dispatcher
 from .registry import default_registry
 
-__all__ = ["OpNamespaces", "OpOverloadPacket", "ops"]
+__all__ = ["OpNamespace", "OpNamespaces", "ops"]
 
 
-class OpOverloadPacket:
-    """All overloads of ``ns::name``."""
+class OpNamespace:
+    """``ops.ns``: the packets of one namespace, as attributes (see Note [ops at attribute speed])."""
 
-    def __init__(self, qualified_name: str, registry: Dispatcher) -> None:
-        self._qualified_name = qualified_name
-        self._registry = registry
+    # The name in a mangled slot: no operator is called _OpNamespace__name.
+    __slots__ = ("__dict__", "__name")
 
-    def __repr__(self) -> str:
-        return f"<OpOverloadPacket {self._qualified_name}>"
-
-    def overloads(self) -> list[str]:
-        """Overload names, ``default`` for the unnamed one."""
-        return [name or "default" for name in self._registry.overload_names(self._qualified_name)]
-
-    def __getattr__(self, overload: str) -> Any:
-        if overload.startswith("__"):
-            raise AttributeError(overload)
-        name = self._qualified_name if overload == "default" else f"{self._qualified_name}.{overload}"
-        op = self._registry.find_op(name)
-        if op is None or op.schema is None:
-            raise AttributeError(f"operator {self._qualified_name} has no overload {overload!r}")
-        return op.handle
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        names = self._registry.overload_names(self._qualified_name)
-        if not names:
-            raise AttributeError(f"no operator named {self._qualified_name} is defined")
-        errors = []
-        for overload in names:
-            op = self._registry.find_op(f"{self._qualified_name}.{overload}" if overload else self._qualified_name)
-            if op is None or op.schema is None:
-                continue
-            try:
-                op.handle.boxer.box(args, kwargs)  # binds and type-checks, as the JIT's matching does
-            except TypeError as exc:
-                errors.append(f"  {op.schema.schema}: {exc}")
-                continue
-            return op.handle(*args, **kwargs)
-        raise TypeError(
-            f"no overload of {self._qualified_name} accepts these arguments:\n" + "\n".join(errors)
-        )
-
-
-class _Namespace:
-    def __init__(self, ns: str, registry: Dispatcher) -> None:
-        self._ns = ns
-        self._registry = registry
+    def __init__(self, name: str) -> None:
+        self.__name = name
 
     def __repr__(self) -> str:
-        return f"<ops namespace {self._ns}>"
+        return f"<ops.{self.__name}>"
 
-    def __getattr__(self, name: str) -> OpOverloadPacket:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        qualified = f"{self._ns}::{name}"
-        if not self._registry.overload_names(qualified):
-            raise AttributeError(f"no operator named {qualified} is defined")
-        return OpOverloadPacket(qualified, self._registry)
+    if TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any: ...
 
 
 class OpNamespaces:
-    """``ops``: a registry's operators as ``ops.ns.name.overload``."""
+    """``ops``: a registry's operators as ``ops.ns.name.overload``.
+
+    Its only attributes are the namespaces (the watcher that keeps them is
+    an object of its own), so no namespace name can shadow a method.
+    """
 
     def __init__(self, registry: Dispatcher) -> None:
-        self._registry = registry
-
-    def __getattr__(self, ns: str) -> _Namespace:
-        if ns.startswith("__"):
-            raise AttributeError(ns)
-        return _Namespace(ns, self._registry)
+        watcher = _Watcher(self, registry)
+        registry.watch_overloads(watcher)
+        for qualified_name in registry.packet_names():
+            watcher(qualified_name)
 
     def __repr__(self) -> str:
         return "<dispatcher.ops>"
+
+    if TYPE_CHECKING:
+        def __getattr__(self, ns: str) -> OpNamespace: ...
+
+
+class _Watcher:
+    """Makes ``ops.ns.name`` match the registry after the overloads of
+    ``ns::name`` change.  Everything it uses hangs off the object, not this
+    module's globals: a library closed at interpreter exit calls it after
+    those are cleared."""
+
+    namespace_type = OpNamespace
+
+    def __init__(self, namespaces: OpNamespaces, registry: Dispatcher) -> None:
+        self.namespaces = namespaces
+        self.registry = registry
+
+    def __call__(self, qualified_name: str) -> None:
+        # getattr/delattr, not __dict__: reading an instance's __dict__ turns
+        # its attributes into a plain dict, which Python 3.11 reads more slowly.
+        ns, name = qualified_name.split("::", 1)
+        namespace = getattr(self.namespaces, ns, None)
+        packet = self.registry.packet(qualified_name)
+        if packet is None:
+            if isinstance(namespace, self.namespace_type) and hasattr(namespace, name):
+                delattr(namespace, name)
+            return
+        if not isinstance(namespace, self.namespace_type):
+            namespace = self.namespace_type(ns)
+            setattr(self.namespaces, ns, namespace)
+        setattr(namespace, name, packet)
 
 
 ops = OpNamespaces(default_registry)

@@ -14,7 +14,14 @@ from ._core import ENGINE
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
 from .kernel import MISSING, AnnotatedKernel
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
-from .operator_entry import OperatorEntry, RegisteredSchema, check_inferred_schema, update_fallthrough_masks
+from .operator_entry import (
+    BACKEND_FALLBACK,
+    OperatorEntry,
+    RegisteredSchema,
+    check_inferred_schema,
+    table_line,
+    update_fallthrough_masks,
+)
 from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "default_registry"]
@@ -29,6 +36,14 @@ def _op_key(name: OperatorName) -> str:
 class Dispatcher:
     """The registry of one engine's operators (see dispatcher/_engine)."""
 
+    # The line dump_table prints for each slot of an operator with no kernels
+    # ("" where there is no fallback): see Note [Stored table lines] in
+    # operator_entry.py.  A tuple, replaced whole by _set_fallback.
+    fallback_lines: tuple[str, ...] = ("",) * len(RUNTIME_SLOT_KEYS)
+    # The operators whose refresh waits for the end of a deferral, with the
+    # keys of the slots to recompute; None when not deferring (see defer()).
+    deferred: Optional[dict[OperatorEntry, set[DispatchKey]]] = None
+
     def __init__(self, engine: Any) -> None:
         self.engine = engine
         self.missing = engine.KernelFunction(MISSING.kind, None)
@@ -41,8 +56,33 @@ class Dispatcher:
         self.fallback_masks: list[int] = [FULL_REPR] * NUM_BACKENDS
         # ns::name -> the overload names defined for it, in definition order.
         self._overloads: dict[str, list[str]] = {}
+        # ns::name -> its engine OverloadPacket (ops.ns.name), made at the
+        # name's first def and kept, as entries are (Note [Operator entries
+        # live forever]): a packet someone holds stays the one registration updates.
+        self._packets: dict[str, Any] = {}
+        # Told ns::name after its overloads change (OpNamespaces, in ops.py).
+        self._overload_watchers: list[Callable[[str], None]] = []
         # Namespaces with a DEF library, and where that library was created.
         self._def_namespaces: dict[str, str] = {}
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every change of this registry holds."""
+        return self._lock
+
+    # Note [Deferred refreshes]
+    # Each registration or removal recomputes the slots it can change and
+    # publishes the operator's plan.  Removing a whole library would so
+    # recompute and publish an operator once per registration it made; under
+    # defer(), operators only collect the keys of the slots to recompute, and
+    # each one refreshes and publishes once, when the outermost deferral
+    # ends.  The lock is held throughout, and calls keep the plan of before
+    # the deferral until then: they never see a state between two removals.
+    # (Until then the operators' tables, which dumps print and
+    # check_invariants checks, are those of before the deferral too.)
+    def defer(self) -> "_Deferral":
+        """A context that holds the lock and defers refreshes to its end."""
+        return _Deferral(self)
 
     # -- lookup ------------------------------------------------------------------
     # Note [Operator entries live forever]
@@ -57,6 +97,31 @@ class Dispatcher:
         """Overload names of the defined operators called ``ns::name``, in definition order."""
         return list(self._overloads.get(qualified_name, ()))
 
+    def packet(self, qualified_name: str) -> Any:
+        """The OverloadPacket of ``ns::name`` if an overload of it is defined, else None."""
+        return self._packets.get(qualified_name) if qualified_name in self._overloads else None
+
+    def packet_names(self) -> list[str]:
+        """The ``ns::name`` of every packet with a defined overload."""
+        return list(self._overloads)
+
+    def watch_overloads(self, watcher: Callable[[str], None]) -> None:
+        """Call ``watcher(ns::name)`` after the overloads of ``ns::name`` change."""
+        with self._lock:
+            self._overload_watchers.append(watcher)
+
+    def _overloads_changed(self, qualified_name: str) -> None:
+        # Under the lock: publish the packet's overloads, then tell the watchers.
+        packet = self._packets.get(qualified_name)
+        if packet is None:
+            packet = self._packets[qualified_name] = self.engine.OverloadPacket(qualified_name)
+        packet._publish(tuple(
+            (overload or "default", self._operators[f"{qualified_name}.{overload}" if overload else qualified_name].handle)
+            for overload in self._overloads.get(qualified_name, ())
+        ))
+        for watcher in self._overload_watchers:
+            watcher(qualified_name)
+
     def op_or_throw(self, name: str) -> OperatorEntry:
         op = self.find_op(name)
         if op is None:
@@ -70,7 +135,8 @@ class Dispatcher:
         """The fallback of ``key``'s table slot.  Any key has one, as in c10:
         a functionality key (Dense) that of its first backend (CPU), an alias
         key that of Undefined (which never has a fallback)."""
-        return self._fallbacks[table_index(KEY_REPRS[key])]
+        slot = SLOT_OF_KEY.get(key)  # a runtime key's own slot, without working out its index
+        return self._fallbacks[table_index(KEY_REPRS[key]) if slot is None else slot]
 
     def has_backend_fallback(self, key: DispatchKey) -> bool:
         return self.backend_fallback(key) is not None
@@ -127,6 +193,7 @@ class Dispatcher:
             op = self._get_or_create(name)
             op.set_schema(registered)
             self._overloads.setdefault(schema.name.qualified_name, []).append(schema.name.overload_name)
+            self._overloads_changed(schema.name.qualified_name)
 
         def deregister() -> None:
             with self._lock:
@@ -136,6 +203,7 @@ class Dispatcher:
                 overloads.remove(schema.name.overload_name)
                 if not overloads:
                     del self._overloads[schema.name.qualified_name]
+                self._overloads_changed(schema.name.qualified_name)
 
         return deregister
 
@@ -188,9 +256,12 @@ class Dispatcher:
         self._fallbacks[slot] = kernel
         function = self.function_of(kernel)
         self.fallback_table[slot] = function
+        lines = list(self.fallback_lines)
+        lines[slot] = table_line(key, kernel, BACKEND_FALLBACK)
+        self.fallback_lines = tuple(lines)
         update_fallthrough_masks(self.fallback_masks, key, function.is_fallthrough())
         for op in self._operators.values():
-            op.refresh_fallback_slot(key)
+            op.fallback_changed(key)
 
     def function_of(self, kernel: Optional[AnnotatedKernel]) -> Any:
         """What a plan's table holds for ``kernel`` (None: no kernel)."""
@@ -216,6 +287,35 @@ class Dispatcher:
                 for name, op in self._operators.items()
                 if op.in_use() and (key is None or op.has_kernel_for_dispatch_key(key))
             )
+
+
+class _Deferral:
+    """Dispatcher.defer(): see Note [Deferred refreshes]."""
+
+    __slots__ = ("_dispatcher", "_outermost")
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._dispatcher = dispatcher
+        self._outermost = False
+
+    def __enter__(self) -> None:
+        dispatcher = self._dispatcher
+        dispatcher.lock.acquire()
+        if dispatcher.deferred is None:
+            dispatcher.deferred = {}
+            self._outermost = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        dispatcher = self._dispatcher
+        try:
+            if self._outermost:
+                deferred = dispatcher.deferred
+                assert deferred is not None
+                dispatcher.deferred = None
+                for op, keys in deferred.items():
+                    op.refresh(keys)
+        finally:
+            dispatcher.lock.release()
 
 
 # The registry behind dispatcher.Library, dispatcher.ops and the compat shim.

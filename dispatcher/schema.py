@@ -4,7 +4,7 @@ A schema such as::
 
     aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-becomes a tree of frozen dataclasses (``FunctionSchema`` > ``Argument`` /
+becomes a tree of frozen value objects (``FunctionSchema`` > ``Argument`` /
 ``Return`` > ``Type``), in the style of ``torchgen/model.py``.
 ``FunctionSchema.parse(text)`` and ``str(schema)`` round-trip: ``str`` prints
 PyTorch's canonical form (``operator<<`` of ``c10::FunctionSchema``), so every
@@ -25,9 +25,10 @@ from __future__ import annotations
 import enum
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable, NamedTuple, Optional, Union
+
+from ._frozen import Frozen
 
 __all__ = [
     "AliasInfo",
@@ -52,6 +53,8 @@ __all__ = [
     "tensor_arg_kind",
 ]
 
+# Argument and Return have a field named "type", which their __init__ takes.
+_type_of = type
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -111,8 +114,7 @@ class SchemaParseError(ValueError):
 WILDCARD = "*"
 
 
-@dataclass(frozen=True, slots=True)
-class AliasInfo:
+class AliasInfo(Frozen):
     """An alias annotation: ``(a)``, ``(a!)``, ``(a -> *)``, ``(a|b)``, ``(*)``.
 
     ``before_set`` names the alias sets the value is in when the operator
@@ -122,21 +124,27 @@ class AliasInfo:
     the order they were written in (which is how the corpus spells them).
     """
 
-    before_set: tuple[str, ...] = field(compare=False)
-    is_write: bool = False
-    after_set: Optional[tuple[str, ...]] = field(default=None, compare=False)
-    _sets: tuple[frozenset[str], frozenset[str]] = field(init=False, repr=False)
+    __slots__ = ("before_set", "is_write", "after_set", "_sets")
+    _fields = ("before_set", "is_write", "after_set")
+    _compared = ("is_write", "_sets")
 
-    def __post_init__(self) -> None:
+    before_set: tuple[str, ...]
+    is_write: bool
+    after_set: tuple[str, ...]
+    _sets: tuple[frozenset[str], frozenset[str]]
+
+    def __init__(self, before_set: tuple[str, ...], is_write: bool = False,
+                 after_set: Optional[tuple[str, ...]] = None) -> None:
         # Sets, kept in written order without repeats: (a|a) is (a).
-        before = tuple(dict.fromkeys(self.before_set))
-        after = before if self.after_set is None else tuple(dict.fromkeys(self.after_set))
+        before = tuple(dict.fromkeys(before_set))
+        after = before if after_set is None else tuple(dict.fromkeys(after_set))
         if not before or not after:
             raise ValueError("each side of an alias annotation needs at least one alias set")
         for name in (*before, *after):
             if name != WILDCARD:
                 _check_ident(name, "an alias set")
         object.__setattr__(self, "before_set", before)
+        object.__setattr__(self, "is_write", is_write)
         object.__setattr__(self, "after_set", after)
         object.__setattr__(self, "_sets", (frozenset(before), frozenset(after)))
 
@@ -145,7 +153,7 @@ class AliasInfo:
         if self.is_write:
             text += "!"
         if self._sets[1] != self._sets[0]:
-            text += " -> " + "|".join(self.after_set)  # type: ignore[arg-type]
+            text += " -> " + "|".join(self.after_set)
         return f"({text})"
 
 
@@ -184,7 +192,7 @@ class BaseTy(enum.Enum):
 _BASE_TYPES = {ty.value: ty for ty in BaseTy}
 
 
-class Type:
+class Type(Frozen):
     """Base class of the schema types."""
 
     __slots__ = ()
@@ -199,12 +207,17 @@ class Type:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
 class BaseType(Type):
     """A named type: ``Tensor``, ``int``, ``Scalar``, ... with an optional annotation."""
 
+    __slots__ = _fields = ("name", "alias")
+
     name: BaseTy
-    alias: Optional[AliasInfo] = None
+    alias: Optional[AliasInfo]
+
+    def __init__(self, name: BaseTy, alias: Optional[AliasInfo] = None) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "alias", alias)
 
     def __str__(self) -> str:
         return self.name.value if self.alias is None else f"{self.name.value}{self.alias}"
@@ -213,17 +226,20 @@ class BaseType(Type):
         return self if self.alias is None else BaseType(self.name)
 
 
-@dataclass(frozen=True, slots=True)
 class TypeVar(Type):
     """A type variable (``t``, ``t1``): any lower-case name that is not a known type."""
 
-    name: str
-    alias: Optional[AliasInfo] = None
+    __slots__ = _fields = ("name", "alias")
 
-    def __post_init__(self) -> None:
-        _check_ident(self.name, "a type variable")
-        if not self.name[0].islower() or self.name in _BASE_TYPES:
-            raise ValueError(f"{self.name!r} cannot be a type variable")
+    name: str
+    alias: Optional[AliasInfo]
+
+    def __init__(self, name: str, alias: Optional[AliasInfo] = None) -> None:
+        _check_ident(name, "a type variable")
+        if not name[0].islower() or name in _BASE_TYPES:
+            raise ValueError(f"{name!r} cannot be a type variable")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "alias", alias)
 
     def __str__(self) -> str:
         return self.name if self.alias is None else f"{self.name}{self.alias}"
@@ -235,21 +251,23 @@ class TypeVar(Type):
 _CLASS_PREFIX = "__torch__.torch.classes."
 
 
-@dataclass(frozen=True, slots=True)
 class ClassType(Type):
     """A custom class, ``__torch__.torch.classes.<namespace>.<name>``."""
 
+    __slots__ = _fields = ("qualified_name",)
+
     qualified_name: str
 
-    def __post_init__(self) -> None:
-        parts = self.qualified_name.split(".") if isinstance(self.qualified_name, str) else ()
-        if len(parts) != 5 or not self.qualified_name.startswith(_CLASS_PREFIX):
+    def __init__(self, qualified_name: str) -> None:
+        parts = qualified_name.split(".") if isinstance(qualified_name, str) else ()
+        if len(parts) != 5 or not qualified_name.startswith(_CLASS_PREFIX):
             raise ValueError(
                 f"a class type is spelled {_CLASS_PREFIX}<namespace>.<name>, "
-                f"got {self.qualified_name!r}"
+                f"got {qualified_name!r}"
             )
         _check_ident(parts[3], "a class namespace")
         _check_ident(parts[4], "a class name")
+        object.__setattr__(self, "qualified_name", qualified_name)
 
     def __str__(self) -> str:
         return self.qualified_name
@@ -258,11 +276,15 @@ class ClassType(Type):
         return self
 
 
-@dataclass(frozen=True, slots=True)
 class OptionalType(Type):
     """``T?``."""
 
+    __slots__ = _fields = ("elem",)
+
     elem: Type
+
+    def __init__(self, elem: Type) -> None:
+        object.__setattr__(self, "elem", elem)
 
     def __str__(self) -> str:
         return f"{self.elem}?"
@@ -272,17 +294,21 @@ class OptionalType(Type):
         return self if elem is self.elem else OptionalType(elem)
 
 
-@dataclass(frozen=True, slots=True)
 class ListType(Type):
     """``T[]``, or ``T[N]`` (``size``: only at the top level of an argument)."""
 
-    elem: Type
-    size: Optional[int] = None
-    alias: Optional[AliasInfo] = None
+    __slots__ = _fields = ("elem", "size", "alias")
 
-    def __post_init__(self) -> None:
-        if self.size is not None and (type(self.size) is not int or self.size < 0):
-            raise ValueError(f"a list size must be a non-negative int, got {self.size!r}")
+    elem: Type
+    size: Optional[int]
+    alias: Optional[AliasInfo]
+
+    def __init__(self, elem: Type, size: Optional[int] = None, alias: Optional[AliasInfo] = None) -> None:
+        if size is not None and (type(size) is not int or size < 0):
+            raise ValueError(f"a list size must be a non-negative int, got {size!r}")
+        object.__setattr__(self, "elem", elem)
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "alias", alias)
 
     def __str__(self) -> str:
         size = "" if self.size is None else self.size
@@ -296,11 +322,15 @@ class ListType(Type):
         return ListType(elem, self.size)
 
 
-@dataclass(frozen=True, slots=True)
 class TupleType(Type):
     """``(T1, T2, ...)``; ``()`` is the empty tuple."""
 
+    __slots__ = _fields = ("elems",)
+
     elems: tuple[Type, ...]
+
+    def __init__(self, elems: tuple[Type, ...]) -> None:
+        object.__setattr__(self, "elems", elems)
 
     def __str__(self) -> str:
         return "(" + ", ".join(map(str, self.elems)) + ")"
@@ -319,22 +349,26 @@ _PARAMETERIZED = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class ParameterizedType(Type):
     """``Dict(K, V)``, ``Future(T)``, ``RRef(T)``, ``Await(T)``, ``Union(T1, ...)``."""
 
+    __slots__ = _fields = ("name", "args", "alias")
+
     name: str
     args: tuple[Type, ...]
-    alias: Optional[AliasInfo] = None
+    alias: Optional[AliasInfo]
 
-    def __post_init__(self) -> None:
-        if self.name not in _PARAMETERIZED:
-            raise ValueError(f"unknown parameterized type {self.name!r}")
-        lo, hi, annotatable = _PARAMETERIZED[self.name]
-        if len(self.args) < lo or (hi is not None and len(self.args) > hi):
-            raise ValueError(f"{self.name} takes {lo if lo == hi else f'at least {lo}'} type(s)")
-        if self.alias is not None and not annotatable:
-            raise ValueError(f"{self.name}(...) cannot carry an alias annotation")
+    def __init__(self, name: str, args: tuple[Type, ...], alias: Optional[AliasInfo] = None) -> None:
+        if name not in _PARAMETERIZED:
+            raise ValueError(f"unknown parameterized type {name!r}")
+        lo, hi, annotatable = _PARAMETERIZED[name]
+        if len(args) < lo or (hi is not None and len(args) > hi):
+            raise ValueError(f"{name} takes {lo if lo == hi else f'at least {lo}'} type(s)")
+        if alias is not None and not annotatable:
+            raise ValueError(f"{name}(...) cannot carry an alias annotation")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "alias", alias)
 
     def __str__(self) -> str:
         text = f"{self.name}({', '.join(map(str, self.args))})"
@@ -587,8 +621,7 @@ def _default_key(value: Any) -> Any:
 # --------------------------------------------------------------------------
 # Arguments, returns, names
 # --------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Argument:
+class Argument(Frozen):
     """One parameter: ``Tensor(a!) self``, ``int[2] stride=1``, ``*, Scalar alpha=1``.
 
     The alias annotation lives in ``type`` (where it was written: on the
@@ -596,20 +629,27 @@ class Argument:
     gives the argument-level one.
     """
 
+    __slots__ = ("name", "type", "default", "kwarg_only", "_default_key")
+    _fields = ("name", "type", "default", "kwarg_only")
+    _compared = ("name", "type", "kwarg_only", "_default_key")
+
     name: str
     type: Type
-    default: Any = field(default=NO_DEFAULT, compare=False)
-    kwarg_only: bool = False
-    _default_key: Any = field(init=False, repr=False)
+    default: Any
+    kwarg_only: bool
+    _default_key: Any
 
-    def __post_init__(self) -> None:
-        _check_ident(self.name, "an argument name")
-        if not isinstance(self.type, Type):
-            raise TypeError(f"Argument.type must be a Type, got {type(self.type).__name__}")
-        if type(self.kwarg_only) is not bool:
-            raise TypeError(f"Argument.kwarg_only must be a bool, got {self.kwarg_only!r}")
-        default = _normalize_default(self.type, self.default)
+    def __init__(self, name: str, type: Type, default: Any = NO_DEFAULT, kwarg_only: bool = False) -> None:
+        _check_ident(name, "an argument name")
+        if not isinstance(type, Type):
+            raise TypeError(f"Argument.type must be a Type, got {_type_of(type).__name__}")
+        if _type_of(kwarg_only) is not bool:
+            raise TypeError(f"Argument.kwarg_only must be a bool, got {kwarg_only!r}")
+        default = _normalize_default(type, default)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "type", type)
         object.__setattr__(self, "default", default)
+        object.__setattr__(self, "kwarg_only", kwarg_only)
         object.__setattr__(self, "_default_key", _default_key(default))
 
     @property
@@ -633,18 +673,21 @@ class Argument:
         return f"{text}={_format_default(self.type, self.default)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Return:
+class Return(Frozen):
     """One result: ``Tensor``, ``Tensor(a!) out``, ``(Tensor values, Tensor indices)`` items."""
 
-    type: Type
-    name: Optional[str] = None
+    __slots__ = _fields = ("type", "name")
 
-    def __post_init__(self) -> None:
-        if self.name is not None:
-            _check_ident(self.name, "a return name")
-        if not isinstance(self.type, Type):
-            raise TypeError(f"Return.type must be a Type, got {type(self.type).__name__}")
+    type: Type
+    name: Optional[str]
+
+    def __init__(self, type: Type, name: Optional[str] = None) -> None:
+        if name is not None:
+            _check_ident(name, "a return name")
+        if not isinstance(type, Type):
+            raise TypeError(f"Return.type must be a Type, got {_type_of(type).__name__}")
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "name", name)
 
     @property
     def alias_info(self) -> Optional[AliasInfo]:
@@ -658,37 +701,56 @@ class Return:
         return str(self.type) if self.name is None else f"{self.type} {self.name}"
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorName:
+class OperatorName(Frozen):
     """``namespace::name.overload_name``; namespace and overload may be empty."""
+
+    __slots__ = ("namespace", "name", "overload_name", "qualified_name", "_text")
+    _fields = ("namespace", "name", "overload_name")
 
     namespace: str
     name: str
-    overload_name: str = ""
+    overload_name: str
+    # ``ns::name`` without the overload (PyTorch's ``OperatorName::name``).
+    qualified_name: str
+    # str(self), made once: registration looks operators up by it.
+    _text: str
 
-    def __post_init__(self) -> None:
-        if self.namespace:
-            _check_ident(self.namespace, "an operator namespace")
-        _check_ident(self.name, "an operator name")
-        if self.overload_name:
-            _check_ident(self.overload_name, "an overload name")
+    def __init__(self, namespace: str, name: str, overload_name: str = "") -> None:
+        if namespace:
+            _check_ident(namespace, "an operator namespace")
+        _check_ident(name, "an operator name")
+        if overload_name:
+            _check_ident(overload_name, "an overload name")
+        self._set(namespace, name, overload_name)
 
-    @property
-    def qualified_name(self) -> str:
-        """``ns::name`` without the overload (PyTorch's ``OperatorName::name``)."""
-        return f"{self.namespace}::{self.name}" if self.namespace else self.name
+    def _set(self, namespace: str, name: str, overload_name: str) -> None:
+        qualified_name = f"{namespace}::{name}" if namespace else name
+        object.__setattr__(self, "namespace", namespace)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "overload_name", overload_name)
+        object.__setattr__(self, "qualified_name", qualified_name)
+        object.__setattr__(self, "_text", f"{qualified_name}.{overload_name}" if overload_name else qualified_name)
+
+    def with_namespace(self, namespace: str) -> "OperatorName":
+        """This name in ``namespace`` (which is checked; the rest was when this was made)."""
+        _check_ident(namespace, "an operator namespace")
+        name = OperatorName.__new__(OperatorName)
+        name._set(namespace, self.name, self.overload_name)
+        return name
 
     def __str__(self) -> str:
-        if self.overload_name:
-            return f"{self.qualified_name}.{self.overload_name}"
-        return self.qualified_name
+        return self._text
 
     @staticmethod
     def parse(text: str) -> "OperatorName":
-        """Parse ``ns::name`` or ``ns::name.overload``."""
-        parser = _Parser(text)
-        name = parser.operator_name()
-        parser.expect(_EOF, "end of the operator name")
+        """Parse ``ns::name`` or ``ns::name.overload`` (a text parsed before
+        gives the same, immutable, name again)."""
+        name = _NAME_CACHE.get(text) if type(text) is str else None
+        if name is None:
+            parser = _Parser(text)
+            name = parser.operator_name()
+            parser.expect(_EOF, "end of the operator name")
+            _remember(_NAME_CACHE, text, name)
         return name
 
 
@@ -717,8 +779,7 @@ def _plural(n: int, word: str) -> str:
 # --------------------------------------------------------------------------
 # FunctionSchema
 # --------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class FunctionSchema:
+class FunctionSchema(Frozen):
     """A whole operator schema.
 
     Equal schemas print identically, but for the order of alias sets in an
@@ -728,32 +789,54 @@ class FunctionSchema:
     ``__post_init__``: ``dispatch_args`` and the binding tables.
     """
 
+    __slots__ = ("name", "arguments", "returns", "is_vararg", "is_varret", "dispatch_args", "_sig", "_hash")
+    _fields = ("name", "arguments", "returns", "is_vararg", "is_varret")
+
     name: OperatorName
     arguments: tuple[Argument, ...]
     returns: tuple[Return, ...]
-    is_vararg: bool = False
-    is_varret: bool = False
-    dispatch_args: tuple[DispatchArg, ...] = field(init=False, repr=False, compare=False)
-    _sig: "_Signature" = field(init=False, repr=False, compare=False)
-    _hash: Optional[int] = field(init=False, repr=False, compare=False)
+    is_vararg: bool
+    is_varret: bool
+    dispatch_args: tuple[DispatchArg, ...]
+    _sig: "_Signature"
+    _hash: Optional[int]
 
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        if type(self.arguments) is not tuple:
-            set_(self, "arguments", tuple(self.arguments))
-        if type(self.returns) is not tuple:
-            set_(self, "returns", tuple(self.returns))
-        if not isinstance(self.name, OperatorName):
-            raise TypeError(f"FunctionSchema.name must be an OperatorName, got {self.name!r}")
-        if type(self.is_vararg) is not bool or type(self.is_varret) is not bool:
+    def __init__(self, name: OperatorName, arguments: Iterable[Argument], returns: Iterable[Return],
+                 is_vararg: bool = False, is_varret: bool = False) -> None:
+        if type(arguments) is not tuple:
+            arguments = tuple(arguments)
+        if type(returns) is not tuple:
+            returns = tuple(returns)
+        if not isinstance(name, OperatorName):
+            raise TypeError(f"FunctionSchema.name must be an OperatorName, got {name!r}")
+        if type(is_vararg) is not bool or type(is_varret) is not bool:
             raise TypeError("FunctionSchema.is_vararg and is_varret must be bools")
-        for r in self.returns:
+        for r in returns:
             if not isinstance(r, Return):
                 raise TypeError(f"FunctionSchema.returns must be Returns, got {r!r}")
-        sig = _Signature(self)  # also checks the arguments
+        # Also checks the arguments.
+        self._set(name, arguments, returns, is_vararg, is_varret, _Signature(name, arguments, is_vararg))
+
+    def _set(self, name: OperatorName, arguments: tuple[Argument, ...], returns: tuple[Return, ...],
+             is_vararg: bool, is_varret: bool, sig: "_Signature") -> None:
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "arguments", arguments)
+        set_(self, "returns", returns)
+        set_(self, "is_vararg", is_vararg)
+        set_(self, "is_varret", is_varret)
         set_(self, "dispatch_args", sig.dispatch_args)
         set_(self, "_sig", sig)
         set_(self, "_hash", None)
+
+    def with_name(self, name: OperatorName) -> "FunctionSchema":
+        """This schema under another name; what the name does not change
+        (the checked arguments, the binding tables) is shared, not rebuilt."""
+        if not isinstance(name, OperatorName):
+            raise TypeError(f"FunctionSchema.name must be an OperatorName, got {name!r}")
+        schema = FunctionSchema.__new__(FunctionSchema)
+        schema._set(name, self.arguments, self.returns, self.is_vararg, self.is_varret, self._sig)
+        return schema
 
     def __hash__(self) -> int:
         h = self._hash
@@ -762,18 +845,29 @@ class FunctionSchema:
             object.__setattr__(self, "_hash", h)
         return h
 
-    def __reduce__(self) -> Any:
-        # Rebuild through __init__: the cached hash of strings differs between
-        # processes, and the derived tables are cheaper to rebuild than to ship.
-        return (FunctionSchema, (self.name, self.arguments, self.returns, self.is_vararg, self.is_varret))
-
     # -- parsing and printing ----------------------------------------------
     @staticmethod
     def parse(text: str) -> "FunctionSchema":
-        """Parse a schema; SchemaParseError (a ValueError) says where it went wrong."""
-        return _Parser(text).schema()
+        """Parse a schema; SchemaParseError (a ValueError) says where it went wrong.
+
+        Schemas are immutable, so parsing a text parsed before returns the
+        schema it gave then.
+        """
+        if type(text) is not str:
+            return _Parser(text).schema()  # raises the TypeError
+        schema = _SCHEMA_CACHE.get(text)
+        if schema is None:
+            schema = _Parser(text).schema()
+            _remember(_SCHEMA_CACHE, text, schema)
+        return schema
 
     def __str__(self) -> str:
+        sig = self._sig
+        if sig.text is None:
+            sig.text = self._format_after_name()
+        return f"{self.name}{sig.text}"
+
+    def _format_after_name(self) -> str:
         params: list[str] = []
         for a in self.arguments:
             if a.kwarg_only and len(params) == self._sig.n_positional:
@@ -790,7 +884,7 @@ class FunctionSchema:
             result = returns[0]
         else:
             result = "(" + ", ".join(returns) + ")"
-        return f"{self.name}({', '.join(params)}) -> {result}"
+        return f"({', '.join(params)}) -> {result}"
 
     # -- queries -----------------------------------------------------------
     @property
@@ -834,7 +928,7 @@ class FunctionSchema:
             tail = sig.tail
             if tail is not None and sig.n_required <= n <= sig.n_positional:
                 return tuple(args) + tail[n - sig.n_required :]
-        return sig.bind_slow(args, kwargs or {})
+        return sig.bind_slow(self.name, args, kwargs or {})
 
     def split_call(self, values: Union[tuple[Any, ...], list[Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """The inverse of ``bind``: ``(args, kwargs)`` to call a Python kernel
@@ -848,14 +942,17 @@ class FunctionSchema:
 
 
 class _Signature:
-    """The tables behind ``FunctionSchema.bind``, built once per schema."""
+    """The tables behind ``FunctionSchema.bind``, built once per schema, and
+    ``text``, the schema as printed after its name, made when first printed
+    (dumps and error messages print schemas).  Nothing here depends on the
+    name: a schema's renamed copies share it."""
 
     __slots__ = (
-        "schema_name", "names", "index", "ambiguous", "defaults", "n_declared",
-        "n_positional", "n_required", "tail", "is_vararg", "dispatch_args",
+        "names", "index", "ambiguous", "defaults", "n_declared",
+        "n_positional", "n_required", "tail", "is_vararg", "dispatch_args", "text",
     )
 
-    def __init__(self, schema: FunctionSchema) -> None:
+    def __init__(self, schema_name: OperatorName, arguments: tuple[Argument, ...], is_vararg: bool) -> None:
         # One pass over the arguments, which also yields the schema's
         # dispatch_args: this runs for every schema defined.
         names: list[str] = []
@@ -864,7 +961,7 @@ class _Signature:
         defaults: list[Any] = []
         dispatch_args = []
         n_positional = n_required = -1  # -1: not reached yet
-        for i, a in enumerate(schema.arguments):
+        for i, a in enumerate(arguments):
             if type(a) is not Argument:
                 raise TypeError(f"FunctionSchema.arguments must be Arguments, got {a!r}")
             t = a.type
@@ -887,17 +984,16 @@ class _Signature:
                     n_positional = i
             elif n_positional >= 0:
                 raise ValueError(
-                    f"{schema.name}: positional argument '{name}' follows a keyword-only one"
+                    f"{schema_name}: positional argument '{name}' follows a keyword-only one"
                 )
             elif default is not NO_DEFAULT:
                 if n_required < 0:
                     n_required = i
             elif n_required >= 0:
                 raise ValueError(
-                    f"{schema.name}: non-default argument '{name}' follows default argument"
+                    f"{schema_name}: non-default argument '{name}' follows default argument"
                 )
         n = len(names)
-        self.schema_name = schema.name
         self.names = tuple(names)
         self.index = index
         self.ambiguous = frozenset(ambiguous)
@@ -908,16 +1004,18 @@ class _Signature:
         # What completes a call that passes only positionals, if anything can.
         tail = self.defaults[self.n_required :]
         self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
-        self.is_vararg = schema.is_vararg
+        self.is_vararg = is_vararg
         self.dispatch_args = tuple(dispatch_args)
+        self.text: Optional[str] = None
 
-    def bind_slow(self, args: Union[tuple[Any, ...], list[Any]], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
+    def bind_slow(self, schema_name: OperatorName, args: Union[tuple[Any, ...], list[Any]],
+                  kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
         if not isinstance(kwargs, Mapping):
             raise TypeError(f"keyword arguments must be a mapping, not {type(kwargs).__name__}")
         names = self.names
         n_pos = self.n_positional
         n_args = len(args)
-        who = f"{self.schema_name}()"
+        who = f"{schema_name}()"
         bound = list(args[:n_pos]) + [NO_DEFAULT] * (self.n_declared - min(n_args, n_pos))
         for key, value in kwargs.items():
             i = self.index.get(key)
@@ -1202,9 +1300,7 @@ class _Parser:
             return element
         element = parse(*args)
         if self.i == end:
-            if len(_ELEMENT_CACHE) >= _ELEMENT_CACHE_SIZE:
-                _ELEMENT_CACHE.clear()
-            _ELEMENT_CACHE[key] = element
+            _remember(_ELEMENT_CACHE, key, element)
         return element
 
     def argument(self, kwarg_only: bool) -> Argument:
@@ -1425,12 +1521,21 @@ class _Parser:
 _PUNCTUATION = frozenset(["->", "...", "::", *"()[],.?!*|=:-"])
 _OPENERS = frozenset("([")
 _CLOSERS = frozenset(")]")
-# Parsed arguments and returns by (kwarg_only or _RETURN, *tokens).  The corpus
-# has about 1,900 distinct ones; the bound only keeps hostile input from
-# growing it forever.
+# Parsed arguments and returns by (kwarg_only or _RETURN, *tokens), schemas
+# and operator names by their text.  The corpus has about 1,900 distinct
+# elements and 2,500 schemas; a cache that reaches the bound starts over, so
+# that hostile (or endlessly generated) input cannot grow it forever.
 _RETURN = "return"
 _ELEMENT_CACHE: dict[tuple[Any, ...], Any] = {}
-_ELEMENT_CACHE_SIZE = 16384
+_SCHEMA_CACHE: dict[str, FunctionSchema] = {}
+_NAME_CACHE: dict[str, OperatorName] = {}
+_CACHE_SIZE = 4096
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
 
 # One shared instance per unannotated base type: most types in a schema are
 # plain "Tensor", "int", ..., and sharing them keeps parsing fast and small.

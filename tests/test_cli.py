@@ -81,5 +81,6 @@ def test_bench_passes_its_options_on():
     out = subprocess.run([sys.executable, "-m", "dispatcher", "bench", "--rounds", "1", "--number", "5", "--json"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    results = json.loads(out.stdout)
-    assert any(r["name"].startswith("call, 2 tensors") for r in results)
+    report = json.loads(out.stdout)
+    assert set(report) == {"torch", "results"}
+    assert any(r["name"].startswith("call, 2 tensors") for r in report["results"])

@@ -231,6 +231,50 @@ def test_with_block_and_garbage_collection_close(world, ns):
     assert state(world) == before
 
 
+def test_calls_during_a_deferral_see_the_plan_of_before_it(world, ns):
+    # Note [Deferred refreshes]: closing a library removes its registrations
+    # under one deferral; calls see none of the states in between.
+    lib = world.library(ns, "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: "cpu", "CPU")
+    lib.impl("f", lambda x: "math", "CompositeImplicitAutograd")
+    f = getattr(world.ops, ns).f.default
+    with world.registry.defer():
+        lib._handles.pop()()  # the math kernel
+        assert f(cpu(world)) == "cpu"
+        lib._handles.pop()()  # the CPU kernel
+        assert f(cpu(world)) == "cpu"  # still the plan of before the deferral
+    with pytest.raises(NotImplementedError, match=f"Could not run '{ns}::f' with arguments from the 'CPU' backend"):
+        f(cpu(world))
+    world.registry.check_invariants(f"{ns}::f")
+    lib.close()
+    world.registry.check_invariants()
+
+
+def test_an_operator_back_in_use_has_the_fallbacks_registered_meanwhile(world, ns):
+    # Note [Out-of-use entries are refreshed when used again]
+    with world.library(ns, "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: "cpu", "CPU")
+        f = getattr(world.ops, ns).f.default
+    def xla_fallback(op, stack):
+        pass  # returns its argument: f(x) -> x
+
+    with world.library("_", "IMPL") as fallbacks:
+        fallbacks.fallback(xla_fallback, "XLA")
+        world.registry.check_invariants()
+        with world.library(ns, "DEF") as lib:
+            lib.define("f(Tensor x) -> Tensor")
+            xla = world.tensor(DispatchKey.XLA)
+            assert f(xla) is xla
+            assert "XLA: registered at" in world.registry.find_op(f"{ns}::f").dump_computed_table()
+            world.registry.check_invariants(f"{ns}::f")
+    with world.library(ns, "FRAGMENT") as lib:
+        lib.impl("f", lambda x: "cpu", "CPU")  # back in use by a kernel alone
+        assert "\nXLA: " not in "\n" + world.registry.find_op(f"{ns}::f").dump_computed_table()
+        world.registry.check_invariants(f"{ns}::f")
+
+
 # -- all or nothing ----------------------------------------------------------------------------
 def _fails(world, expected: type[Exception], fn, *args, **kwargs) -> None:
     before = state(world)

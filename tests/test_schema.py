@@ -1,5 +1,6 @@
 """dispatcher.schema: the corpus round trip, agreement with torch, the model, binding."""
 
+import copy
 import dataclasses
 import os
 import pathlib
@@ -211,6 +212,39 @@ def test_schemas_are_frozen_and_pickle():
         copy = pickle.loads(pickle.dumps(schema))
         assert copy == schema and str(copy) == line
         assert copy.dispatch_args == schema.dispatch_args
+
+
+def test_value_classes_repr_compare_and_copy_as_dataclasses_did():
+    s = parse("a::f(Tensor(a!) x, int[2] y=1) -> Tensor(a!)")
+    assert repr(s.name) == "OperatorName(namespace='a', name='f', overload_name='')"
+    assert repr(s.arguments[1]) == (
+        "Argument(name='y', type=ListType(elem=BaseType(name=<BaseTy.int: 'int'>, alias=None), size=2, "
+        "alias=None), default=(1, 1), kwarg_only=False)"
+    )
+    assert s.arguments[0].type.alias == AliasInfo(("a",), True)
+    assert OptionalType(BaseType(BaseTy.int)) != ListType(BaseType(BaseTy.int))  # same fields, other class
+    assert len({BaseType(BaseTy.int), BaseType(BaseTy.int), BaseType(BaseTy.float)}) == 2
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'name'"):
+        del s.name
+    assert copy.copy(s) == s and copy.deepcopy(s.arguments[1]) == s.arguments[1]
+
+
+def test_parsing_a_text_again_gives_the_same_schema():
+    text = "a::parsed_twice(Tensor x) -> Tensor"
+    assert parse(text) is parse(text)
+    assert OperatorName.parse("a::parsed_twice.out") is OperatorName.parse("a::parsed_twice.out")
+
+
+def test_a_renamed_schema_is_the_schema_parsed_under_that_name():
+    s = parse("f(Tensor x, *, int n=0) -> Tensor")
+    renamed = s.with_name(OperatorName("b", "g", "out"))
+    assert renamed == parse("b::g.out(Tensor x, *, int n=0) -> Tensor")
+    assert str(renamed) == "b::g.out(Tensor x, *, int n=0) -> Tensor" and str(s) == "f(Tensor x, *, int n=0) -> Tensor"
+    assert renamed.dispatch_args == s.dispatch_args
+    with pytest.raises(TypeError, match=r"^b::g\.out\(\) got an unexpected keyword argument 'm'$"):
+        renamed.bind((1,), {"m": 2})
+    with pytest.raises(TypeError, match="must be an OperatorName"):
+        s.with_name("b::g")  # type: ignore[arg-type]
 
 
 def test_constructed_schema_prints_and_normalizes_defaults():

@@ -22,7 +22,7 @@ import sys
 from types import ModuleType
 from typing import Optional
 
-__all__ = ["HAS_EXTENSION", "compiled_engine", "default_engine", "pure_engine"]
+__all__ = ["HAS_EXTENSION", "compiled_engine", "default_engine", "loaded_engines", "pure_engine"]
 
 _CORE_SOURCE = os.path.join(os.path.dirname(__file__), "core.py")
 _PURE_NAME = __name__ + ".core_py"
@@ -77,6 +77,12 @@ def pure_engine() -> ModuleType:
             del sys.modules[_PURE_NAME]
             raise
     return module
+
+
+def loaded_engines() -> list[ModuleType]:
+    """The engines this process has loaded (neither loads here)."""
+    pure = sys.modules.get(_PURE_NAME)
+    return [engine for engine in (_compiled, pure) if engine is not None]
 
 
 HAS_EXTENSION = _compiled is not None and not _flag("DISPATCHER_NO_EXTENSIONS")

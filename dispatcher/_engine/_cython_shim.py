@@ -1,14 +1,18 @@
 """The few names of Cython's ``cython`` module the engine uses in Python.
 
-``dispatcher/_engine/core.py`` imports ``cython`` for its pure-Python mode;
-where Cython is not installed (it is needed only to build), the engine
-runs as plain Python with these stand-ins.
+``dispatcher/_engine/core.py`` is written in Cython's pure-Python mode.  Run
+as Python (the pure engine), it uses these stand-ins, whether or not Cython
+is installed (it is needed only to build): none of them allocates, so none
+can start a garbage collection.
 """
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 compiled = False
+
+# cython.int, as declare() receives it (the type is ignored here).
+int = int
 
 
 def cast(_type: Any, value: T) -> T:

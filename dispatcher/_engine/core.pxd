@@ -30,6 +30,7 @@ cdef uint64_t DEFAULT_EXCLUDED
 cdef uint64_t AUTOGRAD_KEYS
 cdef uint64_t AUTOGRAD_AND_INPLACE_KEYS
 cdef tuple KEYS_BY_VALUE
+cdef tuple TAGS
 cdef bint _show_trace
 cdef bint _trace_enabled() noexcept
 
@@ -50,6 +51,7 @@ cdef void _freeze(DispatchKeySet ks, uint64_t bits) noexcept
 cdef bint _is_frozen(DispatchKeySet ks) noexcept
 cdef inline uint64_t _repr_of(DispatchKeySet ks) noexcept
 cdef uint64_t _keyset_arg(object ks, str what) except? 0
+cdef object _check_repr(object x)
 cdef DispatchKeySet EMPTY_SET
 
 cpdef uint64_t tls_included_bits() noexcept
@@ -111,7 +113,23 @@ cdef IValue _new_ivalue(int code, object payload)
 cdef void _fill_ivalue(IValue iv, int code, object payload) noexcept
 cdef int _code_of(IValue iv) noexcept
 cdef bint _ivalue_is_frozen(IValue iv) noexcept
+@cython.locals(kind=int, code=int)
 cdef object _box_value(tuple step, object value)
+cdef IValue _element(object x)
+cdef object _to_python(IValue iv)
+cdef object _from_python(object value)
+
+
+cdef class Stack(list):
+    pass
+
+cdef object _check_depth(object stack, object n, str what)
+cdef object _check_stack(object stack)
+@cython.locals(entries=list, size=Py_ssize_t, items=list)
+cdef tuple _peek_values(object stack, Py_ssize_t n, str name, str what)
+@cython.locals(entries=list)
+cdef object _drop(object stack, Py_ssize_t n)
+cdef tuple _take(object stack, Py_ssize_t n, str name, str what)
 
 
 @cython.final
@@ -129,8 +147,16 @@ cdef class Boxer:
     cdef readonly object return_error
 
 cdef object _box_call(Boxer boxer, object args, object kwargs)
+@cython.locals(stack=Stack, i=Py_ssize_t, steps=tuple)
 cdef object _box_values(Boxer boxer, tuple values)
+cdef tuple _returned_values(Boxer boxer, object result)
+@cython.locals(values=tuple, steps=tuple, boxed=list, i=Py_ssize_t)
+cdef object _box_returns(Boxer boxer, object result, object stack)
+cdef object _as_result(Boxer boxer, tuple values)
+@cython.locals(values=tuple, steps=tuple, i=Py_ssize_t)
 cdef object _kernel_results(Boxer boxer, object stack, str name)
+cdef str _type_name(object value)
+cdef str _described(object result)
 
 
 @cython.final
@@ -157,7 +183,9 @@ cdef class CallPlan:
     cdef uint64_t last_key
     cdef uint64_t last_bits
 
+@cython.locals(i=Py_ssize_t, n=Py_ssize_t)
 cdef int _store_plan_arrays(CallPlan plan, tuple masks) except -1
+cdef tuple _check_dispatch_args(object dispatch_args)
 cdef uint64_t _masked(CallPlan plan, uint64_t bits) noexcept
 cdef uint64_t _call_bits(CallPlan plan, uint64_t bits) noexcept
 cdef KernelFunction _entry_at(CallPlan plan, uint64_t bits)
@@ -196,4 +224,27 @@ cdef class _Redispatch:
 cdef void _enable_fast_calls(OperatorHandle handle, _Redispatch bound) noexcept
 cdef vectorcall_impl op_vectorcall_impl
 cdef vectorcall_impl redispatch_vectorcall_impl
-cdef void install_fast_calls(vectorcall_impl op_impl, vectorcall_impl redispatch_impl) noexcept
+cdef vectorcall_impl packet_vectorcall_impl
+cdef void install_fast_calls(vectorcall_impl op_impl, vectorcall_impl redispatch_impl,
+                             vectorcall_impl packet_impl) noexcept
+
+
+cdef int _choice_epoch
+cdef int _choice_epoch_now() noexcept
+cdef bint _type_decides(type tp) except -1
+cdef object _call_pattern(tuple args, dict kwargs)
+
+
+cdef class _OverloadPacketBase:
+    cdef readonly str qualified_name
+    cdef tuple _overloads
+    cdef dict _choices
+    cdef int _epoch
+    cdef object _memo
+    cdef object _memo2
+    cdef vectorcall_impl vectorcall
+
+cdef void _enable_fast_packet_calls(_OverloadPacketBase packet) noexcept
+
+@cython.locals(handle=OperatorHandle, plan=CallPlan)
+cdef tuple _chosen_overload(_OverloadPacketBase packet, object pattern, tuple args, object kwargs)

@@ -31,6 +31,12 @@ try:
     import cython
 except ImportError:  # the pure-Python engine runs without Cython installed
     from dispatcher._engine import _cython_shim as cython
+if not cython.compiled:
+    # Run as Python, the engine always uses the shim, not Cython's own
+    # stand-ins: the same pure engine with or without Cython installed, and
+    # a cython.cast() that allocates nothing (Cython's makes a dict, which
+    # can start a GC in the middle of reading a stack).
+    from dispatcher._engine import _cython_shim as cython
 
 from dispatcher import _layout
 from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, Tag
@@ -60,6 +66,7 @@ if TYPE_CHECKING:
     tls_excluded_delta: int
     op_vectorcall_impl: object
     redispatch_vectorcall_impl: object
+    packet_vectorcall_impl: object
 
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
@@ -75,9 +82,11 @@ __all__ = [
     "KernelFunction",
     "KernelKind",
     "OperatorHandle",
+    "OverloadPacket",
     "Stack",
     "TensorBase",
     "compute_dispatch_key_set",
+    "forget_overload_choices",
     "register_tensor_type",
     "set_show_dispatch_trace",
     "show_dispatch_trace",
@@ -769,12 +778,14 @@ def _tensor_bits(obj):
 
 # -- kernels -----------------------------------------------------------------------------
 # The kinds as ints, for the call path (KernelKind's values; checked below).
-KIND_UNBOXED = 0
-KIND_WITH_KEYSET = 1
-KIND_BOXED = 2
-KIND_FALLTHROUGH = 3
-KIND_MISSING = 4
-KIND_AMBIGUOUS_AUTOGRAD_OTHER = 5
+# Compiled, this module's int constants (KIND_*, TAG_*, STEP_*, ARG_*,
+# MAX_REPLANS) are C ints, not module attributes the call path looks up.
+KIND_UNBOXED = cython.declare(cython.int, 0)
+KIND_WITH_KEYSET = cython.declare(cython.int, 1)
+KIND_BOXED = cython.declare(cython.int, 2)
+KIND_FALLTHROUGH = cython.declare(cython.int, 3)
+KIND_MISSING = cython.declare(cython.int, 4)
+KIND_AMBIGUOUS_AUTOGRAD_OTHER = cython.declare(cython.int, 5)
 assert [int(k) for k in KernelKind] == [
     KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, KIND_FALLTHROUGH, KIND_MISSING, KIND_AMBIGUOUS_AUTOGRAD_OTHER
 ]
@@ -826,20 +837,20 @@ def _kernel_is_frozen(kernel):
 # is made by dispatcher.ivalue, which hands each Boxer its converters.
 TAGS = tuple(Tag)
 assert all(int(tag) == i for i, tag in enumerate(TAGS))
-TAG_NONE = 0
-TAG_TENSOR = 1
-TAG_DOUBLE = 2
-TAG_INT = 3
-TAG_BOOL = 4
-TAG_STRING = 5
-TAG_COMPLEX = 6
-TAG_INT_LIST = 12
-TAG_DOUBLE_LIST = 13
-TAG_BOOL_LIST = 14
-TAG_TENSOR_LIST = 15
-TAG_GENERIC_LIST = 16
-TAG_TUPLE = 17
-TAG_OBJECT = 18
+TAG_NONE = cython.declare(cython.int, 0)
+TAG_TENSOR = cython.declare(cython.int, 1)
+TAG_DOUBLE = cython.declare(cython.int, 2)
+TAG_INT = cython.declare(cython.int, 3)
+TAG_BOOL = cython.declare(cython.int, 4)
+TAG_STRING = cython.declare(cython.int, 5)
+TAG_COMPLEX = cython.declare(cython.int, 6)
+TAG_INT_LIST = cython.declare(cython.int, 12)
+TAG_DOUBLE_LIST = cython.declare(cython.int, 13)
+TAG_BOOL_LIST = cython.declare(cython.int, 14)
+TAG_TENSOR_LIST = cython.declare(cython.int, 15)
+TAG_GENERIC_LIST = cython.declare(cython.int, 16)
+TAG_TUPLE = cython.declare(cython.int, 17)
+TAG_OBJECT = cython.declare(cython.int, 18)
 assert (TAG_NONE, TAG_TENSOR, TAG_DOUBLE, TAG_INT, TAG_BOOL, TAG_STRING, TAG_COMPLEX, TAG_INT_LIST,
         TAG_DOUBLE_LIST, TAG_BOOL_LIST, TAG_TENSOR_LIST, TAG_GENERIC_LIST, TAG_TUPLE, TAG_OBJECT) == (
     Tag.NONE, Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.BOOL, Tag.STRING, Tag.COMPLEX, Tag.INT_LIST,
@@ -1066,12 +1077,14 @@ def _peek_values(stack, n, name, what):
     changes the stack.
     """
     _check_stack(stack)
-    size = len(stack)
+    # Checked to be a Stack (a list): compiled code reads it as a list directly.
+    entries = cython.cast(list, stack)
+    size = len(entries)
     if n < 0:
         n = size
     elif n > size:
         raise RuntimeError(f"{name}: expected {n} {what} on the stack, found {size}")
-    items = stack[size - n:]
+    items = entries[size - n:]
     for iv in items:
         if type(iv) is not IValue:
             raise TypeError(f"{name}: the stack holds a {type(iv).__name__}, not an IValue")
@@ -1080,7 +1093,8 @@ def _peek_values(stack, n, name, what):
 
 def _drop(stack, n):
     """Remove the top ``n`` items (fewer if the stack has fewer)."""
-    del stack[max(len(stack) - n, 0):]
+    entries = cython.cast(list, stack)
+    del entries[max(len(entries) - n, 0):]
 
 
 def _take(stack, n, name, what):
@@ -1091,9 +1105,9 @@ def _take(stack, n, name, what):
 
 
 # How one value boxes: (kind, exact type, tag code, converter).
-STEP_CONVERT = 0  # call the converter
-STEP_TENSOR = 1  # a tensor boxes as it is, anything else is converted
-STEP_EXACT = 2  # a value of exactly the step's type boxes as it is, ...
+STEP_CONVERT = cython.declare(cython.int, 0)  # call the converter
+STEP_TENSOR = cython.declare(cython.int, 1)  # a tensor boxes as it is, anything else is converted
+STEP_EXACT = cython.declare(cython.int, 2)  # a value of exactly the step's type boxes as it is, ...
 
 
 def _make_steps(converters, fast_paths):
@@ -1213,11 +1227,11 @@ def _box_values(boxer, values):
     steps = boxer.argument_steps
     try:
         for i in range(boxer.n_arguments):
-            stack.append(_box_value(steps[i], values[i]))
+            cython.cast(list, stack).append(_box_value(steps[i], values[i]))
     except Mismatch:
         raise boxer.argument_error(values) from None
     for i in range(boxer.n_arguments, len(values)):
-        stack.append(_from_python(values[i]))
+        cython.cast(list, stack).append(_from_python(values[i]))
     return stack
 
 
@@ -1254,7 +1268,7 @@ def _box_returns(boxer, result, stack):
             raise boxer.return_error(i, exc) from None
     for i in range(boxer.n_returns, len(values)):
         boxed.append(_from_python(values[i]))
-    stack.extend(boxed)  # all or nothing: a bad return leaves the stack as it was
+    cython.cast(list, stack).extend(boxed)  # all or nothing: a bad return leaves the stack as it was
 
 
 def _as_result(boxer, values):
@@ -1310,11 +1324,13 @@ def _described(result):
 # handle's plan after extraction and uses the newest one; if that one has
 # another schema (the operator was removed or re-defined), the keys are
 # extracted again with it, a bounded number of times.
-ARG_TENSOR = 0
-ARG_OPTIONAL_TENSOR = 1
-ARG_TENSOR_LIST = 2
-ARG_OPTIONAL_TENSOR_LIST = 3
-MAX_REPLANS = 8
+ARG_TENSOR = cython.declare(cython.int, 0)
+ARG_OPTIONAL_TENSOR = cython.declare(cython.int, 1)
+ARG_TENSOR_LIST = cython.declare(cython.int, 2)
+ARG_OPTIONAL_TENSOR_LIST = cython.declare(cython.int, 3)
+MAX_REPLANS = cython.declare(cython.int, 8)
+# What csrc/_fastcall.pyx numbers too; it checks them against this at import.
+FASTCALL_CONSTANTS = (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR, MAX_REPLANS)
 NUM_RUNTIME_ENTRIES = len(_layout.RUNTIME_SLOT_KEYS)
 _NOT_GIVEN = object()
 
@@ -1771,9 +1787,173 @@ def _enable_fast_calls(handle, bound):
         bound.vectorcall = redispatch_vectorcall_impl
 
 
-def install_fast_calls(op_impl, redispatch_impl):
+def _enable_fast_packet_calls(packet):
+    if cython.compiled:
+        packet.vectorcall = packet_vectorcall_impl
+
+
+def install_fast_calls(op_impl, redispatch_impl, packet_impl):
     """Called once by csrc/_fastcall.pyx, compiled only: the vectorcall entry
-    points every new handle gets (handles made before keep ``__call__``)."""
-    global op_vectorcall_impl, redispatch_vectorcall_impl
+    points every new handle and packet gets (those made before keep ``__call__``)."""
+    global op_vectorcall_impl, redispatch_vectorcall_impl, packet_vectorcall_impl
     op_vectorcall_impl = op_impl
     redispatch_vectorcall_impl = redispatch_impl
+    packet_vectorcall_impl = packet_impl
+
+
+# -- overload packets: ops.ns.name(...) ----------------------------------------------------
+# Note [Overload choice by argument types]
+# A packet call runs the first overload, in definition order, whose schema
+# accepts the arguments: binding and boxing them (Boxer.box) is the test, as
+# PyTorch's JIT matching does.  That test's answer depends only on the
+# arguments' types when each is of a type whose acceptance no value changes:
+# None, bool, int, float, complex, str, and tensors by class (TensorBase and
+# its subclasses).  So for such calls the choice is remembered per pattern:
+# (keyword names or None, the types of the values in call order).  A call
+# with any other value (a list, whose elements decide; an object that may
+# carry __dispatch_keys__) is tested every time.  Publishing new overloads
+# forgets every choice; so does register_value_type, through the epoch,
+# since it can make an int or str acceptable where it was not.  A packet with
+# no remembered choice and one overload still tests its arguments: a
+# unboxed kernel would otherwise get values of the wrong type.
+# Compiled, the last two positional choices are also kept, each one tuple
+# (handle, type, type, ...) compared by pointer, so a call site that repeats
+# itself, or alternates two patterns, does no dict lookup (csrc/_fastcall.pyx).
+_choice_epoch = 0
+
+
+def _choice_epoch_now():
+    return _choice_epoch
+
+
+def forget_overload_choices():
+    """Make every packet test its arguments again (see Note [Overload choice by argument types])."""
+    global _choice_epoch
+    _choice_epoch += 1
+
+
+def _type_decides(tp):
+    """Whether a value's type alone decides whether an overload accepts it."""
+    return (tp is int or tp is float or tp is bool or tp is str or tp is complex or tp is type(None)
+            or issubclass(tp, TensorBase))
+
+
+def _call_pattern(args, kwargs):
+    """The pattern of a call (see Note [Overload choice by argument types]), or None."""
+    kwnames = tuple(kwargs) if kwargs else None
+    types: list[Any] = [kwnames]
+    for value in args:
+        tp = type(value)
+        if not _type_decides(tp):
+            return None
+        types.append(tp)
+    if kwargs:
+        for value in kwargs.values():
+            tp = type(value)
+            if not _type_decides(tp):
+                return None
+            types.append(tp)
+    return tuple(types)
+
+
+class _OverloadPacketBase:
+    """The C part of OverloadPacket: its overloads, choices and call."""
+
+    qualified_name: str
+    _overloads: tuple[tuple[str, OperatorHandle], ...]
+    _choices: dict[tuple[Any, ...], tuple[Any, ...]]  # pattern -> (handle, positional types...)
+    _epoch: int
+    _memo: tuple[Any, ...] | None
+    _memo2: tuple[Any, ...] | None
+
+    if not cython.compiled:
+        # Slots, so an overload's attribute never shadows the packet's own.
+        __slots__ = ("qualified_name", "_overloads", "_choices", "_epoch", "_memo", "_memo2")
+
+    def __init__(self, qualified_name: str) -> None:
+        if not isinstance(qualified_name, str):
+            raise TypeError(f"a packet's name is a str, not {type(qualified_name).__name__}")
+        self.qualified_name = qualified_name
+        self._overloads = ()
+        self._choices = {}
+        self._epoch = _choice_epoch
+        self._memo = self._memo2 = None
+        _enable_fast_packet_calls(self)
+
+    def __repr__(self) -> str:
+        return f"<OverloadPacket {self.qualified_name}>"
+
+    def overloads(self) -> list[str]:
+        """Overload names in definition order, ``default`` for the unnamed one."""
+        return [name for name, _handle in self._overloads]
+
+    def _publish(self, overloads: tuple[tuple[str, OperatorHandle], ...]) -> None:
+        """Registration's write: the overloads now defined, as (name, handle) pairs."""
+        for name, handle in overloads:
+            if not isinstance(name, str) or type(handle) is not OperatorHandle:
+                raise TypeError(f"a packet publishes (str, OperatorHandle) pairs, not ({name!r}, {handle!r})")
+        # An overload named like one of the packet's own attributes
+        # (``overloads``) is reached through calls and overloads() only.
+        for name, _handle in self._overloads:
+            if not hasattr(OverloadPacket, name):
+                delattr(self, name)
+        for name, handle in overloads:
+            if not hasattr(OverloadPacket, name):
+                setattr(self, name, handle)
+        self._overloads = tuple(overloads)
+        self._choices = {}
+        self._memo = self._memo2 = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _chosen_overload(self, _call_pattern(args, kwargs), args, kwargs)[0](*args, **kwargs)
+
+
+class OverloadPacket(_OverloadPacketBase):
+    """``ops.ns.name``: every overload of one operator name.
+
+    ``packet.overload`` is that overload's OperatorHandle (``packet.default``
+    the unnamed one); calling the packet calls the first overload that
+    accepts the arguments (see Note [Overload choice by argument types]).
+    Registration publishes the overloads; a packet outlives them, as handles
+    do, so one held across a library's close and a new def works again.
+
+    A Python class even when compiled, over the C ``_OverloadPacketBase``:
+    its instances keep the overloads in a plain instance dict, which Python
+    reads at attribute speed (see Note [ops at attribute speed] in
+    dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
+    """
+
+
+def _chosen_overload(packet, pattern, args, kwargs):
+    """The overload a call runs, as a choice ``(handle, type, ...)``: the one
+    remembered for ``pattern``, or found by testing each overload and then
+    remembered (``pattern`` None: neither)."""
+    if packet._epoch != _choice_epoch_now():
+        packet._choices = {}
+        packet._memo = packet._memo2 = None
+        packet._epoch = _choice_epoch_now()
+    choices = packet._choices
+    if pattern is not None:
+        choice = choices.get(pattern)
+        if choice is not None:
+            return choice
+    overloads = packet._overloads
+    if not overloads:
+        raise AttributeError(f"no operator named {packet.qualified_name} is defined")
+    errors = []
+    for _name, handle in overloads:
+        plan = handle._plan
+        if plan.schema is None:  # undefined since this tuple was published
+            continue
+        try:
+            _box_call(plan.boxer, args, kwargs)
+        except TypeError as exc:
+            errors.append(f"  {plan.schema}: {exc}")
+            continue
+        if pattern is None:
+            return (handle,)
+        # The positional types after the handle: compiled, the memo compares them.
+        choice = (handle,) + pattern[1:]
+        choices[pattern] = choice
+        return choice
+    raise TypeError(f"no overload of {packet.qualified_name} accepts these arguments:\n" + "\n".join(errors))

@@ -1,0 +1,193 @@
+"""``ops.ns.name(.overload)`` on both engines: attributes kept up to date by
+registration (Note [ops at attribute speed] in dispatcher/ops.py) and packets
+that remember their choice per argument-type pattern (Note [Overload choice
+by argument types] in dispatcher/_engine/core.py).
+
+Each call is made through every entry point a packet has: vectorcall
+(``packet(...)``, compiled), ``__call__`` (tp_call) and ``functools.partial``
+(vectorcall without PY_VECTORCALL_ARGUMENTS_OFFSET).
+"""
+import functools
+
+import pytest
+
+from dispatcher.keys import DispatchKey as K
+
+pytestmark = pytest.mark.usefixtures("tls_restored")
+
+CALLS = {
+    "vectorcall": lambda packet, *args, **kwargs: packet(*args, **kwargs),
+    "tp_call": lambda packet, *args, **kwargs: packet.__call__(*args, **kwargs),
+    "partial": lambda packet, *args, **kwargs: functools.partial(packet)(*args, **kwargs),
+}
+
+
+@pytest.fixture(params=sorted(CALLS))
+def call(request):
+    return CALLS[request.param]
+
+
+def add_library(world):
+    lib = world.library("t", "DEF")
+    lib.define("add(Tensor x, Tensor y) -> str")
+    lib.define("add.Scalar(Tensor x, Scalar y) -> str")
+    lib.define("add.list(Tensor x, int[] y) -> str")
+    lib.impl("add", lambda x, y: "tensor", "CPU")
+    lib.impl("add.Scalar", lambda x, y: f"scalar {y!r}", "CPU")
+    lib.impl("add.list", lambda x, y: f"list {y!r}", "CPU")
+    return lib
+
+
+def test_ops_attributes_are_the_registrys_objects(world):
+    lib = add_library(world)
+    packet = world.ops.t.add
+    assert type(packet) is world.engine.OverloadPacket
+    assert packet.overloads() == ["default", "Scalar", "list"]
+    assert packet.default is world.registry.find_op("t::add").handle
+    assert packet.Scalar is world.registry.find_op("t::add.Scalar").handle
+    assert repr(world.ops.t) == "<ops.t>"
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        world.ops.t.nope
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        packet.nope
+    lib.close()
+
+
+def test_operators_defined_later_and_closed_libraries(world):
+    lib = add_library(world)
+    packet = world.ops.t.add
+    t = world.tensor(K.CPU)
+    later = world.library("t", "FRAGMENT")
+    later.define("add.out(Tensor x, Tensor y, *, Tensor(a!) out) -> str")
+    later.impl("add.out", lambda x, y, *, out: "out", "CPU")
+    later.define("mul(Tensor x) -> str")
+    later.impl("mul", lambda x: "mul", "CPU")
+    assert packet.overloads() == ["default", "Scalar", "list", "out"]
+    assert packet.out(t, t, out=t) == "out"
+    assert packet(t, t, out=t) == "out"
+    assert world.ops.t.mul(t) == "mul"
+    later.close()
+    assert packet.overloads() == ["default", "Scalar", "list"]
+    with pytest.raises(AttributeError):
+        packet.out
+    with pytest.raises(AttributeError):
+        world.ops.t.mul
+    lib.close()
+    with pytest.raises(AttributeError):
+        world.ops.t.add
+    with pytest.raises(AttributeError, match="no operator named t::add is defined"):
+        packet(t, t)
+    # The same packet and handles come back with a new def.
+    again = add_library(world)
+    assert world.ops.t.add is packet
+    assert packet(t, 1) == "scalar 1"
+    again.close()
+
+
+def test_an_ops_made_after_registration_sees_it(world):
+    lib = add_library(world)
+    from dispatcher.ops import OpNamespaces
+
+    late = OpNamespaces(world.registry)
+    assert late.t.add is world.ops.t.add
+    lib.close()
+    with pytest.raises(AttributeError):
+        late.t.add
+
+
+def test_packet_choices_by_argument_types(world, call):
+    lib = add_library(world)
+    packet = world.ops.t.add
+    t = world.tensor(K.CPU)
+    # Repeated, alternating and keyword patterns, each more than once, so
+    # remembered choices (and the compiled engine's memo) are exercised.
+    for _ in range(3):
+        assert call(packet, t, t) == "tensor"
+        assert call(packet, t, 2) == "scalar 2"
+        assert call(packet, t, 2.5) == "scalar 2.5"
+        assert call(packet, t, True) == "scalar True"
+        assert call(packet, t, t) == "tensor"
+        assert call(packet, t, [1, 2]) == "list [1, 2]"
+        assert call(packet, t, y=3) == "scalar 3"
+        assert call(packet, x=t, y=t) == "tensor"
+        assert call(packet, t, (4,)) == "list (4,)"
+    with pytest.raises(TypeError, match="no overload of t::add accepts these arguments"):
+        call(packet, t, "text")
+    with pytest.raises(TypeError, match="no overload of t::add accepts these arguments"):
+        call(packet, t, ["a"])
+    lib.close()
+
+
+def test_a_one_overload_packet_still_checks_its_arguments(world, call):
+    lib = world.library("t", "DEF")
+    lib.define("scale(Tensor x, int n) -> int")
+    lib.impl("scale", lambda x, n: n, "CPU")
+    t = world.tensor(K.CPU)
+    packet = world.ops.t.scale
+    for _ in range(2):
+        assert call(packet, t, 3) == 3
+        assert call(packet, t, True) is True  # accepted, as torch.ops does (the kernel gets it as passed)
+        with pytest.raises(TypeError, match=r"no overload of t::scale accepts these arguments:\n.*int"):
+            call(packet, t, 1.5)
+    lib.close()
+
+
+def test_new_overloads_forget_the_choices(world, call):
+    lib = world.library("t", "DEF")
+    lib.define("f(Tensor x, Scalar y) -> str")
+    lib.impl("f", lambda x, y: "scalar", "CPU")
+    t = world.tensor(K.CPU)
+    packet = world.ops.t.f
+    assert call(packet, t, 1) == "scalar"
+    assert call(packet, t, 1) == "scalar"
+    extra = world.library("t", "FRAGMENT")
+    extra.define("f.int(Tensor x, int y) -> str")
+    extra.impl("f.int", lambda x, y: "int", "CPU")
+    # Definition order: the default still comes first.
+    assert call(packet, t, 1) == "scalar"
+    lib.close()
+    # Its overload gone, the remembered choice must not be used.
+    assert call(packet, t, 1) == "int"
+    assert call(packet, t, 1) == "int"
+    extra.close()
+
+
+def test_forgetting_choices_retests_the_arguments(world, call, monkeypatch):
+    # register_value_type can make an int acceptable where it was not: every
+    # packet must test its arguments again (the epoch).
+    from dispatcher import ivalue
+    from dispatcher._ivalue_tag import Tag
+
+    lib = world.library("t", "DEF")
+    lib.define("to(Tensor x, Device d) -> str")
+    lib.define("to.int(Tensor x, int n) -> str")
+    lib.impl("to", lambda x, d: f"device {d!r}", "CPU")
+    lib.impl("to.int", lambda x, n: "int", "CPU")
+    t = world.tensor(K.CPU)
+    packet = world.ops.t.to
+    assert call(packet, t, 0) == "int"
+    assert call(packet, t, 0) == "int"
+    monkeypatch.setitem(ivalue._ACCEPTED, Tag.DEVICE, ivalue._ACCEPTED[Tag.DEVICE] + (int,))
+    assert call(packet, t, 0) == "int"  # remembered: nobody said the rules changed
+    world.engine.forget_overload_choices()
+    assert call(packet, t, 0) == "device 0"
+    monkeypatch.undo()
+    world.engine.forget_overload_choices()
+    assert call(packet, t, 0) == "int"
+    lib.close()
+
+
+def test_register_value_type_forgets_every_engines_choices(monkeypatch):
+    from dispatcher import _engine, ivalue
+    from dispatcher._ivalue_tag import Tag
+
+    forgotten = []
+    for engine in _engine.loaded_engines():
+        monkeypatch.setattr(engine, "forget_overload_choices", lambda engine=engine: forgotten.append(engine))
+
+    class Place:
+        pass
+
+    monkeypatch.setitem(ivalue._ACCEPTED, Tag.DEVICE, ivalue._ACCEPTED[Tag.DEVICE])
+    ivalue.register_value_type(Tag.DEVICE, Place)
+    assert forgotten == _engine.loaded_engines()

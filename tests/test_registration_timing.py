@@ -1,0 +1,27 @@
+"""The registration timing runs every step on our Library (timings are not asserted)."""
+from dispatcher import registration_timing
+from dispatcher.compat.torch_C import _dispatch_dump, _dispatch_dump_table, _dispatch_has_backend_fallback
+from dispatcher.library import Library
+from dispatcher.registry import default_registry
+
+
+def test_registration_steps_times_every_step_and_leaves_nothing_behind():
+    before = default_registry.all_op_names()
+    steps = registration_timing.registration_steps(Library, _dispatch_dump_table, _dispatch_dump, rounds=2)
+    assert list(steps) == list(registration_timing.STEPS)
+    assert all(t > 0 for t in steps.values())
+    assert default_registry.all_op_names() == before
+    assert not _dispatch_has_backend_fallback(registration_timing.FALLBACK_KEY)
+
+
+def test_the_table_has_a_row_per_step_and_torch_beside_ours_when_given():
+    ours = dict.fromkeys(registration_timing.STEPS, 2.0)
+    table = registration_timing.format_table(ours)
+    assert "torch" not in table
+    assert "| define | 2.0 |" in table
+    torch = dict.fromkeys(registration_timing.STEPS, 5.0)
+    table = registration_timing.format_table(ours, torch, "2.13.0")
+    assert "| step | µs (median) | torch 2.13.0 (µs) | torch / ours |" in table
+    assert "| destroy | 2.0 | 5.0 | 2.50x |" in table
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| step")]
+    assert len(rows) == len(registration_timing.STEPS)
