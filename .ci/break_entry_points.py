@@ -8,7 +8,7 @@ run it by hand after changing the call paths or their tests::
 
 For every mutant it exports the last commit (``git archive HEAD``: commit
 first) to a temporary directory, applies one edit to the engine's source, builds the extension in
-place, and runs `tests/test_engine.py` on the compiled engine with
+place, and runs the entry points' tests (``TESTS``) with
 DISPATCHER_REQUIRE_EXTENSION=1.  A mutant the tests do not kill is a compiled
 path no test executes; the script exits non-zero if any survives.
 """
@@ -25,6 +25,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORE = "dispatcher/_engine/core.py"
 FASTCALL = "csrc/_fastcall.pyx"
 BROKEN = 'raise RuntimeError("mutant")'
+# The tests of the entry points, on both engines.
+TESTS = ("tests/test_engine.py", "tests/test_ops_packets.py")
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def run_mutant(mutant: Mutant, checkout: pathlib.Path) -> tuple[bool, str]:
     if build.returncode != 0:
         raise SystemExit(f"mutant {mutant.name!r} did not build:\n{build.stderr[-2000:]}")
     env = {"DISPATCHER_REQUIRE_EXTENSION": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(checkout)}
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_engine.py"],
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TESTS],
                            cwd=checkout, capture_output=True, text=True, env=env)
     summary = tests.stdout.strip().splitlines()[-1] if tests.stdout.strip() else tests.stderr[-500:]
     return tests.returncode != 0, summary

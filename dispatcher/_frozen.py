@@ -18,13 +18,16 @@ and gets here what the dataclass gave it:
 ``_fields`` are the ``__init__`` parameters, in order.  The classes are not
 dataclasses: ``dataclasses.replace`` and ``fields`` do not apply to them
 (``FunctionSchema.with_name`` is the one replace the package needed).
+
+Classes made once per registration set their fields with ``slot_setters``
+instead of ``object.__setattr__``: the same effect at about half the cost.
 """
 from __future__ import annotations
 
 from operator import attrgetter
 from typing import Any, Callable, ClassVar, NoReturn
 
-__all__ = ["Frozen"]
+__all__ = ["Frozen", "slot_setters"]
 
 
 class Frozen:
@@ -65,6 +68,14 @@ class Frozen:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (self.__class__, tuple(getattr(self, name) for name in self._fields))
+
+
+def slot_setters(cls: type, *names: str) -> tuple[Callable[[Any, Any], None], ...]:
+    """``setter(obj, value)`` for each of ``cls``'s slots ``names``, for its
+    ``__init__``: the slot descriptors' own ``__set__``, which skips the
+    lookup of the attribute (and of ``__setattr__``) that each
+    ``object.__setattr__(obj, name, value)`` makes."""
+    return tuple(cls.__dict__[name].__set__ for name in names)
 
 
 def _no_key(value: object) -> tuple[()]:

@@ -15,6 +15,8 @@ import argparse
 import importlib
 import json
 import statistics
+import subprocess
+import sys
 import timeit
 from dataclasses import dataclass
 from typing import Optional, Sequence
@@ -29,6 +31,7 @@ from .keys import DispatchKey as K
 from .keysets import AFTER_AUTOGRAD_KEYSET
 from .library import Library
 from .ops import ops
+from . import registration_timing
 from .registry import Dispatcher
 
 
@@ -290,15 +293,39 @@ def format_table(results: Sequence[Result], torch_version: Optional[str] = None)
     return "\n".join(lines)
 
 
+def import_time_ms(runs: int = 7) -> float:
+    """``import dispatcher`` in a fresh interpreter: the median over ``runs``
+    of the package's cumulative time under ``python -X importtime``, in ms."""
+    times = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import dispatcher"],
+                             capture_output=True, text=True, check=True)
+        line = next(line for line in reversed(out.stderr.splitlines()) if line.rstrip().endswith("| dispatcher"))
+        times.append(int(line.split("|")[1]) / 1000)
+    return statistics.median(times)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dispatcher bench", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds per case (default 15)")
     parser.add_argument("--number", type=int, default=20000, help="calls per round (default 20000)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--registration-rounds", type=int, default=200,
+                        help="rounds of the registration steps (default 200)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     args = parser.parse_args(argv)
     results, torch_version = run(args.rounds, args.number)
+    registration = registration_timing.compare(args.registration_rounds)
+    import_ms = import_time_ms()
+    bytecode = "off" if sys.dont_write_bytecode else "on"
     if args.json:
-        print(json.dumps({"torch": torch_version, "results": [r.__dict__ for r in results]}, indent=1))
+        print(json.dumps({"torch": torch_version, "results": [r.__dict__ for r in results],
+                          "registration_us": {"ours": registration[0], "torch": registration[1]},
+                          "import_ms": import_ms, "bytecode_cache": bytecode}, indent=1))
     else:
         print(format_table(results, torch_version))
+        print()
+        print(registration_timing.format_table(*registration))
+        print()
+        print(f"import dispatcher: {import_ms:.1f} ms (median of 7, `python -X importtime`; "
+              f"bytecode cache {bytecode})")
     return 0

@@ -12,7 +12,7 @@ import sys
 from types import FrameType
 from typing import Any, Callable, Optional
 
-from ._frozen import Frozen
+from ._frozen import Frozen, slot_setters
 from ._kernel_kind import DUMP_STATE, KernelKind
 from .schema import FunctionSchema
 
@@ -50,8 +50,8 @@ class Kernel(Frozen):
     fn: Optional[Callable[..., Any]]
 
     def __init__(self, kind: KernelKind, fn: Optional[Callable[..., Any]] = None) -> None:
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "fn", fn)
+        _set_kind(self, kind)
+        _set_fn(self, fn)
 
     def is_fallthrough(self) -> bool:
         return self.kind == KernelKind.FALLTHROUGH
@@ -63,7 +63,12 @@ class Kernel(Frozen):
         return DUMP_STATE[self.kind]
 
 
+_set_kind, _set_fn = slot_setters(Kernel, "kind", "fn")
 MISSING = Kernel(KernelKind.MISSING)
+
+# The kinds of most kernels, read once: KernelKind.UNBOXED goes through the
+# enum class's __getattr__ hook, several times the cost of a global.
+_UNBOXED, _WITH_KEYSET = KernelKind.UNBOXED, KernelKind.WITH_KEYSET
 
 
 def make_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: bool = False) -> Kernel:
@@ -78,7 +83,7 @@ def make_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: boo
         raise ValueError("a kernel is either boxed or with_keyset, not both (boxed kernels get the keyset anyway)")
     if boxed:
         return Kernel(KernelKind.BOXED, fn)
-    return Kernel(KernelKind.WITH_KEYSET if with_keyset else KernelKind.UNBOXED, fn)
+    return Kernel(_WITH_KEYSET if with_keyset else _UNBOXED, fn)
 
 
 def make_fallback_kernel(fn: Callable[..., Any], with_keyset: bool) -> Kernel:
@@ -112,10 +117,10 @@ class AnnotatedKernel(Frozen):
     _functions: dict[str, Any]
 
     def __init__(self, kernel: Kernel, debug: str, inferred_schema: Optional[FunctionSchema] = None) -> None:
-        object.__setattr__(self, "kernel", kernel)
-        object.__setattr__(self, "debug", debug)
-        object.__setattr__(self, "inferred_schema", inferred_schema)
-        object.__setattr__(self, "_functions", {})
+        _set_kernel(self, kernel)
+        _set_debug(self, debug)
+        _set_inferred_schema(self, inferred_schema)
+        _set_functions(self, {})
 
     def function(self, engine: Any) -> Any:
         """This kernel as ``engine``'s KernelFunction (what a plan's table holds)."""
@@ -129,8 +134,13 @@ class AnnotatedKernel(Frozen):
         schema = signature_text(self.inferred_schema) if self.inferred_schema is not None else "(none)"
         return (
             f"{key_desc}{' (inactive)' if inactive else ''}: {self.debug} :: {schema} "
-            f"[ {self.kernel.dump_state()}]"
+            f"[ {DUMP_STATE[self.kernel.kind]}]"
         )
+
+
+_set_kernel, _set_debug, _set_inferred_schema, _set_functions = slot_setters(
+    AnnotatedKernel, "kernel", "debug", "inferred_schema", "_functions"
+)
 
 
 def signature_text(schema: FunctionSchema) -> str:
@@ -153,9 +163,15 @@ _REGISTERING_MODULES = frozenset(
 )
 
 
-def registration_site() -> str:
-    """``registered at FILE:LINE`` of the first caller outside the registering modules."""
-    frame: Optional[FrameType] = sys._getframe(1)
+def registration_site(skip: int = 0) -> str:
+    """``registered at FILE:LINE`` of the first caller outside the registering
+    modules.  The first ``skip`` callers, known to be in those modules, are
+    passed over unseen: looking at a frame makes Python build a frame object
+    for it, which costs more than the rest of this function."""
+    try:
+        frame: Optional[FrameType] = sys._getframe(1 + skip)
+    except ValueError:  # the stack is not that deep
+        return "registered at <unknown>"
     while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
         frame = frame.f_back
     if frame is None:

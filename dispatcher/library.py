@@ -14,7 +14,7 @@ dispatcher as it was.
 """
 from __future__ import annotations
 
-import warnings
+from functools import partial
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union
 
 from .kernel import AnnotatedKernel, make_fallback_kernel, make_kernel, registration_site
@@ -37,17 +37,21 @@ KeyArg = Union[str, DispatchKey]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
+# What _parse_key made of each key name it was given (impl() parses one per
+# kernel); only names that parse are kept, so it stays small.
+_PARSED_KEY_NAMES: dict[str, Optional[DispatchKey]] = {"": None}
+
+
 def _parse_key(key: KeyArg) -> Optional[DispatchKey]:
     """'' (and CatchAll/Undefined, as in c10) mean "no key"."""
+    if isinstance(key, str):
+        if key not in _PARSED_KEY_NAMES:
+            parsed = parse_dispatch_key(key)
+            _PARSED_KEY_NAMES[key] = None if parsed == DispatchKey.Undefined else parsed
+        return _PARSED_KEY_NAMES[key]
     if isinstance(key, DispatchKey):
-        parsed = key
-    elif isinstance(key, str):
-        if key == "":
-            return None
-        parsed = parse_dispatch_key(key)
-    else:
-        raise TypeError(f"a dispatch key must be a DispatchKey or its name, got {type(key).__name__}")
-    return None if parsed == DispatchKey.Undefined else parsed
+        return None if key == DispatchKey.Undefined else key
+    raise TypeError(f"a dispatch key must be a DispatchKey or its name, got {type(key).__name__}")
 
 
 class Library:
@@ -77,12 +81,14 @@ class Library:
         self._open(ns, kind, _parse_key(dispatch_key), registration_site(), debug_at_site=False)
 
     @classmethod
-    def _at_site(cls, ns: str, kind: str, dispatch_key: Optional[DispatchKey], site: str) -> "Library":
+    def _at_site(cls, ns: str, kind: str, dispatch_key: Optional[DispatchKey], site: str, *,
+                 registry: Optional[Dispatcher] = None) -> "Library":
         """A library as c10 creates one: at ``site`` (``registered at FILE:LINE``),
-        which is also the default debug text of all its registrations."""
+        which is also the default debug text of all its registrations; on
+        ``registry`` (default: the package's)."""
         library = cls.__new__(cls)
         library._handles = []
-        library._registry = default_registry
+        library._registry = default_registry if registry is None else registry
         _check_namespace(ns)
         library._open(ns, kind, dispatch_key, site, debug_at_site=True)
         return library
@@ -92,13 +98,17 @@ class Library:
         self.ns = ns
         # Operator name -> the tags its define() gave, for this library's defs.
         self._tags: dict[OperatorName, tuple[str, ...]] = {}
-        # What _name_for_impl made of each name it was given: a library
-        # usually registers several kernels of one operator.
+        # What _name_for_impl made of each name it was given (and define()
+        # of the names it returned): a library usually registers several
+        # kernels of one operator.
         self._qualified_names: dict[str, OperatorName] = {}
         self.kind = kind
         self.dispatch_key = None if key == DispatchKey.Undefined else key
-        self._site = site
-        self._debug_at_site = debug_at_site
+        # The debug text of a registration given none: where it was made, or
+        # the library's site for a library made at one (_at_site).  Only
+        # registering code calls it (Library's methods, the compat shim), so
+        # registration_site skips its caller.
+        self._default_debug: Callable[[], str] = (lambda: site) if debug_at_site else partial(registration_site, 1)
         block = _KINDS[kind]
         self._context = f"(Error occurred while processing {block} block at {site.removeprefix('registered at ')})"
         if kind != "IMPL":
@@ -121,9 +131,6 @@ class Library:
         key = f", dispatch_key={self.dispatch_key.name}" if self.dispatch_key is not None else ""
         return f"Library(kind={self.kind}, ns={self.ns}{key}, registrations={len(self._handles)})"
 
-    def _default_debug(self) -> str:
-        return self._site if self._debug_at_site else registration_site()
-
     # -- the public layer (torch.library) ------------------------------------------
     def define(self, schema: Union[str, FunctionSchema], alias_analysis: str = "", *,
                tags: Union[str, Iterable[str]] = ()) -> str:
@@ -140,7 +147,9 @@ class Library:
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
         name = self._def(parsed, alias_analysis or "FROM_SCHEMA")
         self._tags[name] = tag_names
-        return f"{name.name}.{name.overload_name}" if name.overload_name else name.name
+        text = f"{name.name}.{name.overload_name}" if name.overload_name else name.name
+        self._qualified_names[text] = name  # impl() is usually given it next
+        return text
 
     def tags_of(self, name: str) -> tuple[str, ...]:
         """The tags ``define`` gave operator ``name`` (as ``define`` returned it,
@@ -229,7 +238,9 @@ class Library:
         ``key`` (no key: CompositeImplicitAutograd), both or neither."""
         name = self._def(schema, alias_analysis)
         try:
-            self._register_impl(name, key or DispatchKey.CompositeImplicitAutograd, kernel)
+            self._handles.append(
+                self._registry.register_impl(name, key or DispatchKey.CompositeImplicitAutograd, kernel)
+            )
         except BaseException:
             self._handles.pop()()
             raise
@@ -245,8 +256,9 @@ class Library:
                 f"dispatch key of the enclosing {block} block ({self.dispatch_key}).  Please declare a "
                 f"separate {block} block for this dispatch key and move your impl() there.  {self._context}"
             )
-        key = key if key is not None else self.dispatch_key
-        self._register_impl(op, key if key is not None else DispatchKey.CompositeImplicitAutograd, kernel)
+        if key is None:
+            key = self.dispatch_key if self.dispatch_key is not None else DispatchKey.CompositeImplicitAutograd
+        self._handles.append(self._registry.register_impl(op, key, kernel))
 
     def _name_for_impl(self, name: str) -> OperatorName:
         """c10's Library::_parseNameForLib: the name, qualified with the library's
@@ -278,20 +290,6 @@ class Library:
                 f"fallbacks; register kernels in a block of the operator's namespace.  {self._context}"
             )
         return op if op.namespace else op.with_namespace(self.ns)
-
-    def _register_impl(self, op: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> None:
-        existing = self._registry.find_op(str(op))
-        if existing is not None and (previous := existing.kernel_for(key)) is not None:
-            operator = existing.schema.schema if existing.schema is not None else op
-            where = existing.schema.debug if existing.schema is not None else "no debug info"
-            warnings.warn(
-                "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
-                f"  operator: {operator}\n    {where}\n  dispatch key: {key.name}\n"
-                f"  previous kernel: {previous.debug}\n       new kernel: {kernel.debug}",
-                UserWarning,
-                stacklevel=4,
-            )
-        self._handles.append(self._registry.register_impl(op, key, kernel))
 
     def _fallback(self, key: Optional[DispatchKey], kernel: AnnotatedKernel) -> None:
         """c10's Library::_fallback: ``kernel`` as the backend fallback of every

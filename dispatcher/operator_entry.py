@@ -10,11 +10,12 @@ in this module.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import keysets
-from ._frozen import Frozen
+from ._frozen import Frozen, slot_setters
 from ._kernel_kind import KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel, signature_text
@@ -28,7 +29,7 @@ from .keys import (
     to_functionality_key,
 )
 from .ivalue import make_boxer
-from .schema import Argument, FunctionSchema, ListType, Return, TensorArgKind, Type
+from .schema import Argument, FunctionSchema, ListType, Return, Type
 
 if TYPE_CHECKING:
     from ._engine.core import KernelFunction
@@ -59,10 +60,16 @@ class RegisteredSchema(Frozen):
 
     def __init__(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
                  alias_analysis_is_default: bool = False) -> None:
-        object.__setattr__(self, "schema", schema)
-        object.__setattr__(self, "debug", debug)
-        object.__setattr__(self, "alias_analysis", alias_analysis)
-        object.__setattr__(self, "alias_analysis_is_default", alias_analysis_is_default)
+        _set_schema(self, schema)
+        _set_debug(self, debug)
+        _set_alias_analysis(self, alias_analysis)
+        _set_alias_analysis_is_default(self, alias_analysis_is_default)
+
+
+# One per def: see slot_setters.
+_set_schema, _set_debug, _set_alias_analysis, _set_alias_analysis_is_default = slot_setters(
+    RegisteredSchema, "schema", "debug", "alias_analysis", "alias_analysis_is_default"
+)
 
 
 def _type_text(t: Type) -> str:
@@ -109,48 +116,79 @@ def check_inferred_schema(name: str, schema: RegisteredSchema, kernel: Annotated
         )
 
 
-class _SlotInfo(Frozen):
-    """What compute_entry needs to know about a runtime slot."""
+class KeyFacts:
+    """What registration asks about a dispatch key, worked out once per key
+    (``_facts``): its names and slot, what compute_entry reads about it, and
+    how the kernel in its slot sets the fallthrough masks."""
 
-    __slots__ = _fields = ("in_ceanf", "in_cea", "in_cia_nested", "in_cia", "in_autograd", "in_batched",
-                           "backend_bits")
+    __slots__ = ("key", "name", "dump_name", "slot", "in_ceanf", "in_cea", "in_cia_nested", "in_cia",
+                 "in_autograd", "in_batched", "backend_bits", "mask_update")
 
+    key: DispatchKey
+    name: str
+    dump_name: str  # as dump_state prints it: an alias key marked [alias]
+    slot: Optional[int]  # the key's runtime slot; None for a key without one (Dense, alias keys)
     in_ceanf: bool
     in_cea: bool
     in_cia_nested: bool
     in_cia: bool
     in_autograd: bool
     in_batched: bool
-    backend_bits: int  # raw get_backend_key_set_from_autograd(slot)
+    backend_bits: int  # raw get_backend_key_set_from_autograd(key)
+    # (bits to set, functionality bits to clear, backends whose mask changes):
+    # see update_masks.  None without a slot, and for Undefined, which has no bit to mask.
+    mask_update: Optional[tuple[int, int, range]]
 
-    def __init__(self, in_ceanf: bool, in_cea: bool, in_cia_nested: bool, in_cia: bool, in_autograd: bool,
-                 in_batched: bool, backend_bits: int) -> None:
-        for name, value in zip(self._fields, (in_ceanf, in_cea, in_cia_nested, in_cia, in_autograd, in_batched,
-                                              backend_bits)):
-            object.__setattr__(self, name, value)
+    def __init__(self, key: DispatchKey) -> None:
+        undefined = key == K.Undefined
+        self.key = key
+        self.name = key.name
+        self.dump_name = f"{key.name}[alias]" if is_alias_key(key) else key.name
+        self.slot = SLOT_OF_KEY.get(key)
+        # Note [Undefined in dispatchTable_]: the composite kernels also
+        # serve Undefined, which no alias key set can hold.
+        self.in_ceanf = undefined or keysets.is_included_in_alias(key, _CEANF)
+        self.in_cea = undefined or keysets.is_included_in_alias(key, _CEA)
+        self.in_cia_nested = not undefined and keysets.is_included_in_alias(key, _CIA_NESTED)
+        self.in_cia = undefined or keysets.is_included_in_alias(key, _CIA)
+        self.in_autograd = keysets.is_included_in_alias(key, _AUTOGRAD)
+        self.in_batched = keysets.is_included_in_alias(key, _BATCHED)
+        self.backend_bits = keysets.get_backend_key_set_from_autograd(key).raw_repr()
+        self.mask_update = None if self.slot is None or undefined else _mask_update(key)
+
+    def update_masks(self, masks: list[int], fallthrough: bool) -> None:
+        """c10's DispatchKeyExtractor::setOperatorHasFallthroughForKey, per
+        backend: the key's slot now holds a ``fallthrough`` kernel or not.
+
+        See Note [Per-backend fallthrough masks].  Only functionality bits are
+        ever cleared (Note [Removing keys keeps the backend bits] in
+        dispatcher/_engine/core.py).
+        """
+        update = self.mask_update
+        if update is not None:
+            set_bits, clear_bits, backends = update
+            for i in backends:
+                masks[i] = masks[i] & ~clear_bits if fallthrough else masks[i] | set_bits
 
 
-# Filled as keys are first asked about: computing all 137 slots at import
-# took longer than the rest of the import.
-_SLOT_INFO: dict[DispatchKey, _SlotInfo] = {}
+def _mask_update(key: DispatchKey) -> tuple[int, int, range]:
+    bits = KEY_REPRS[key]
+    if is_per_backend_functionality_key(to_functionality_key(key)):
+        backend = int(to_backend_component(key))
+        return bits, bits & ~FULL_BACKEND_MASK, range(backend - 1, backend)
+    return bits, bits & ~FULL_BACKEND_MASK, range(NUM_BACKENDS)
 
 
-def _slot_info(k: DispatchKey) -> _SlotInfo:
-    info = _SLOT_INFO.get(k)
-    if info is None:
-        undefined = k == K.Undefined
-        info = _SLOT_INFO[k] = _SlotInfo(
-            # Note [Undefined in dispatchTable_]: the composite kernels also
-            # serve Undefined, which no alias key set can hold.
-            in_ceanf=undefined or keysets.is_included_in_alias(k, _CEANF),
-            in_cea=undefined or keysets.is_included_in_alias(k, _CEA),
-            in_cia_nested=not undefined and keysets.is_included_in_alias(k, K.CompositeImplicitAutogradNestedTensor),
-            in_cia=undefined or keysets.is_included_in_alias(k, _CIA),
-            in_autograd=keysets.is_included_in_alias(k, K.Autograd),
-            in_batched=keysets.is_included_in_alias(k, K.FuncTorchBatchedDecomposition),
-            backend_bits=keysets.get_backend_key_set_from_autograd(k).raw_repr(),
-        )
-    return info
+# Filled as keys are first asked about: computing every key's facts at
+# import took longer than the rest of the import.
+_FACTS: dict[DispatchKey, KeyFacts] = {}
+
+
+def _facts(key: DispatchKey) -> KeyFacts:
+    facts = _FACTS.get(key)
+    if facts is None:
+        facts = _FACTS[key] = KeyFacts(key)
+    return facts
 
 
 _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
@@ -176,21 +214,21 @@ _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 _BACKEND_GUARDS: tuple[tuple[DispatchKey, int], ...] = tuple(
     (a, bits) for a in RUNTIME_SLOT_KEYS if (bits := keysets.get_backend_key_set_from_autograd(a).raw_repr())
 )
-# Filled as keys are first registered to (see _slot_info).
-_SLOTS_CHANGED_BY: dict[DispatchKey, tuple[DispatchKey, ...]] = {}
+# Filled as keys are first registered to (as _FACTS).
+_SLOTS_CHANGED_BY: dict[DispatchKey, tuple[KeyFacts, ...]] = {}
 
 
-def _slots_changed_by(k: DispatchKey) -> tuple[DispatchKey, ...]:
+def _slots_changed_by(k: DispatchKey) -> tuple[KeyFacts, ...]:
     """The slots a kernel change on key ``k`` can change, in slot order."""
     slots = _SLOTS_CHANGED_BY.get(k)
     if slots is None:
         if is_alias_key(k):
-            slots = RUNTIME_SLOT_KEYS
+            keys = RUNTIME_SLOT_KEYS
         else:
             bits = KEY_REPRS[k]  # a guard holds k if it holds all of k's bits, as DispatchKeySet.has
             own = (k,) if k in SLOT_OF_KEY else ()
-            slots = own + tuple(a for a, guarded in _BACKEND_GUARDS if guarded & bits == bits)
-        _SLOTS_CHANGED_BY[k] = slots
+            keys = own + tuple(a for a, guarded in _BACKEND_GUARDS if guarded & bits == bits)
+        slots = _SLOTS_CHANGED_BY[k] = tuple(_facts(key) for key in keys)
     return slots
 
 
@@ -203,14 +241,20 @@ class OperatorEntry:
         # Newest first; the first kernel of a key is the active one.
         self.kernels: dict[DispatchKey, list[AnnotatedKernel]] = {}
         self._dispatcher = dispatcher
-        # With no kernels, every slot is its backend fallback: start from the
-        # dispatcher's copies of that table instead of computing 137 entries.
-        self._table: list[Any] = list(dispatcher.fallback_table)
+        # Note [Shared fallback tables]
+        # With no kernels, every slot is its backend fallback: an entry without
+        # kernels holds the dispatcher's tuple of those entries, which costs
+        # nothing to take and nothing to turn into a plan's table, and takes a
+        # list of its own when a kernel arrives (refresh).
+        self._table: tuple[Any, ...] | list[Any] = dispatcher.fallback_table
         # Note [Stored table lines]
-        # For each slot, the line dump_table prints for the entry compute_entry
-        # chose ("" for a missing one), kept with the table by _update_slot:
-        # dumping joins them instead of recomputing every slot.
-        self._lines: list[str] = list(dispatcher.fallback_lines)
+        # For each slot whose entry is not its backend fallback, what
+        # dump_table prints for it: the key's name, the kernel compute_entry
+        # chose and its tag (see table_line), kept with the table by
+        # _update_slot.  Dumping formats these (and takes the dispatcher's
+        # fallback_lines for the other slots) instead of recomputing every
+        # slot; registering does not format lines that may never be dumped.
+        self._lines: dict[int, tuple[str, AnnotatedKernel, str]] = {}
         # Note [Per-backend fallthrough masks]
         # c10 keeps, per backend, the keys that are not fallthrough for this
         # operator; a call ANDs its keyset with the mask of its highest
@@ -227,16 +271,17 @@ class OperatorEntry:
         # a change is marked stale and takes the dispatcher's copies again
         # when a def or a kernel puts it back in use.
         self._stale = False
-        # What a plan takes from the def: see _schema_plan_parts.
-        self._schema_parts: Optional[_SchemaParts] = None
+        # What a plan takes from the def: see _plan_args.
+        self._plan_args: _PlanArgs = _NO_DEF_PLAN_ARGS
         self._handle: Any = None
 
     @property
     def handle(self) -> Any:
         """The engine OperatorHandle that calls go through, made (with a plan
-        of the current table) when first asked for: until then there is no
-        plan to publish, so an entry that registration creates and updates
-        before anything looks its handle up compiles one plan, not one per change."""
+        of the current table) when first asked for or by the def (whose
+        packet asks for it at once): until then there is no plan to publish,
+        so an entry that registration creates and updates before anything
+        looks its handle up compiles one plan, not one per change."""
         handle = self._handle
         if handle is None:
             with self._dispatcher.lock:
@@ -280,13 +325,16 @@ class OperatorEntry:
     def compute_entry(self, key: DispatchKey) -> tuple[Optional[AnnotatedKernel], str]:
         """The kernel for runtime slot ``key`` and the tag dump_table prints
         (c10's computeDispatchTableEntryWithDebug); (None, "missing") if none."""
+        # A key without a slot of its own (Dense) is computed too, as c10
+        # does for _dispatch_get_computed_kernel_for_dispatch_key's debug text.
+        return self._compute_entry(_facts(key))
+
+    def _compute_entry(self, slot: KeyFacts) -> tuple[Optional[AnnotatedKernel], str]:
         kernels = self.kernels
+        key = slot.key
         direct = kernels.get(key)
         if direct:
             return direct[0], "kernel"
-        # A key without a slot of its own (Dense) is computed too, as c10
-        # does for _dispatch_get_computed_kernel_for_dispatch_key's debug text.
-        slot = _slot_info(key)
 
         # Composite kernels serve Undefined too: a call with no tensor arguments
         # (and no TLS keys) lands there.
@@ -327,99 +375,117 @@ class OperatorEntry:
         return None, "missing"
 
     # -- updates -------------------------------------------------------------------
-    def refresh_slots(self, changed_key: DispatchKey) -> None:
-        """Recompute the slots a kernel change on ``changed_key`` can affect
-        (see Note [Which slots a registration changes]) and publish them."""
-        self.refresh(_slots_changed_by(changed_key))
-
     def fallback_changed(self, key: DispatchKey) -> None:
         """The backend fallback of ``key`` changed: only its own slot can change
         (an entry out of use only notes it: see Note [Out-of-use entries are
         refreshed when used again])."""
         if self.in_use():
-            self.refresh((key,))
+            self.refresh((_facts(key),))
         else:
             self._stale = True
 
-    def refresh(self, keys: Iterable[DispatchKey]) -> None:
-        """Recompute the slots of ``keys`` and publish the plan, or, while the
-        dispatcher defers (see Note [Deferred refreshes] in registry.py), leave
-        that to the end of the deferral."""
+    def refresh(self, slots: Iterable[KeyFacts]) -> None:
+        """Recompute ``slots`` and publish the plan, or, while the dispatcher
+        defers (see Note [Deferred refreshes] in registry.py), leave that to
+        the end of the deferral."""
         deferred = self._dispatcher.deferred
         if deferred is not None:
-            deferred.setdefault(self, set()).update(keys)
+            deferred.setdefault(self, set()).update(slots)
             return
         if self.kernels:
-            for key in keys:
-                self._update_slot(key)
+            table = self._table
+            if isinstance(table, tuple):  # the dispatcher's (Note [Shared fallback tables])
+                table = self._table = list(table)
+            for slot in slots:
+                self._update_slot(slot, table)
         else:
             # Every slot is its backend fallback: the dispatcher has them.
             self._take_fallback_table()
-        self._publish()
+        if self._handle is not None:
+            self._handle._publish(self._plan())
 
     def _take_fallback_table(self) -> None:
         dispatcher = self._dispatcher
-        self._table[:] = dispatcher.fallback_table
-        self._lines[:] = dispatcher.fallback_lines
+        self._table = dispatcher.fallback_table
+        self._lines.clear()
         self._masks[:] = dispatcher.fallback_masks
         self._stale = False
 
-    def _update_slot(self, key: DispatchKey) -> None:
-        annotated, tag = self.compute_entry(key)
-        slot = SLOT_OF_KEY[key]
-        dispatcher = self._dispatcher
+    def _update_slot(self, slot: KeyFacts, table: list[Any]) -> None:
+        annotated, tag = self._compute_entry(slot)
+        index = slot.slot
+        assert index is not None, f"{slot.name} has no slot"
+        previous = table[index]
         if annotated is None or tag == BACKEND_FALLBACK:
             # The dispatcher's entry for the slot, made when the fallback was registered.
-            kernel = dispatcher.fallback_table[slot]
-            line = dispatcher.fallback_lines[slot]
+            kernel = table[index] = self._dispatcher.fallback_table[index]
+            self._lines.pop(index, None)
         else:
-            kernel = annotated.function(dispatcher.engine)
-            line = table_line(key, annotated, tag)
-        self._table[slot] = kernel
-        self._lines[slot] = line
-        update_fallthrough_masks(self._masks, key, kernel.is_fallthrough())
+            kernel = table[index] = annotated.function(self._dispatcher.engine)
+            self._lines[index] = (slot.name, annotated, tag)
+        fallthrough = kernel.is_fallthrough()
+        if fallthrough != previous.is_fallthrough():  # else the masks stay as they are
+            slot.update_masks(self._masks, fallthrough)
 
     # -- the call plan -------------------------------------------------------------
     def _plan(self) -> Any:
         """Compile what a call needs (see Note [One plan per operator] in
         dispatcher/_engine/core.py); raises, changing nothing, if it cannot."""
-        make_plan = self._dispatcher.engine.CallPlan
-        parts = self._schema_parts
-        if parts is None:
-            return make_plan(self.name, None, tuple(self._table), tuple(self._masks), (), -1, None, None, None,
-                        self.report_error)
-        return make_plan(self.name, parts.schema, tuple(self._table), tuple(self._masks), parts.dispatch_args,
-                    parts.positional_span, parts.boxer, parts.schema.bind, parts.schema.split_call,
-                    self.report_error)
-
-    def _publish(self) -> None:
-        if self._handle is not None:
-            self._handle._publish(self._plan())
+        schema = self.schema
+        return self._dispatcher.engine.CallPlan(
+            self.name, None if schema is None else schema.schema, tuple(self._table), tuple(self._masks),
+            *self._plan_args, self.report_error,
+        )
 
     def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
-        """Define (or, with None, undefine) the operator: all or nothing."""
-        parts = None if schema is None else _schema_plan_parts(schema.schema, self._dispatcher.engine)
+        """Define (or, with None, undefine) the operator: all or nothing (a
+        def whose plan cannot be made changes nothing)."""
+        engine = self._dispatcher.engine
+        plan_args = _NO_DEF_PLAN_ARGS if schema is None else _plan_args(schema.schema, engine)
         if self._stale:
             self._take_fallback_table()
-        previous = self.schema, self._schema_parts
-        self.schema, self._schema_parts = schema, parts
+        previous = self.schema, self._plan_args
+        self.schema, self._plan_args = schema, plan_args
         if self._dispatcher.deferred is not None:
             self.refresh(())  # publish at the end of the deferral
             return
+        handle = self._handle
         try:
-            plan = None if self._handle is None else self._plan()
+            plan = None if handle is None and schema is None else self._plan()
         except BaseException:
-            self.schema, self._schema_parts = previous
+            self.schema, self._plan_args = previous
             raise
-        if plan is not None:
-            self._handle._publish(plan)
+        if handle is not None:
+            handle._publish(plan)
+        elif plan is not None:
+            self._handle = engine.OperatorHandle(self.name, plan)
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
-        if self._stale:
-            self._take_fallback_table()
-        self.kernels.setdefault(key, []).insert(0, kernel)
-        self.refresh_slots(key)
+        """Make ``kernel`` the active kernel of ``key`` (c10's registerKernel)."""
+        kernels = self.kernels.get(key)
+        if kernels:
+            # First: a warning made an error changes nothing.
+            self._warn_override(key, kernels[0], kernel)
+            kernels.insert(0, kernel)
+        else:
+            if self._stale:  # only an entry out of use, so without kernels, is
+                self._take_fallback_table()
+            self.kernels[key] = [kernel]
+        self.refresh(_slots_changed_by(key))
+
+    def _warn_override(self, key: DispatchKey, previous: AnnotatedKernel, kernel: AnnotatedKernel) -> None:
+        schema = self.schema
+        warnings.warn(
+            "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
+            f"  operator: {self.name if schema is None else schema.schema}\n"
+            f"    {'no debug info' if schema is None else schema.debug}\n  dispatch key: {key.name}\n"
+            f"  previous kernel: {previous.debug}\n       new kernel: {kernel.debug}",
+            UserWarning,
+            # Here, register_kernel, Dispatcher.register_impl, Library._impl,
+            # Library.impl: the warning names the line that called impl().
+            stacklevel=6,
+        )
 
     def deregister_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
         kernels = self.kernels[key]
@@ -428,29 +494,32 @@ class OperatorEntry:
         kernels.remove(kernel)
         if not kernels:
             del self.kernels[key]
-        self.refresh_slots(key)
+        self.refresh(_slots_changed_by(key))
 
     # -- debugging ----------------------------------------------------------------
     def dump_state(self) -> str:
         """c10's OperatorEntry::dumpState (torch._C._dispatch_dump)."""
-        lines = [f"name: {self.name}"]
-        if self.schema is not None:
-            s = self.schema
-            lines.append(f"schema: {s.schema}")
-            lines.append(f"debug: {s.debug}")
-            default = " (default)" if s.alias_analysis_is_default else ""
-            lines.append(f"alias analysis kind: {s.alias_analysis}{default}")
+        s = self.schema
+        if s is None:
+            lines = [f"name: {self.name}\nschema: (none)"]
         else:
-            lines.append("schema: (none)")
-        for key in sorted(self.kernels):
-            desc = key.name + ("[alias]" if is_alias_key(key) else "")
-            for i, kernel in enumerate(self.kernels[key]):
-                lines.append(kernel.dump_line(desc, inactive=i > 0))
-        return "\n".join(lines) + "\n"
+            default = " (default)" if s.alias_analysis_is_default else ""
+            lines = [f"name: {self.name}\nschema: {s.schema}\ndebug: {s.debug}\n"
+                     f"alias analysis kind: {s.alias_analysis}{default}"]
+        kernels = self.kernels
+        for key in sorted(kernels):
+            name = _facts(key).dump_name
+            for i, kernel in enumerate(kernels[key]):
+                lines.append(kernel.dump_line(name, i > 0))
+        lines.append("")
+        return "\n".join(lines)
 
     def dump_computed_table(self) -> str:
         """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table)."""
-        return "".join(self._lines)
+        lines = list(self._dispatcher.fallback_lines)
+        for index, (key_name, annotated, tag) in self._lines.items():
+            lines[index] = table_line(key_name, annotated, tag)
+        return "".join(lines)
 
     def list_all_dispatch_keys(self) -> str:
         """The runtime keys with a valid entry, as c10's listAllDispatchKeys prints them."""
@@ -496,18 +565,20 @@ class OperatorEntry:
                 raise AssertionError(f"{self.name}: in use but stale")
             return
         masks = [FULL_REPR] * NUM_BACKENDS
-        for key in RUNTIME_SLOT_KEYS:
-            annotated, tag = self.compute_entry(key)
+        for index, key in enumerate(RUNTIME_SLOT_KEYS):
+            slot = _facts(key)
+            annotated, tag = self._compute_entry(slot)
             expected = self._dispatcher.function_of(annotated)
-            slot = SLOT_OF_KEY[key]
-            actual = self._table[slot]
+            actual = self._table[index]
             if actual is not expected:
                 raise AssertionError(
-                    f"{self.name}: table entry for {key.name} is {actual!r}, recomputation gives {expected!r}"
+                    f"{self.name}: table entry for {slot.name} is {actual!r}, recomputation gives {expected!r}"
                 )
-            if self._lines[slot] != table_line(key, annotated, tag):
-                raise AssertionError(f"{self.name}: the dump line of {key.name} is out of date")
-            update_fallthrough_masks(masks, key, expected.is_fallthrough())
+            stored = self._lines.get(index)
+            line = self._dispatcher.fallback_lines[index] if stored is None else table_line(*stored)
+            if line != table_line(slot.name, annotated, tag):
+                raise AssertionError(f"{self.name}: the dump line of {slot.name} is out of date")
+            slot.update_masks(masks, expected.is_fallthrough())
         if masks != self._masks:
             raise AssertionError(f"{self.name}: fallthrough masks are out of date")
         for key, kernels in self.kernels.items():
@@ -515,77 +586,30 @@ class OperatorEntry:
                 raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
 
 
-def table_line(key: DispatchKey, annotated: Optional[AnnotatedKernel], tag: str) -> str:
-    """The line dump_table prints for slot ``key`` holding ``annotated``,
-    chosen as ``tag`` (see compute_entry); "" for a missing entry."""
+def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) -> str:
+    """The line dump_table prints for the slot of the key named ``key_name``
+    holding ``annotated``, chosen as ``tag`` (see compute_entry); "" for a
+    missing entry."""
     if annotated is None:
         return ""
     prefix = "fallthrough " if annotated.kernel.is_fallthrough() else ""
-    return f"{key.name}: {prefix}{annotated.debug} [{tag}]\n"
+    return f"{key_name}: {prefix}{annotated.debug} [{tag}]\n"
 
 
-class _SchemaParts(Frozen):
-    """What a call plan takes from a def, computed once per def."""
-
-    __slots__ = _fields = ("schema", "dispatch_args", "positional_span", "boxer")
-
-    schema: FunctionSchema
-    dispatch_args: tuple[tuple[int, str, int, bool], ...]
-    positional_span: int
-    boxer: Any
-
-    def __init__(self, schema: FunctionSchema, dispatch_args: tuple[tuple[int, str, int, bool], ...],
-                 positional_span: int, boxer: Any) -> None:
-        object.__setattr__(self, "schema", schema)
-        object.__setattr__(self, "dispatch_args", dispatch_args)
-        object.__setattr__(self, "positional_span", positional_span)
-        object.__setattr__(self, "boxer", boxer)
+# What a call plan takes from a def, after the table and the masks: the
+# dispatch arguments (position, name, kind, required), the positional span
+# (see FunctionSchema.dispatch_layout), the Boxer, bind and split_call.
+_PlanArgs = tuple[tuple[tuple[int, str, int, bool], ...], int, Any, Any, Any]
+# What a plan of an operator without a def takes instead (it only raises).
+_NO_DEF_PLAN_ARGS: _PlanArgs = ((), -1, None, None, None)
 
 
-def _schema_plan_parts(schema: FunctionSchema, engine: Any) -> _SchemaParts:
-    dispatch_args = tuple(
-        # A required tensor argument that is missing is the caller's mistake,
-        # reported as Python would (through schema.bind).
-        (a.position, a.name, int(a.kind), not schema.arguments[a.position].has_default)
-        for a in schema.dispatch_args
-    )
-    # When every dispatch argument is a required Tensor that can be passed
-    # positionally: how many positional arguments a call needs to pass them
-    # all (the compiled engine's fastest extraction loop); -1 otherwise.
-    span = 0
-    for position, _name, kind, required in dispatch_args:
-        if kind != TensorArgKind.TENSOR or not required or schema.arguments[position].kwarg_only:
-            span = -1
-            break
-        span = max(span, position + 1)
-    return _SchemaParts(schema, dispatch_args, span, make_boxer(schema, engine))
-
-
-def _mask_update(key: DispatchKey) -> tuple[int, int, range]:
-    # (bits to set, functionality bits to clear, backends whose mask changes)
-    bits = KEY_REPRS[key]
-    if is_per_backend_functionality_key(to_functionality_key(key)):
-        backend = int(to_backend_component(key))
-        return bits, bits & ~FULL_BACKEND_MASK, range(backend - 1, backend)
-    return bits, bits & ~FULL_BACKEND_MASK, range(NUM_BACKENDS)
-
-
-# The Undefined slot has no bit to mask.
-_MASK_UPDATES: dict[DispatchKey, tuple[int, int, range]] = {
-    k: _mask_update(k) for k in RUNTIME_SLOT_KEYS if k != K.Undefined
-}
+def _plan_args(schema: FunctionSchema, engine: Any) -> _PlanArgs:
+    """What ``engine``'s call plans take from a def of ``schema``, made once per def."""
+    dispatch_args, span = schema.dispatch_layout
+    return dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call
 
 
 def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bool) -> None:
-    """c10's DispatchKeyExtractor::setOperatorHasFallthroughForKey, per backend.
-
-    See Note [Per-backend fallthrough masks].  Only functionality bits are
-    ever cleared (Note [Removing keys keeps the backend bits] in
-    dispatcher/_engine/core.py).
-    """
-    update = _MASK_UPDATES.get(key)
-    if update is None:
-        return
-    set_bits, clear_bits, backends = update
-    for i in backends:
-        masks[i] = masks[i] & ~clear_bits if fallthrough else masks[i] | set_bits
+    """``key``'s slot now holds a ``fallthrough`` kernel or not: see KeyFacts.update_masks."""
+    _facts(key).update_masks(masks, fallthrough)

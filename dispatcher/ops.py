@@ -75,21 +75,26 @@ class _Watcher:
     def __init__(self, namespaces: OpNamespaces, registry: Dispatcher) -> None:
         self.namespaces = namespaces
         self.registry = registry
+        # What it has set, so that it never looks up an attribute that may be
+        # missing (a miss raises and catches an AttributeError: slow), nor
+        # reads an instance's __dict__ (which Python 3.11 then reads more slowly).
+        self.by_name: dict[str, OpNamespace] = {}
+        self.published: set[str] = set()
 
     def __call__(self, qualified_name: str) -> None:
-        # getattr/delattr, not __dict__: reading an instance's __dict__ turns
-        # its attributes into a plain dict, which Python 3.11 reads more slowly.
         ns, name = qualified_name.split("::", 1)
-        namespace = getattr(self.namespaces, ns, None)
+        namespace = self.by_name.get(ns)
         packet = self.registry.packet(qualified_name)
         if packet is None:
-            if isinstance(namespace, self.namespace_type) and hasattr(namespace, name):
+            if qualified_name in self.published:
+                self.published.discard(qualified_name)
                 delattr(namespace, name)
             return
-        if not isinstance(namespace, self.namespace_type):
-            namespace = self.namespace_type(ns)
+        if namespace is None:
+            namespace = self.by_name[ns] = self.namespace_type(ns)
             setattr(self.namespaces, ns, namespace)
         setattr(namespace, name, packet)
+        self.published.add(qualified_name)
 
 
 ops = OpNamespaces(default_registry)

@@ -16,6 +16,7 @@ from .kernel import MISSING, AnnotatedKernel
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
 from .operator_entry import (
     BACKEND_FALLBACK,
+    KeyFacts,
     OperatorEntry,
     RegisteredSchema,
     check_inferred_schema,
@@ -28,9 +29,9 @@ __all__ = ["Dispatcher", "RegistrationHandle", "default_registry"]
 
 RegistrationHandle = Callable[[], None]
 
-
-def _op_key(name: OperatorName) -> str:
-    return str(name)
+# Read on every impl: DispatchKey.Undefined goes through the enum class's
+# __getattr__ hook, several times the cost of a global.
+_UNDEFINED = DispatchKey.Undefined
 
 
 class Dispatcher:
@@ -38,11 +39,12 @@ class Dispatcher:
 
     # The line dump_table prints for each slot of an operator with no kernels
     # ("" where there is no fallback): see Note [Stored table lines] in
-    # operator_entry.py.  A tuple, replaced whole by _set_fallback.
+    # operator_entry.py.  A tuple, replaced whole by _set_fallback (as
+    # fallback_table: see Note [Shared fallback tables] there).
     fallback_lines: tuple[str, ...] = ("",) * len(RUNTIME_SLOT_KEYS)
     # The operators whose refresh waits for the end of a deferral, with the
-    # keys of the slots to recompute; None when not deferring (see defer()).
-    deferred: Optional[dict[OperatorEntry, set[DispatchKey]]] = None
+    # slots to recompute; None when not deferring (see defer()).
+    deferred: Optional[dict[OperatorEntry, set[KeyFacts]]] = None
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
@@ -51,8 +53,9 @@ class Dispatcher:
         self._operators: dict[str, OperatorEntry] = {}
         self._fallbacks: list[Optional[AnnotatedKernel]] = [None] * len(RUNTIME_SLOT_KEYS)
         # What a slot holds for an operator with no kernels, and the masks
-        # that go with it: new operators start from these copies.
-        self.fallback_table: list[Any] = [self.missing] * len(RUNTIME_SLOT_KEYS)
+        # that go with it: such operators hold this very tuple (Note [Shared
+        # fallback tables] in operator_entry.py) and copies of the masks.
+        self.fallback_table: tuple[Any, ...] = (self.missing,) * len(RUNTIME_SLOT_KEYS)
         self.fallback_masks: list[int] = [FULL_REPR] * NUM_BACKENDS
         # ns::name -> the overload names defined for it, in definition order.
         self._overloads: dict[str, list[str]] = {}
@@ -64,6 +67,8 @@ class Dispatcher:
         self._overload_watchers: list[Callable[[str], None]] = []
         # Namespaces with a DEF library, and where that library was created.
         self._def_namespaces: dict[str, str] = {}
+        # defer()'s context, one for all deferrals: it counts how deep they nest.
+        self._deferral = _Deferral(self)
 
     @property
     def lock(self) -> threading.RLock:
@@ -82,7 +87,7 @@ class Dispatcher:
     # check_invariants checks, are those of before the deferral too.)
     def defer(self) -> "_Deferral":
         """A context that holds the lock and defers refreshes to its end."""
-        return _Deferral(self)
+        return self._deferral
 
     # -- lookup ------------------------------------------------------------------
     # Note [Operator entries live forever]
@@ -141,12 +146,6 @@ class Dispatcher:
     def has_backend_fallback(self, key: DispatchKey) -> bool:
         return self.backend_fallback(key) is not None
 
-    def _get_or_create(self, name: str) -> OperatorEntry:
-        op = self._operators.get(name)
-        if op is None:
-            op = self._operators[name] = OperatorEntry(name, self)
-        return op
-
     # -- libraries ---------------------------------------------------------------
     def claim_namespace(self, ns: str, debug: str) -> RegistrationHandle:
         """A DEF library owns its namespace: only one may exist at a time."""
@@ -173,7 +172,7 @@ class Dispatcher:
     # -- def ---------------------------------------------------------------------
     def register_def(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
                      alias_analysis_is_default: bool = False) -> RegistrationHandle:
-        name = _op_key(schema.name)
+        name = str(schema.name)
         with self._lock:
             op = self._operators.get(name)
             if op is not None and op.schema is not None:
@@ -190,20 +189,22 @@ class Dispatcher:
                 for key in sorted(op.kernels):
                     for kernel in op.kernels[key]:
                         check_inferred_schema(name, registered, kernel)
-            op = self._get_or_create(name)
+            if op is None:
+                op = self._operators[name] = OperatorEntry(name, self)
             op.set_schema(registered)
-            self._overloads.setdefault(schema.name.qualified_name, []).append(schema.name.overload_name)
-            self._overloads_changed(schema.name.qualified_name)
+            qualified_name, overload_name = schema.name.qualified_name, schema.name.overload_name
+            self._overloads.setdefault(qualified_name, []).append(overload_name)
+            self._overloads_changed(qualified_name)
 
         def deregister() -> None:
             with self._lock:
                 assert op.schema is registered, f"{name}: schema removed twice"
                 op.set_schema(None)
-                overloads = self._overloads[schema.name.qualified_name]
-                overloads.remove(schema.name.overload_name)
+                overloads = self._overloads[qualified_name]
+                overloads.remove(overload_name)
                 if not overloads:
-                    del self._overloads[schema.name.qualified_name]
-                self._overloads_changed(schema.name.qualified_name)
+                    del self._overloads[qualified_name]
+                self._overloads_changed(qualified_name)
 
         return deregister
 
@@ -213,14 +214,16 @@ class Dispatcher:
 
         The operator need not be defined yet (impl before def, as in c10).
         """
-        if key == DispatchKey.Undefined:
+        if key == _UNDEFINED:
             raise ValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
-        op_name = _op_key(name)
+        op_name = str(name)
         with self._lock:
-            op = self._get_or_create(op_name)
-            if op.schema is not None:
+            op = self._operators.get(op_name)
+            if op is None:
+                op = self._operators[op_name] = OperatorEntry(op_name, self)
+            if op.schema is not None and kernel.inferred_schema is not None:
                 check_inferred_schema(op_name, op.schema, kernel)
-            op.register_kernel(key, kernel)
+            op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
 
         def deregister() -> None:
             with self._lock:
@@ -255,9 +258,11 @@ class Dispatcher:
         slot = SLOT_OF_KEY[key]
         self._fallbacks[slot] = kernel
         function = self.function_of(kernel)
-        self.fallback_table[slot] = function
+        table = list(self.fallback_table)
+        table[slot] = function
+        self.fallback_table = tuple(table)
         lines = list(self.fallback_lines)
-        lines[slot] = table_line(key, kernel, BACKEND_FALLBACK)
+        lines[slot] = table_line(key.name, kernel, BACKEND_FALLBACK)
         self.fallback_lines = tuple(lines)
         update_fallthrough_masks(self.fallback_masks, key, function.is_fallthrough())
         for op in self._operators.values():
@@ -290,32 +295,35 @@ class Dispatcher:
 
 
 class _Deferral:
-    """Dispatcher.defer(): see Note [Deferred refreshes]."""
+    """Dispatcher.defer(): see Note [Deferred refreshes].  One per dispatcher,
+    entered by one thread at a time (it takes the lock first), nested ones
+    counted: the outermost one refreshes."""
 
-    __slots__ = ("_dispatcher", "_outermost")
+    __slots__ = ("_dispatcher", "_depth")
 
     def __init__(self, dispatcher: Dispatcher) -> None:
         self._dispatcher = dispatcher
-        self._outermost = False
+        self._depth = 0
 
     def __enter__(self) -> None:
         dispatcher = self._dispatcher
-        dispatcher.lock.acquire()
-        if dispatcher.deferred is None:
+        dispatcher._lock.acquire()
+        if self._depth == 0:
             dispatcher.deferred = {}
-            self._outermost = True
+        self._depth += 1
 
     def __exit__(self, *exc_info: object) -> None:
         dispatcher = self._dispatcher
         try:
-            if self._outermost:
+            self._depth -= 1
+            if self._depth == 0:
                 deferred = dispatcher.deferred
                 assert deferred is not None
                 dispatcher.deferred = None
-                for op, keys in deferred.items():
-                    op.refresh(keys)
+                for op, slots in deferred.items():
+                    op.refresh(slots)
         finally:
-            dispatcher.lock.release()
+            dispatcher._lock.release()
 
 
 # The registry behind dispatcher.Library, dispatcher.ops and the compat shim.

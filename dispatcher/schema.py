@@ -17,8 +17,8 @@ The parser follows ``torch/csrc/jit/frontend/function_schema_parser.cpp`` and
 so that ``parse(str(s)) == s`` holds for every schema.
 
 Besides the grammar, a schema precomputes what the call path needs, once:
-the dispatch-relevant arguments (``dispatch_args``) and the tables behind
-``bind``.
+the dispatch-relevant arguments (``dispatch_args``, ``dispatch_layout``) and
+the tables behind ``bind``.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Callable, NamedTuple, Optional, Union
 
-from ._frozen import Frozen
+from ._frozen import Frozen, slot_setters
 
 __all__ = [
     "AliasInfo",
@@ -725,11 +725,11 @@ class OperatorName(Frozen):
 
     def _set(self, namespace: str, name: str, overload_name: str) -> None:
         qualified_name = f"{namespace}::{name}" if namespace else name
-        object.__setattr__(self, "namespace", namespace)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "overload_name", overload_name)
-        object.__setattr__(self, "qualified_name", qualified_name)
-        object.__setattr__(self, "_text", f"{qualified_name}.{overload_name}" if overload_name else qualified_name)
+        _set_namespace(self, namespace)
+        _set_name(self, name)
+        _set_overload_name(self, overload_name)
+        _set_qualified_name(self, qualified_name)
+        _set_text(self, f"{qualified_name}.{overload_name}" if overload_name else qualified_name)
 
     def with_namespace(self, namespace: str) -> "OperatorName":
         """This name in ``namespace`` (which is checked; the rest was when this was made)."""
@@ -740,6 +740,10 @@ class OperatorName(Frozen):
 
     def __str__(self) -> str:
         return self._text
+
+    def __hash__(self) -> int:
+        # Equal names have equal texts; the text's hash is cached by the str.
+        return hash(self._text)
 
     @staticmethod
     def parse(text: str) -> "OperatorName":
@@ -752,6 +756,12 @@ class OperatorName(Frozen):
             parser.expect(_EOF, "end of the operator name")
             _remember(_NAME_CACHE, text, name)
         return name
+
+
+# A library's every def names an operator (with_namespace): see slot_setters.
+_set_namespace, _set_name, _set_overload_name, _set_qualified_name, _set_text = slot_setters(
+    OperatorName, "namespace", "name", "overload_name", "qualified_name", "_text"
+)
 
 
 class DispatchArg(NamedTuple):
@@ -785,11 +795,13 @@ class FunctionSchema(Frozen):
     Equal schemas print identically, but for the order of alias sets in an
     annotation such as ``(a|b)``, which are sets.
 
-    Derived data the call path reads on every call is computed once in
-    ``__post_init__``: ``dispatch_args`` and the binding tables.
+    Derived data the call path reads on every call is computed once (and
+    shared by the schema's renamed copies): ``dispatch_args``,
+    ``dispatch_layout`` and the binding tables.
     """
 
-    __slots__ = ("name", "arguments", "returns", "is_vararg", "is_varret", "dispatch_args", "_sig", "_hash")
+    __slots__ = ("name", "arguments", "returns", "is_vararg", "is_varret", "dispatch_args", "dispatch_layout", "_sig",
+                 "_hash")
     _fields = ("name", "arguments", "returns", "is_vararg", "is_varret")
 
     name: OperatorName
@@ -798,6 +810,12 @@ class FunctionSchema(Frozen):
     is_vararg: bool
     is_varret: bool
     dispatch_args: tuple[DispatchArg, ...]
+    # The dispatch arguments as a call plan takes them (CallPlan in
+    # dispatcher/_engine/core.py): (position, name, kind, required) of each,
+    # and the positional span: when every one is a required Tensor that can
+    # be passed positionally, how many positional arguments a call must pass
+    # to pass them all; -1 otherwise.
+    dispatch_layout: tuple[tuple[tuple[int, str, int, bool], ...], int]
     _sig: "_Signature"
     _hash: Optional[int]
 
@@ -819,15 +837,15 @@ class FunctionSchema(Frozen):
 
     def _set(self, name: OperatorName, arguments: tuple[Argument, ...], returns: tuple[Return, ...],
              is_vararg: bool, is_varret: bool, sig: "_Signature") -> None:
-        set_ = object.__setattr__
-        set_(self, "name", name)
-        set_(self, "arguments", arguments)
-        set_(self, "returns", returns)
-        set_(self, "is_vararg", is_vararg)
-        set_(self, "is_varret", is_varret)
-        set_(self, "dispatch_args", sig.dispatch_args)
-        set_(self, "_sig", sig)
-        set_(self, "_hash", None)
+        _set_schema_name(self, name)
+        _set_arguments(self, arguments)
+        _set_returns(self, returns)
+        _set_is_vararg(self, is_vararg)
+        _set_is_varret(self, is_varret)
+        _set_dispatch_args(self, sig.dispatch_args)
+        _set_dispatch_layout(self, sig.dispatch_layout)
+        _set_sig(self, sig)
+        _set_hash(self, None)
 
     def with_name(self, name: OperatorName) -> "FunctionSchema":
         """This schema under another name; what the name does not change
@@ -865,7 +883,7 @@ class FunctionSchema(Frozen):
         sig = self._sig
         if sig.text is None:
             sig.text = self._format_after_name()
-        return f"{self.name}{sig.text}"
+        return self.name._text + sig.text
 
     def _format_after_name(self) -> str:
         params: list[str] = []
@@ -941,6 +959,14 @@ class FunctionSchema(Frozen):
         return args, dict(zip(sig.names[n_pos:n_declared], values[n_pos:n_declared]))
 
 
+# Every def renames a schema (with_name): see slot_setters.
+(_set_schema_name, _set_arguments, _set_returns, _set_is_vararg, _set_is_varret, _set_dispatch_args,
+ _set_dispatch_layout, _set_sig, _set_hash) = slot_setters(
+    FunctionSchema, "name", "arguments", "returns", "is_vararg", "is_varret", "dispatch_args", "dispatch_layout", "_sig",
+    "_hash"
+)
+
+
 class _Signature:
     """The tables behind ``FunctionSchema.bind``, built once per schema, and
     ``text``, the schema as printed after its name, made when first printed
@@ -949,7 +975,7 @@ class _Signature:
 
     __slots__ = (
         "names", "index", "ambiguous", "defaults", "n_declared",
-        "n_positional", "n_required", "tail", "is_vararg", "dispatch_args", "text",
+        "n_positional", "n_required", "tail", "is_vararg", "dispatch_args", "dispatch_layout", "text",
     )
 
     def __init__(self, schema_name: OperatorName, arguments: tuple[Argument, ...], is_vararg: bool) -> None:
@@ -1006,6 +1032,17 @@ class _Signature:
         self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
         self.is_vararg = is_vararg
         self.dispatch_args = tuple(dispatch_args)
+        layout = []
+        span = 0
+        for position, name, kind in self.dispatch_args:  # in position order
+            a = arguments[position]
+            # A required tensor argument that is missing is the caller's
+            # mistake, reported as Python would (through bind).
+            required = a.default is NO_DEFAULT
+            layout.append((position, name, int(kind), required))
+            if span >= 0:
+                span = position + 1 if kind == TensorArgKind.TENSOR and required and not a.kwarg_only else -1
+        self.dispatch_layout = (tuple(layout), span)
         self.text: Optional[str] = None
 
     def bind_slow(self, schema_name: OperatorName, args: Union[tuple[Any, ...], list[Any]],

@@ -3,9 +3,10 @@
 ``engine`` (also named ``core``, as older tests call it) is the compiled
 engine or the pure-Python one, both from dispatcher/_engine/core.py
 (frozenlist/multidict style).  ``world`` is a registry of its own on that
-engine, with the standard fallbacks and an ``ops`` on it.  The layers built
-on the default registry (the compat shim, the golden registration suites, the
-prototype) run on the default engine: the compiled one when it is built.
+engine, with the standard fallbacks and an ``ops`` on it.  ``compat`` is the
+compat shim (dispatcher.compat.torch_C) pointed at the world's registry, so the
+golden suites built on it run on both engines too.  The prototype, built on the
+default registry, runs on the default engine: the compiled one when it is built.
 """
 import importlib
 import json
@@ -15,6 +16,7 @@ import sys
 import pytest
 
 from dispatcher import _engine
+from dispatcher.compat import torch_C
 from dispatcher.library import Library
 from dispatcher.ops import OpNamespaces
 from dispatcher.registry import Dispatcher
@@ -80,6 +82,13 @@ def tls_restored(engine):
 @pytest.fixture
 def world(engine, tls_restored):
     return World(engine)
+
+
+@pytest.fixture
+def compat(world, monkeypatch):
+    """dispatcher.compat.torch_C on the world's registry while the test runs."""
+    monkeypatch.setattr(torch_C, "registry", world.registry)
+    yield torch_C
 
 
 def load_golden(name):

@@ -78,9 +78,10 @@ def test_unknown_command_exits_2():
 def test_bench_passes_its_options_on():
     import json
 
-    out = subprocess.run([sys.executable, "-m", "dispatcher", "bench", "--rounds", "1", "--number", "5", "--json"],
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "dispatcher", "bench", "--rounds", "1", "--number", "5",
+                          "--registration-rounds", "2", "--json"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert set(report) == {"torch", "results"}
+    assert set(report) == {"torch", "results", "registration_us", "import_ms", "bytecode_cache"}
+    assert "define" in report["registration_us"]["ours"] and report["import_ms"] > 0
     assert any(r["name"].startswith("call, 2 tensors") for r in report["results"])

@@ -4,6 +4,10 @@ Key parsing and the key predicates against the keys golden; kernels that
 actually run; library lifetime; the module-level queries; defaults; and the
 places where we deliberately differ from torch (all-or-nothing registration,
 clean errors).
+
+Every test that touches a registry takes ``compat`` (conftest), which points
+``C`` at the world's registry, so it runs on both engines; the key tests use
+no registry (the key functions answer with the default engine's keysets).
 """
 from __future__ import annotations
 
@@ -12,8 +16,7 @@ import itertools
 
 import pytest
 
-import dispatcher
-from dispatcher import DispatchKey, DispatchKeySet, TensorBase, fallthrough_kernel, ops
+from dispatcher import DispatchKey, fallthrough_kernel, keysets
 from dispatcher.compat import torch_C as C
 
 from .conftest import load_golden
@@ -28,8 +31,8 @@ def ns():
     return next(_ns)
 
 
-def cpu_tensor() -> TensorBase:
-    return TensorBase(DispatchKeySet([DispatchKey.CPU, DispatchKey.ADInplaceOrView, DispatchKey.AutogradCPU]))
+def cpu_tensor(world):
+    return world.tensor(DispatchKey.CPU, DispatchKey.ADInplaceOrView, DispatchKey.AutogradCPU)
 
 
 # -- keys -----------------------------------------------------------------------------
@@ -66,7 +69,7 @@ def test_key_predicates_are_torchs():
             assert C._dispatch_keyset_full_after(DispatchKey(int(value))).raw_repr() == raw
 
 
-def test_key_arguments_take_names_through_torchs_parser():
+def test_key_arguments_take_names_through_torchs_parser(compat):
     assert C._dispatch_key_name("AutogradCPU") == "AutogradCPU"
     assert C._dispatch_is_included_in_alias("CPU", "CompositeExplicitAutograd")
     for f, args in [(C._dispatch_is_alias_key, ("Math",)), (C._dispatch_keyset_full_after, ("DefaultBackend",)),
@@ -80,28 +83,28 @@ def test_key_arguments_take_names_through_torchs_parser():
 
 
 # -- kernels that run -------------------------------------------------------------------
-def test_impl_t_t_kernel_is_the_identity(ns):
+def test_impl_t_t_kernel_is_the_identity(ns, world, compat):
     m = C._dispatch_library("FRAGMENT", ns, "")
     m.def_("f(Tensor self) -> Tensor").impl_t_t("f", "CPU")
     m.def_name_t_t("g")
-    t = cpu_tensor()
-    assert getattr(ops, ns).f.default(t) is t
-    assert getattr(ops, ns).g.default(t) is t
+    t = cpu_tensor(world)
+    assert getattr(world.ops, ns).f.default(t) is t
+    assert getattr(world.ops, ns).g.default(t) is t
     assert "CPU: impl_t_t :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]" in C._dispatch_dump(f"{ns}::f")
 
 
-def test_python_kernels_and_fallbacks_are_boxed_and_called_like_torchs(ns):
+def test_python_kernels_and_fallbacks_are_boxed_and_called_like_torchs(ns, world, compat):
     m = C._dispatch_library("FRAGMENT", ns, "")
     m.def_("f(Tensor x, int n, *, int k=3) -> int")
     seen = []
 
     def autograd(keyset, x, n, *, k):
         seen.append(("AutogradCPU", keyset.has(DispatchKey.AutogradCPU), n, k))
-        return getattr(ops, ns).f.default.redispatch(keyset & dispatcher.keysets.AFTER_AUTOGRAD_KEYSET, x, n, k=k)
+        return getattr(world.ops, ns).f.default.redispatch(keyset & world.own(keysets.AFTER_AUTOGRAD_KEYSET), x, n, k=k)
 
     m.impl("f", "AutogradCPU", autograd, True)
     m.impl("f", DispatchKey.CPU, lambda x, n, *, k: n * k)
-    assert getattr(ops, ns).f.default(cpu_tensor(), 2) == 6
+    assert getattr(world.ops, ns).f.default(cpu_tensor(world), 2) == 6
     assert seen == [("AutogradCPU", True, 2, 3)]
     assert "CPU: registered at /dev/null:0 :: (none) [ boxed ]" in C._dispatch_dump(f"{ns}::f")
 
@@ -109,21 +112,21 @@ def test_python_kernels_and_fallbacks_are_boxed_and_called_like_torchs(ns):
     fb = C._dispatch_library("IMPL", "_", "")
     fb.fallback("XLA", lambda op, x, n, *, k: calls.append((op.name, n, k)) or -1, False)
     fb.fallback("Lazy", lambda op, keyset, x, n, *, k: calls.append((repr(keyset), n)) or -2, True)
-    f = getattr(ops, ns).f.default
-    assert f(TensorBase(DispatchKeySet(DispatchKey.XLA)), 5, k=1) == -1
-    assert f(TensorBase(DispatchKeySet(DispatchKey.Lazy)), 7) == -2
+    f = getattr(world.ops, ns).f.default
+    assert f(world.tensor(DispatchKey.XLA), 5, k=1) == -1
+    assert f(world.tensor(DispatchKey.Lazy), 7) == -2
     assert calls == [(f"{ns}::f", 5, 1), ("DispatchKeySet(Lazy)", 7)]
     fb.reset()
 
 
-def test_fallthrough_kernel_as_impl_and_fallback(ns):
+def test_fallthrough_kernel_as_impl_and_fallback(ns, world, compat):
     m = C._dispatch_library("FRAGMENT", ns, "")
     m.def_("f(Tensor self) -> Tensor").impl_t_t("f", "CPU", "k_cpu")
     m.impl("f", "AutogradCPU", fallthrough_kernel)
     assert C._dispatch_kernel_for_dispatch_key_is_fallthrough(f"{ns}::f", "AutogradCPU")
     assert not C._dispatch_kernel_for_dispatch_key_is_fallthrough(f"{ns}::f", "CPU")
-    t = cpu_tensor()
-    assert getattr(ops, ns).f.default(t) is t
+    t = cpu_tensor(world)
+    assert getattr(world.ops, ns).f.default(t) is t
     fb = C._dispatch_library("IMPL", "_", "PrivateUse3")
     fb.fallback(DispatchKey.PrivateUse3, fallthrough_kernel)
     assert "PrivateUse3: fallthrough registered at /dev/null:0 [backend fallback]" in C._dispatch_dump_table(f"{ns}::f")
@@ -131,7 +134,7 @@ def test_fallthrough_kernel_as_impl_and_fallback(ns):
 
 
 # -- libraries ----------------------------------------------------------------------------
-def test_dropping_the_library_deregisters(ns):
+def test_dropping_the_library_deregisters(ns, compat):
     m = C._dispatch_library("FRAGMENT", ns, "", "mine.py", 7)
     m.def_("f(Tensor self) -> Tensor").impl_t_t("f", "CPU")
     fb = C._dispatch_library("IMPL", "_", "PrivateUse2")
@@ -145,7 +148,7 @@ def test_dropping_the_library_deregisters(ns):
     gc.collect()
 
 
-def test_reset_removes_and_the_library_stays_usable(ns):
+def test_reset_removes_and_the_library_stays_usable(ns, compat):
     m = C._dispatch_library("DEF", ns, "")
     m.def_("f(Tensor self) -> Tensor")
     m.reset()
@@ -159,7 +162,7 @@ def test_reset_removes_and_the_library_stays_usable(ns):
     m.reset()
 
 
-def test_default_debug_texts(ns):
+def test_default_debug_texts(ns, compat):
     m = C._dispatch_library("FRAGMENT", ns, "")
     assert m.def_name_t_t("a") is m
     assert m.def_schema_t_t(f"{ns}::b(Tensor self) -> Tensor") is m
@@ -176,7 +179,7 @@ def test_default_debug_texts(ns):
     )
 
 
-def test_registrations_are_all_or_nothing(ns):
+def test_registrations_are_all_or_nothing(ns, compat):
     """Difference (a): torch keeps the def when the kernel of def_schema_t_t
     does not fit it, and the first keys of a failing alias-key fallback."""
     m = C._dispatch_library("FRAGMENT", ns, "")
@@ -193,7 +196,7 @@ def test_registrations_are_all_or_nothing(ns):
     assert C._dispatch_dump_table(f"{ns}::g") == before
 
 
-def test_clean_errors_where_torch_crashes(ns):
+def test_clean_errors_where_torch_crashes(ns, compat):
     """Difference (b)."""
     wildcard = C._dispatch_library("IMPL", "_", "", "w.py", 3)
     with pytest.raises(RuntimeError, match=r"^impl\(\"f\", \.\.\.\): a TORCH_LIBRARY_IMPL block of the wildcard "):
@@ -204,7 +207,7 @@ def test_clean_errors_where_torch_crashes(ns):
         C._dispatch_library("DEF", "_", "")
 
 
-def test_parse_errors_are_runtime_errors(ns):
+def test_parse_errors_are_runtime_errors(ns, compat):
     """Difference (d): torch's type, our parser's text."""
     m = C._dispatch_library("FRAGMENT", ns, "")
     for f, args in [(m.def_, ("f(Tensor self -> Tensor",)), (m.impl_t_t, ("f.", "CPU")),
@@ -218,16 +221,16 @@ def test_parse_errors_are_runtime_errors(ns):
 
 
 # -- module-level queries ---------------------------------------------------------------------
-def test_queries(ns):
+def test_queries(ns, world, compat):
     m = C._dispatch_library("FRAGMENT", ns, "")
     m.def_("f(Tensor self) -> Tensor").impl_t_t("f", "CPU").impl_t_t("f", "AutogradCPU")
     m.impl_t_t("dangling.ov", "XLA", "k_xla")
     f, dangling = f"{ns}::f", f"{ns}::dangling.ov"
     assert C._dispatch_has_kernel(f) and C._dispatch_has_kernel(dangling) and not C._dispatch_has_kernel(f"{ns}::x")
-    assert C._dispatch_has_kernel_for_any_dispatch_key(f, DispatchKeySet([DispatchKey.CUDA, DispatchKey.CPU]))
-    assert not C._dispatch_has_kernel_for_any_dispatch_key(f, DispatchKeySet(DispatchKey.CUDA))
+    assert C._dispatch_has_kernel_for_any_dispatch_key(f, world.keyset(DispatchKey.CUDA, DispatchKey.CPU))
+    assert not C._dispatch_has_kernel_for_any_dispatch_key(f, world.keyset(DispatchKey.CUDA))
     with pytest.raises(RuntimeError, match=f"^operator {ns}::x does not exist$"):
-        C._dispatch_has_kernel_for_any_dispatch_key(f"{ns}::x", DispatchKeySet(DispatchKey.CPU))
+        C._dispatch_has_kernel_for_any_dispatch_key(f"{ns}::x", world.keyset(DispatchKey.CPU))
     assert f in C._dispatch_get_registrations_for_dispatch_key("AutogradCPU")
     assert dangling not in C._dispatch_get_registrations_for_dispatch_key("AutogradCPU")
     assert {f, dangling} <= set(C._dispatch_get_registrations_for_dispatch_key())

@@ -16,7 +16,7 @@ from dispatcher import _engine
 from dispatcher._ivalue_tag import Tag
 from dispatcher.keys import DispatchKey as K
 from dispatcher.kernel import fallthrough_kernel
-from dispatcher.schema import DispatchArg, FunctionSchema, TensorArgKind
+from dispatcher.schema import FunctionSchema
 
 pytestmark = pytest.mark.usefixtures("tls_restored")
 
@@ -222,15 +222,31 @@ def test_objects_made_without_init_raise_cleanly(world):  # repro 5
         B.__new__(B).box((1,))
 
 
+def test_redispatch_skips_fallthrough_entries(world):
+    # Calls mask fallthrough keys out; a redispatch's keyset is taken as
+    # given, so a fallthrough entry at its top is skipped on the way down.
+    lib, f = define(world, "f(Tensor x) -> str", CPU=lambda x: "cpu")
+    lib.impl("f", fallthrough_kernel, "Python")
+    t = world.tensor(K.CPU)
+    for keys in ([K.CPU, K.AutogradCPU], [K.CPU, K.Python], [K.CPU, K.Python, K.AutogradCPU]):
+        keyset = world.keyset(*keys)
+        assert f.redispatch(keyset, t) == "cpu"  # vectorcall
+        assert f.redispatch.__call__(keyset, t) == "cpu"  # tp_call
+        stack = world.engine.Stack([world.engine.IValue(Tag.TENSOR, t)])
+        f.redispatch_boxed(keyset, stack)
+        assert stack == [world.engine.IValue(Tag.STRING, "cpu")]
+
+
 def test_fallthrough_skipping_always_ends(world):  # repros 6, 6b
     lib, f = define(world, "f(Tensor x) -> str", CPU=lambda x: "cpu")
     t = world.tensor(K.CPU, K.AutogradCPU)
     assert f(t) == "cpu"
-    with pytest.raises(RuntimeError, match="fallthrough"):
+    no_lower_key = "is a fallthrough, but there is no lower key to fall through"
+    with pytest.raises(RuntimeError, match=no_lower_key):
         f.redispatch(world.engine.DispatchKeySet(K.AutogradFunctionality), t)
     lib.impl("f", fallthrough_kernel, "CompositeExplicitAutograd")
     with world.engine.ExcludeDispatchKeyGuard(world.engine.DispatchKeySet.full()):
-        with pytest.raises(RuntimeError, match="fallthrough"):
+        with pytest.raises(RuntimeError, match=no_lower_key):
             f(world.tensor(K.CPU))
 
 
@@ -323,9 +339,10 @@ def test_call_boxed_validates_before_it_pops(world):  # repro 11
 
 def test_define_is_all_or_nothing(world):  # repro 12
     s = FunctionSchema.parse("t12::f(Tensor x) -> Tensor")
-    object.__setattr__(s, "dispatch_args", (DispatchArg(9, "x", TensorArgKind.TENSOR),))
+    # A layout no call plan takes: defining fails when it makes the plan.
+    object.__setattr__(s, "dispatch_layout", (((0, "x", 9, True),), 1))
     lib = world.library("t12", "DEF")
-    with pytest.raises(IndexError):
+    with pytest.raises(TypeError, match="a dispatch argument is"):
         lib.define(s)
     lib.close()
     again = world.library("t12", "DEF")
@@ -350,3 +367,14 @@ def test_tls_is_per_thread(engine):
         thread.join()
         assert engine.tls_is_dispatch_key_included(K.Tracer)
     assert seen == [False]
+
+
+def test_a_stack_of_the_other_engine_is_named():
+    compiled = _engine.compiled_engine()
+    if compiled is None:
+        pytest.skip("compiled engine not built")
+    from dispatcher.ivalue import make_boxer
+
+    boxer = make_boxer(FunctionSchema.parse("t::f(int x) -> ()"), compiled)
+    with pytest.raises(TypeError, match=r"expected a Stack of dispatcher\._engine\.core, got one of dispatcher\._engine\.core_py"):
+        boxer.unbox_arguments(_engine.pure_engine().Stack())

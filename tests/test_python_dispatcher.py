@@ -6,7 +6,8 @@ standard fallbacks (what users get) and under torch's framework fallbacks;
 rawRegistrations() and rawDispatchTable(), which print the fallbacks'
 registration sites, under torch's only.  The seed's names (Math,
 DefaultBackend, QuantizedCPU), which torch 2.13 rejects, are an extension
-tested on its own.
+tested on its own.  Every test runs on both engines, on the world's registry
+(PythonDispatcher registers through the shim, which ``compat`` points there).
 """
 from __future__ import annotations
 
@@ -25,9 +26,12 @@ FRIENDLY = ("dispatchTable", "registrations")
 RAW = ("rawRegistrations", "rawDispatchTable")
 
 
+pytestmark = pytest.mark.usefixtures("compat")
+
+
 @pytest.fixture
-def torch_fallbacks():
-    with torch_framework_fallbacks_instead_of_ours():
+def torch_fallbacks(world, compat):
+    with torch_framework_fallbacks_instead_of_ours(world):
         yield
 
 

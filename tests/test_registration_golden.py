@@ -4,8 +4,9 @@ Every random and hand-written case, error scenario, query error and library
 case the generator recorded with torch 2.13 is replayed through
 ``dispatcher.compat.torch_C`` (library cases through ``dispatcher.Library``),
 with this package's standard fallbacks swapped for torch's framework fallback
-set.  Dumps, computed tables, invariant checks, the predicate maps and error
-texts are compared byte for byte.
+set, on each engine's own registry (conftest's ``world``; the ``compat``
+fixture points the shim at it).  Dumps, computed tables, invariant checks, the
+predicate maps and error texts are compared byte for byte.
 
 Known, intentional differences from torch; each one is asserted, none is
 skipped:
@@ -33,6 +34,7 @@ Library cases (``dispatcher.Library`` vs ``torch.library.Library``):
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import re
@@ -42,7 +44,7 @@ from typing import Any, Callable, Iterator, Optional
 import pytest
 
 from dispatcher import DispatchKey, Library, fallthrough_kernel
-from dispatcher.standard_fallbacks import install_standard_fallbacks, remove_standard_fallbacks
+from dispatcher.standard_fallbacks import standard_fallbacks_library
 from dispatcher.compat import torch_C as C
 from dispatcher.keysets import get_runtime_dispatch_key_set
 from dispatcher.schema import FunctionSchema, OperatorName, SchemaParseError
@@ -58,10 +60,10 @@ def _framework_boxed_fallback(op: Any, *args: Any, **kwargs: Any) -> None:
 
 
 def install_torch_framework_fallbacks() -> list[C._DispatchModule]:
-    """Register torch 2.13's framework backend fallbacks as torch does: one
-    ``_`` IMPL library per fallback, created at the file:line its debug text
-    names.  Keys by DispatchKey member: torch's parser rejects AutogradMTIA
-    and AutogradMAIA."""
+    """Register torch 2.13's framework backend fallbacks as torch does (on the
+    shim's registry): one ``_`` IMPL library per fallback, created at the
+    file:line its debug text names.  Keys by DispatchKey member: torch's
+    parser rejects AutogradMTIA and AutogradMAIA."""
     libraries = []
     for name, fallback in GOLDEN["framework_fallbacks"].items():
         file, line = fallback["debug"].removeprefix("registered at ").rsplit(":", 1)
@@ -75,21 +77,23 @@ def install_torch_framework_fallbacks() -> list[C._DispatchModule]:
 
 
 @contextlib.contextmanager
-def torch_framework_fallbacks_instead_of_ours() -> Iterator[None]:
-    """Swap our standard fallbacks for torch's framework set while the block runs."""
-    remove_standard_fallbacks()
+def torch_framework_fallbacks_instead_of_ours(world: Any) -> Iterator[None]:
+    """Swap the world's standard fallbacks for torch's framework set while the
+    block runs (the shim must be on the world's registry: ``compat``)."""
+    assert C.registry is world.registry
+    world.fallbacks.close()
     libraries = install_torch_framework_fallbacks()
     try:
         yield
     finally:
         for m in libraries:
             m.reset()
-        install_standard_fallbacks()
+        world.fallbacks = standard_fallbacks_library(world.registry)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def torch_framework_fallbacks():
-    with torch_framework_fallbacks_instead_of_ours():
+@pytest.fixture(autouse=True)
+def torch_framework_fallbacks(world, compat):
+    with torch_framework_fallbacks_instead_of_ours(world):
         yield
 
 
@@ -414,7 +418,7 @@ _ATEN_RESERVED = {"error_type": "ValueError",
 
 
 @pytest.mark.parametrize("case", GOLDEN["library_cases"], ids=lambda c: c["filename"])
-def test_library_case(case):
+def test_library_case(case, world):
     filename = case["filename"]
     call_to_library = _registration_lines(case["source"])
 
@@ -446,7 +450,7 @@ def test_library_case(case):
     def record(label: str, value: Any) -> None:
         records[label] = value
 
-    scope = {"Library": Library, "fallthrough_kernel": fallthrough_kernel, "snapshot": snapshot,
+    scope = {"Library": functools.partial(Library, registry=world.registry), "fallthrough_kernel": fallthrough_kernel, "snapshot": snapshot,
              "expect_error": expect_error, "record": record}
     try:
         exec(compile(case["source"], filename, "exec"), scope)

@@ -118,6 +118,10 @@ NUM_KEY_VALUES = len(_layout.KEYS_BY_VALUE)
 KEYS_BY_VALUE = _layout.KEYS_BY_VALUE
 BACKENDS_BY_VALUE = tuple(BackendComponent)
 _UINT64_MAX = (1 << 64) - 1
+# FULL_REPR as a Python int (compiled, FULL_REPR is a C one): the valid
+# reprs are exactly 0 ..= this, since the layout's bits are the low ones.
+_LARGEST_REPR = _layout.FULL_REPR
+assert _LARGEST_REPR & (_LARGEST_REPR + 1) == 0, "the layout's bits are not the low ones"
 
 if not cython.compiled:
     OFFSETS = [0] * 64
@@ -204,14 +208,14 @@ def _check_repr(x):
     # Only an exact int: a subclass could override the comparisons this relies on.
     if type(x) is not int:
         raise TypeError(f"a raw DispatchKeySet repr must be an int, not {type(x).__name__}")
+    if 0 <= x <= _LARGEST_REPR:
+        return x
     if x < 0 or x > _UINT64_MAX:
         raise ValueError(f"raw DispatchKeySet repr {x} is not a 64-bit unsigned integer")
-    if x & ~FULL_REPR:
-        raise ValueError(
-            f"raw DispatchKeySet repr {x:#x} sets bits above the {FULL_REPR.bit_length()} "
-            "bits that name backends and functionalities"
-        )
-    return x
+    raise ValueError(
+        f"raw DispatchKeySet repr {x:#x} sets bits above the {_LARGEST_REPR.bit_length()} "
+        "bits that name backends and functionalities"
+    )
 
 
 def _key_bits(key):
@@ -800,10 +804,12 @@ class KernelFunction:
     def __init__(self, kind: int, fn: Callable[..., Any] | None) -> None:
         if _kernel_is_frozen(self):
             raise TypeError("KernelFunction is immutable: __init__ cannot be called again")
-        kind = KernelKind(kind)
-        if kind in (KernelKind.UNBOXED, KernelKind.WITH_KEYSET, KernelKind.BOXED) and not callable(fn):
-            raise TypeError(f"a {kind.name} kernel must be callable, got {type(fn).__name__}")
-        self._kind = int(kind)
+        if type(kind) is not KernelKind:  # registration passes members: no enum lookup then
+            kind = KernelKind(kind)
+        code = int(kind)
+        if code <= KIND_BOXED and not callable(fn):  # UNBOXED, WITH_KEYSET, BOXED
+            raise TypeError(f"a {KernelKind(code).name} kernel must be callable, got {type(fn).__name__}")
+        self._kind = code
         self.fn = fn
         if cython.compiled:
             self.frozen = True
@@ -1066,7 +1072,11 @@ def _check_depth(stack, n, what):
 
 def _check_stack(stack):
     if not isinstance(stack, Stack):
-        raise TypeError(f"expected a Stack, got {type(stack).__name__}")
+        got = type(stack)
+        # Each engine has its own Stack: say which, when the names agree.
+        if got.__name__ == "Stack":
+            raise TypeError(f"expected a Stack of {Stack.__module__}, got one of {got.__module__}")
+        raise TypeError(f"expected a Stack, got {got.__name__}")
 
 
 def _peek_values(stack, n, name, what):
@@ -1895,10 +1905,10 @@ class _OverloadPacketBase:
         # An overload named like one of the packet's own attributes
         # (``overloads``) is reached through calls and overloads() only.
         for name, _handle in self._overloads:
-            if not hasattr(OverloadPacket, name):
+            if name not in _PACKET_ATTRIBUTES:
                 delattr(self, name)
         for name, handle in overloads:
-            if not hasattr(OverloadPacket, name):
+            if name not in _PACKET_ATTRIBUTES:
                 setattr(self, name, handle)
         self._overloads = tuple(overloads)
         self._choices = {}
@@ -1922,6 +1932,10 @@ class OverloadPacket(_OverloadPacketBase):
     reads at attribute speed (see Note [ops at attribute speed] in
     dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
     """
+
+
+# The packet's own attribute names, which no overload attribute replaces.
+_PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket))
 
 
 def _chosen_overload(packet, pattern, args, kwargs):

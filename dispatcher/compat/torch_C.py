@@ -23,6 +23,10 @@ RuntimeError where torch raises RuntimeError), with these differences:
 
 A ``_DispatchModule`` owns its registrations: ``reset()`` removes them, and so
 does dropping the last reference to it, as in PyTorch.
+
+The shim works on ``dispatcher.compat.torch_C.registry``, the package's default
+registry, which every function reads when it is called: pointing it at another
+``Dispatcher`` (as the tests do, one per engine) moves the whole shim there.
 """
 from __future__ import annotations
 
@@ -193,10 +197,12 @@ def _python_kernel(func: Callable[..., Any], with_keyset: bool) -> Kernel:
     """torch's PythonKernelHolder: a boxed kernel calling ``func(*args, **kwargs)``
     (``func(keyset, ...)`` with ``with_keyset``)."""
 
+    # The operator's own boxer (not one made from its schema), which is its
+    # registry's engine's: the shim may be on any registry.
     def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
-        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op.schema, stack))
+        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op, stack))
         result = func(keyset, *args, **kwargs) if with_keyset else func(*args, **kwargs)
-        ivalue.box_returns(op.schema, result, stack)
+        ivalue.box_returns(op, result, stack)
 
     return Kernel(KernelKind.BOXED, kernel)
 
@@ -206,9 +212,9 @@ def _python_fallback(func: Callable[..., Any], with_keyset: bool) -> Kernel:
     keyset, ...)`` with ``with_keyset``)."""
 
     def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
-        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op.schema, stack))
+        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op, stack))
         result = func(op, keyset, *args, **kwargs) if with_keyset else func(op, *args, **kwargs)
-        ivalue.box_returns(op.schema, result, stack)
+        ivalue.box_returns(op, result, stack)
 
     return Kernel(KernelKind.BOXED, kernel)
 
@@ -291,7 +297,7 @@ def _dispatch_library(kind: str, name: str, dispatch: str, file: str = "/dev/nul
     if kind not in _KINDS:
         raise RuntimeError(f"could not parse {kind}")
     key = _dispatch_str(dispatch)
-    return _DispatchModule(Library._at_site(name, kind, key, f"registered at {file}:{linenum}"))
+    return _DispatchModule(Library._at_site(name, kind, key, f"registered at {file}:{linenum}", registry=registry))
 
 
 # -- queries ---------------------------------------------------------------------------
