@@ -111,6 +111,10 @@ def test_packet_choices_by_argument_types(world, call):
         assert call(packet, t, y=3) == "scalar 3"
         assert call(packet, x=t, y=t) == "tensor"
         assert call(packet, t, (4,)) == "list (4,)"
+    # Two patterns in turn: compiled, the second is found in the memo of the previous choice.
+    for _ in range(3):
+        assert call(packet, t, t) == "tensor"
+        assert call(packet, t, 2) == "scalar 2"
     with pytest.raises(TypeError, match="no overload of t::add accepts these arguments"):
         call(packet, t, "text")
     with pytest.raises(TypeError, match="no overload of t::add accepts these arguments"):
