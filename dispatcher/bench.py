@@ -2,10 +2,13 @@
 
 Every case is timed in alternation with the direct call it is compared to,
 and the reported ratio is the median of the per-round ratios, so a noisy
-machine slows both sides alike and cancels out.  Peers are timed the same way
-when installed: functools.singledispatch always; multipledispatch, plum and
-ovld with ``pip install "dispatcher[bench]"``; ``torch.ops`` (a Python kernel
-registered with torch.library) when torch is importable.
+machine slows both sides alike and cancels out.  When torch is importable,
+each case that has a torch counterpart (the same operators and Python
+kernels registered with torch.library) times it in the same rounds, and the
+table puts torch's figure beside ours.  Peers are timed like our cases when
+installed: functools.singledispatch always; multipledispatch, plum and ovld
+with ``pip install "dispatcher[bench]"``.  Then the registration steps
+(``registration_timing``) and ``import dispatcher`` are timed.
 
 Run: ``python -m dispatcher bench`` or ``python benchmarks/compare.py``.
 """
@@ -26,7 +29,6 @@ from .standard_fallbacks import standard_fallbacks_library
 # Module-level names, not local imports: plum and ovld resolve the (string)
 # annotations of the peer functions below against this module's globals.
 from ._core import HAS_EXTENSION, DispatchKeySet, TensorBase
-from .ivalue import box_returns, unbox_arguments
 from .keys import DispatchKey as K
 from .keysets import AFTER_AUTOGRAD_KEYSET
 from .library import Library
@@ -115,8 +117,11 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
         return x
 
     def boxed(op, keyset, stack):
-        x, y = unbox_arguments(op, stack)
-        box_returns(op, kernel(x, y), stack)
+        # The operator's own Boxer: dispatcher.ivalue's functions of the same
+        # names take a handle or a schema, and cost a Python call more each.
+        boxer = op.boxer
+        x, y = boxer.unbox_arguments(stack)
+        boxer.box_returns(kernel(x, y), stack)
 
     lib.impl("add", kernel, "CPU")
     lib.impl("add10", kernel10, "CPU")
