@@ -19,7 +19,6 @@ AttributeErrors ("'OpNamespace' object has no attribute 'nope'").
 """
 from __future__ import annotations
 
-
 from typing import TYPE_CHECKING, Any
 
 from .registry import Dispatcher
