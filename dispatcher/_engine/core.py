@@ -1824,7 +1824,7 @@ def install_fast_calls(op_impl, redispatch_impl, packet_impl):
 # carry __dispatch_keys__) is tested every time.  Publishing new overloads
 # forgets every choice; so does register_value_type, through the epoch,
 # since it can make an int or str acceptable where it was not.  A packet with
-# no remembered choice and one overload still tests its arguments: a
+# no remembered choice and one overload still tests its arguments: an
 # unboxed kernel would otherwise get values of the wrong type.
 # Compiled, the last two positional choices are also kept, each one tuple
 # (handle, type, type, ...) compared by pointer, so a call site that repeats
