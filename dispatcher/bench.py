@@ -22,7 +22,7 @@ import subprocess
 import sys
 import timeit
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ._engine import pure_engine
 from .standard_fallbacks import standard_fallbacks_library
@@ -99,16 +99,30 @@ def kernel(x, y):
 _FALLBACK_KEY = K.TESTING_ONLY_GenericMode
 
 
+# The operators timed with torch too, registered alike on both sides (by
+# _define_shared, with ``kernel`` for CPU); grad_add also gets an autograd layer.
+_SHARED_OPERATORS = (
+    "add(Tensor x, Tensor y) -> Tensor",
+    "mul(Tensor x, Tensor y) -> Tensor",
+    "mul.Scalar(Tensor x, Scalar y) -> Tensor",
+    "grad_add(Tensor x, Tensor y) -> Tensor",
+)
+
+
+def _define_shared(lib: Any) -> None:
+    """Define _SHARED_OPERATORS in ``lib`` (ours or a torch.library.Library)."""
+    for schema in _SHARED_OPERATORS:
+        lib.define(schema)
+        lib.impl(schema.split("(")[0], kernel, "CPU")
+
+
 def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
-    lib.define("add(Tensor x, Tensor y) -> Tensor")
+    _define_shared(lib)
     lib.define("add10(Tensor a, Tensor b, Tensor c, Tensor d, Tensor e, Tensor f, Tensor g, Tensor h, Tensor i, "
                "Tensor j) -> Tensor")
     lib.define("keyset_add(Tensor x, Tensor y) -> Tensor")
     lib.define("boxed_add(Tensor x, Tensor y) -> Tensor")
     lib.define("fallback_add(Tensor x, Tensor y) -> Tensor")
-    lib.define("mul(Tensor x, Tensor y) -> Tensor")
-    lib.define("mul.Scalar(Tensor x, Scalar y) -> Tensor")
-    lib.define("grad_add(Tensor x, Tensor y) -> Tensor")
 
     def kernel10(a, b, c, d, e, f, g, h, i, j):
         return a
@@ -123,13 +137,9 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
         x, y = boxer.unbox_arguments(stack)
         boxer.box_returns(kernel(x, y), stack)
 
-    lib.impl("add", kernel, "CPU")
     lib.impl("add10", kernel10, "CPU")
     lib.impl("keyset_add", with_keyset, "CPU", with_keyset=True)
     lib.impl("boxed_add", boxed, "CPU", boxed=True)
-    lib.impl("mul", kernel, "CPU")
-    lib.impl("mul.Scalar", kernel, "CPU")
-    lib.impl("grad_add", kernel, "CPU")
 
     def autograd(keyset, x, y):
         # An autograd layer: record nothing, run the backend below it.
@@ -245,12 +255,7 @@ def _torch_env(ns: str) -> Optional[dict]:
     import torch
 
     lib = torch.library.Library(ns, "FRAGMENT")
-    lib.define("add(Tensor x, Tensor y) -> Tensor")
-    lib.define("mul(Tensor x, Tensor y) -> Tensor")
-    lib.define("mul.Scalar(Tensor x, Scalar y) -> Tensor")
-    lib.define("grad_add(Tensor x, Tensor y) -> Tensor")
-    for name in ("add", "mul", "mul.Scalar", "grad_add"):
-        lib.impl(name, kernel, "CPU")
+    _define_shared(lib)
     after_autograd = torch._C._after_autograd_keyset
     grad_add = getattr(torch.ops, ns).grad_add.default
 
