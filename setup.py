@@ -16,21 +16,16 @@ from setuptools import Extension, setup
 extra_compile_args = ["/O2"] if sys.platform == "win32" else ["-O3"]
 headers = ["csrc/dispatcher_bits.h", "dispatcher/_engine/core.pxd"]
 
+
+def engine_extension(name: str, source: str) -> Extension:
+    # Both modules include dispatcher_bits.h and read core.pxd's declarations.
+    return Extension(name, sources=[source], include_dirs=["csrc"], depends=headers,
+                     extra_compile_args=extra_compile_args)
+
+
 extensions = [
-    Extension(
-        "dispatcher._engine.core",
-        sources=["dispatcher/_engine/core.py"],
-        include_dirs=["csrc"],
-        depends=headers,
-        extra_compile_args=extra_compile_args,
-    ),
-    Extension(
-        "dispatcher._engine._fastcall",
-        sources=["csrc/_fastcall.pyx"],
-        include_dirs=["csrc"],
-        depends=headers,
-        extra_compile_args=extra_compile_args,
-    ),
+    engine_extension("dispatcher._engine.core", "dispatcher/_engine/core.py"),
+    engine_extension("dispatcher._engine._fastcall", "csrc/_fastcall.pyx"),
 ]
 
 setup(
