@@ -15,6 +15,14 @@ cdef extern from "Python.h":
     int Py_EnterRecursiveCall(const char* where) except -1
     void Py_LeaveRecursiveCall()
 
+cdef extern from *:
+    """
+    static inline int dispatcher_truncate(PyObject* entries, Py_ssize_t size) {
+        return PyList_SetSlice(entries, size, PY_SSIZE_T_MAX, NULL);
+    }
+    """
+    int _truncate "dispatcher_truncate"(list entries, Py_ssize_t size) except -1
+
 ctypedef object (*vectorcall_impl)(object, void*, size_t, void*)
 
 cdef unsigned short OFFSETS[64]
@@ -125,8 +133,9 @@ cdef class Stack(list):
 
 cdef object _check_depth(object stack, object n, str what)
 cdef object _check_stack(object stack)
-@cython.locals(entries=list, size=Py_ssize_t, items=list)
+@cython.locals(entries=list, size=Py_ssize_t, items=list, i=Py_ssize_t)
 cdef tuple _peek_values(object stack, Py_ssize_t n, str name, str what)
+cdef IValue _checked_ivalue(object item, str name)
 @cython.locals(entries=list)
 cdef object _drop(object stack, Py_ssize_t n)
 cdef tuple _take(object stack, Py_ssize_t n, str name, str what)
@@ -146,11 +155,13 @@ cdef class Boxer:
     cdef readonly object argument_error
     cdef readonly object return_error
 
+cdef object _check_ready(Boxer boxer)
+cdef Stack _new_stack()
 cdef object _box_call(Boxer boxer, object args, object kwargs)
 @cython.locals(stack=Stack, i=Py_ssize_t, steps=tuple)
 cdef object _box_values(Boxer boxer, tuple values)
 cdef tuple _returned_values(Boxer boxer, object result)
-@cython.locals(values=tuple, steps=tuple, boxed=list, i=Py_ssize_t)
+@cython.locals(values=tuple, steps=tuple, boxed=list, i=Py_ssize_t, iv=IValue)
 cdef object _box_returns(Boxer boxer, object result, object stack)
 cdef object _as_result(Boxer boxer, tuple values)
 @cython.locals(values=tuple, steps=tuple, i=Py_ssize_t)

@@ -1095,16 +1095,31 @@ def _peek_values(stack, n, name, what):
     elif n > size:
         raise RuntimeError(f"{name}: expected {n} {what} on the stack, found {size}")
     items = entries[size - n:]
-    for iv in items:
-        if type(iv) is not IValue:
-            raise TypeError(f"{name}: the stack holds a {type(iv).__name__}, not an IValue")
-    return tuple([_to_python(iv) for iv in items])
+    for i in range(n):
+        _checked_ivalue(items[i], name)
+    for i in range(n):
+        # The copy is ours alone: it is converted in place.
+        items[i] = _to_python(cython.cast(IValue, items[i]))
+    return tuple(items)
+
+
+def _checked_ivalue(item, name):
+    if type(item) is not IValue:
+        raise TypeError(f"{name}: the stack holds a {type(item).__name__}, not an IValue")
+    return item
+
+
+if not cython.compiled:
+    def _truncate(entries, size):
+        """Cut ``entries`` to its first ``size`` items (compiled: PyList_SetSlice,
+        without the slice object that ``del entries[size:]`` builds)."""
+        del entries[size:]
 
 
 def _drop(stack, n):
     """Remove the top ``n`` items (fewer if the stack has fewer)."""
     entries = cython.cast(list, stack)
-    del entries[max(len(entries) - n, 0):]
+    _truncate(entries, max(len(entries) - n, 0))
 
 
 def _take(stack, n, name, what):
@@ -1187,24 +1202,20 @@ class Boxer:
         self.return_error = return_error
         self.name = name
 
-    def _check_ready(self):
-        if self.name is None:
-            raise TypeError("this Boxer was never initialised")
-
     def box(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Stack:
         """The stack a boxed kernel gets for ``op(*args, **kwargs)``."""
-        self._check_ready()
+        _check_ready(self)
         return _box_call(self, args, kwargs)
 
     def unbox_arguments(self, stack: Stack) -> tuple[Any, ...]:
         """Pop the arguments ``box`` pushed; a ``...`` schema's arguments are the whole stack."""
-        self._check_ready()
+        _check_ready(self)
         return _take(stack, -1 if self.vararg else self.n_arguments, self.name, "arguments")
 
     def box_returns(self, result: object, stack: Stack) -> None:
         """Push a kernel's ``result`` (None, a value, or a tuple) as IValues;
         a bad result leaves the stack as it was."""
-        self._check_ready()
+        _check_ready(self)
         _box_returns(self, result, stack)
 
     def unbox_returns(self, stack: Stack) -> Any:
@@ -1212,7 +1223,7 @@ class Boxer:
 
         A ``-> ...`` schema's results are the whole stack (always a tuple).
         """
-        self._check_ready()
+        _check_ready(self)
         if self.varret:
             return _take(stack, -1, self.name, "return values")
         return _as_result(self, _take(stack, self.n_returns, self.name, "return values"))
@@ -1220,6 +1231,11 @@ class Boxer:
 
 if not cython.compiled:
     Boxer.name = None  # an uninitialised Boxer (compiled: the C field starts as None)
+
+
+def _check_ready(boxer):
+    if boxer.name is None:
+        raise TypeError("this Boxer was never initialised")
 
 
 def _box_call(boxer, args, kwargs):
@@ -1232,8 +1248,14 @@ def _box_call(boxer, args, kwargs):
     return _box_values(boxer, values)
 
 
+def _new_stack():
+    # Stack.__new__ skips list.__init__'s argument parsing: a third of an
+    # empty Stack's cost when called as Stack().
+    return Stack.__new__(Stack)
+
+
 def _box_values(boxer, values):
-    stack = Stack()
+    stack = _new_stack()
     steps = boxer.argument_steps
     try:
         for i in range(boxer.n_arguments):
@@ -1268,6 +1290,14 @@ def _returned_values(boxer, result):
 
 def _box_returns(boxer, result, stack):
     _check_stack(stack)
+    if boxer.n_returns == 1 and not boxer.varret:
+        # The common case, without the tuple and list of the general one.
+        try:
+            iv = _box_value(boxer.return_steps[0], result)
+        except Mismatch as exc:
+            raise boxer.return_error(0, exc) from None
+        cython.cast(list, stack).append(iv)
+        return
     values = _returned_values(boxer, result)
     steps = boxer.return_steps
     boxed = []
@@ -1292,13 +1322,22 @@ def _kernel_results(boxer, stack, name):
     was given: exactly the returns, each of its declared type (c10 asserts
     the count too).  Checked, then unboxed."""
     if boxer.varret:
-        return _take(stack, -1, name, "return values")
+        return _peek_values(stack, -1, name, "return values")
     if len(stack) != boxer.n_returns:
         raise RuntimeError(
             f"{name}: a boxed kernel must leave exactly its {boxer.n_returns} return value(s) on the stack, "
             f"but left {len(stack)} item(s)"
         )
-    values = _take(stack, boxer.n_returns, name, "return values")
+    # Read, not popped: the stack is the call's own and is dropped after this.
+    if boxer.n_returns == 1:
+        # The common case, without _peek_values' copy and tuple.
+        value = _to_python(_checked_ivalue(cython.cast(list, stack)[0], name))
+        try:
+            _box_value(boxer.return_steps[0], value)
+        except Mismatch as exc:
+            raise boxer.return_error(0, exc) from None
+        return value
+    values = _peek_values(stack, boxer.n_returns, name, "return values")
     steps = boxer.return_steps
     for i in range(boxer.n_returns):
         try:
