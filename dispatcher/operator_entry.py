@@ -274,6 +274,8 @@ class OperatorEntry:
         # What a plan takes from the def: see _plan_args.
         self._plan_args: _PlanArgs = _NO_DEF_PLAN_ARGS
         self._handle: Any = None
+        # See Note [One plan while undefined].
+        self._undefined_plan: Any = None
 
     @property
     def handle(self) -> Any:
@@ -432,9 +434,20 @@ class OperatorEntry:
         """Compile what a call needs (see Note [One plan per operator] in
         dispatcher/_engine/core.py); raises, changing nothing, if it cannot."""
         schema = self.schema
+        if schema is None:
+            # Note [One plan while undefined]
+            # Every call path reads a plan's schema first and raises "not
+            # defined" when it has none, so the plan of an undefined operator
+            # never needs the current table: one per entry serves all its
+            # undefined spells (impls before the def, after a destroy), and
+            # registration and removal do not recompile it.
+            if self._undefined_plan is None:
+                self._undefined_plan = self._dispatcher.engine.CallPlan(
+                    self.name, None, tuple(self._table), tuple(self._masks), *_NO_DEF_PLAN_ARGS, self.report_error
+                )
+            return self._undefined_plan
         return self._dispatcher.engine.CallPlan(
-            self.name, None if schema is None else schema.schema, tuple(self._table), tuple(self._masks),
-            *self._plan_args, self.report_error,
+            self.name, schema.schema, tuple(self._table), tuple(self._masks), *self._plan_args, self.report_error,
         )
 
     def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
