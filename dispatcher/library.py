@@ -27,7 +27,7 @@ from .schema import _IDENT, FunctionSchema, OperatorName
 __all__ = ["Library", "define", "impl"]
 
 _KINDS = {"DEF": "TORCH_LIBRARY", "IMPL": "TORCH_LIBRARY_IMPL", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT"}
-_RESERVED_NAMESPACES = ("aten", "prim", "prims")
+_RESERVED_NAMESPACES = ("prim",)  # torch.library._reserved_namespaces in 2.13
 # What torch.library.Library.define accepts ("" means FROM_SCHEMA); c10's
 # PURE_FUNCTION is reachable only through the low layer (_def).
 _ALIAS_ANALYSIS_KINDS = ("", "FROM_SCHEMA", "CONSERVATIVE")
@@ -134,10 +134,9 @@ class Library:
     # -- the public layer (torch.library) ------------------------------------------
     def define(self, schema: Union[str, FunctionSchema], alias_analysis: str = "", *,
                tags: Union[str, Iterable[str]] = ()) -> str:
-        """Define an operator of this namespace; returns its name (``name.overload``).
-
-        (torch.library returns the name without the overload.)  ``tags`` (a
-        tag name or several) are kept for ``tags_of``.
+        """Define an operator of this namespace; returns its name without the
+        namespace and the overload, as torch.library does.  ``tags`` (a tag
+        name or several) are kept for ``tags_of`` and the overload's ``tags``.
         """
         if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
@@ -145,11 +144,11 @@ class Library:
         parsed = FunctionSchema.parse(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
-        name = self._def(parsed, alias_analysis or "FROM_SCHEMA")
+        name = self._def(parsed, alias_analysis or "FROM_SCHEMA", tags=tag_names)
         self._tags[name] = tag_names
         text = f"{name.name}.{name.overload_name}" if name.overload_name else name.name
         self._qualified_names[text] = name  # impl() is usually given it next
-        return text
+        return name.name
 
     def tags_of(self, name: str) -> tuple[str, ...]:
         """The tags ``define`` gave operator ``name`` (as ``define`` returned it,
@@ -207,7 +206,7 @@ class Library:
 
     # -- the c10 layer (torch::Library) ------------------------------------------------
     def _def(self, schema: FunctionSchema, alias_analysis: str = "FROM_SCHEMA",
-             alias_analysis_is_default: bool = False) -> OperatorName:
+             alias_analysis_is_default: bool = False, tags: tuple[str, ...] = ()) -> OperatorName:
         """c10's Library::_def: define ``schema`` (its namespace defaults to the
         library's); returns the qualified operator name."""
         block = _KINDS[self.kind]
@@ -228,7 +227,7 @@ class Library:
             name = name.with_namespace(self.ns)
             schema = schema.with_name(name)
         self._handles.append(
-            self._registry.register_def(schema, self._default_debug(), alias_analysis, alias_analysis_is_default)
+            self._registry.register_def(schema, self._default_debug(), alias_analysis, alias_analysis_is_default, tags)
         )
         return name
 

@@ -49,26 +49,29 @@ BACKEND_FALLBACK = "backend fallback"
 
 
 class RegisteredSchema(Frozen):
-    """A def(): the schema, where it was registered, its alias analysis kind."""
+    """A def(): the schema, where it was registered, its alias analysis kind,
+    its operator tags (names of ``dispatcher.Tag`` members)."""
 
-    __slots__ = _fields = ("schema", "debug", "alias_analysis", "alias_analysis_is_default")
+    __slots__ = _fields = ("schema", "debug", "alias_analysis", "alias_analysis_is_default", "tags")
 
     schema: FunctionSchema
     debug: str
     alias_analysis: str
     alias_analysis_is_default: bool
+    tags: tuple[str, ...]
 
     def __init__(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
-                 alias_analysis_is_default: bool = False) -> None:
+                 alias_analysis_is_default: bool = False, tags: tuple[str, ...] = ()) -> None:
         _set_schema(self, schema)
         _set_debug(self, debug)
         _set_alias_analysis(self, alias_analysis)
         _set_alias_analysis_is_default(self, alias_analysis_is_default)
+        _set_tags(self, tags)
 
 
 # One per def: see slot_setters.
-_set_schema, _set_debug, _set_alias_analysis, _set_alias_analysis_is_default = slot_setters(
-    RegisteredSchema, "schema", "debug", "alias_analysis", "alias_analysis_is_default"
+_set_schema, _set_debug, _set_alias_analysis, _set_alias_analysis_is_default, _set_tags = slot_setters(
+    RegisteredSchema, "schema", "debug", "alias_analysis", "alias_analysis_is_default", "tags"
 )
 
 

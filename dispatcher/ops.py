@@ -16,6 +16,13 @@ nothing on the way has ``__getattr__``: the registry tells an
 deletes the namespace and packet attributes then.  The packet keeps its
 overloads as instance attributes the same way.  Unknown names are plain
 AttributeErrors ("'OpNamespace' object has no attribute 'nope'").
+
+The namespaces of the registry's operator catalog (``ops.aten``, ...) are the
+exception: their operators are defined on first use (Note [Catalog operators
+are defined on first use] in registry.py), so their class has a
+``__getattr__`` that asks the registry for a name not seen yet.  Once an
+operator is defined its packet is a plain attribute like any other; only the
+namespace read itself pays for the hook.
 """
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .registry import Dispatcher
 from .registry import default_registry
 
-__all__ = ["OpNamespace", "OpNamespaces", "ops"]
+__all__ = ["CatalogNamespace", "OpNamespace", "OpNamespaces", "ops"]
 
 
 class OpNamespace:
@@ -43,6 +50,25 @@ class OpNamespace:
         def __getattr__(self, name: str) -> Any: ...
 
 
+class CatalogNamespace(OpNamespace):
+    """``ops.aten`` and the other catalog namespaces: an unknown name is
+    looked up in the registry's catalog, which defines it."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, name: str, registry: Dispatcher) -> None:
+        super().__init__(name)
+        self._registry = registry
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for a name not yet an attribute; the registry's watcher sets it
+        # while the catalog defines the operator.
+        namespace = self._OpNamespace__name  # type: ignore[attr-defined]
+        if self._registry.packet(f"{namespace}::{name}") is not None:  # aten has dunder operators: __and__
+            return self.__dict__[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
+
 class OpNamespaces:
     """``ops``: a registry's operators as ``ops.ns.name.overload``.
 
@@ -52,6 +78,9 @@ class OpNamespaces:
 
     def __init__(self, registry: Dispatcher) -> None:
         watcher = _Watcher(self, registry)
+        if registry.catalog is not None:
+            for ns in registry.catalog.namespaces:
+                watcher.add_namespace(ns, CatalogNamespace(ns, registry))
         registry.watch_overloads(watcher)
         for qualified_name in registry.packet_names():
             watcher(qualified_name)
@@ -80,6 +109,11 @@ class _Watcher:
         self.by_name: dict[str, OpNamespace] = {}
         self.published: set[str] = set()
 
+    def add_namespace(self, ns: str, namespace: OpNamespace) -> OpNamespace:
+        self.by_name[ns] = namespace
+        setattr(self.namespaces, ns, namespace)
+        return namespace
+
     def __call__(self, qualified_name: str) -> None:
         ns, name = qualified_name.split("::", 1)
         namespace = self.by_name.get(ns)
@@ -90,8 +124,7 @@ class _Watcher:
                 delattr(namespace, name)
             return
         if namespace is None:
-            namespace = self.by_name[ns] = self.namespace_type(ns)
-            setattr(self.namespaces, ns, namespace)
+            namespace = self.add_namespace(ns, self.namespace_type(ns))
         setattr(namespace, name, packet)
         self.published.add(qualified_name)
 

@@ -11,6 +11,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from ._core import ENGINE
+from .catalog import TORCH_2_13, Catalog
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
 from .kernel import MISSING, AnnotatedKernel
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
@@ -46,8 +47,12 @@ class Dispatcher:
     # slots to recompute; None when not deferring (see defer()).
     deferred: Optional[dict[OperatorEntry, set[KeyFacts]]] = None
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Any, catalog: Optional[Catalog] = None) -> None:
         self.engine = engine
+        # Operators this registry knows without a define(): see dispatcher/catalog.
+        self.catalog = catalog
+        # The ns::name of the catalog operators defined so far (on first use).
+        self._from_catalog: set[str] = set()
         self.missing = engine.KernelFunction(MISSING.kind, None)
         self._lock = threading.RLock()
         self._operators: dict[str, OperatorEntry] = {}
@@ -96,7 +101,39 @@ class Dispatcher:
     # and a later def() of the same name must reach that same handle.
     def find_op(self, name: str) -> Optional[OperatorEntry]:
         op = self._operators.get(name)
+        if (op is None or op.schema is None) and self._define_from_catalog(name.split(".", 1)[0]):
+            op = self._operators.get(name)
         return op if op is not None and op.in_use() else None
+
+    def find_defined(self, name: str) -> Optional[OperatorEntry]:
+        """The entry of ``name`` if it is defined (no catalog lookup)."""
+        op = self._operators.get(name)
+        return op if op is not None and op.schema is not None else None
+
+    # Note [Catalog operators are defined on first use]
+    # A catalog operator (dispatcher/catalog) behaves as defined from the
+    # start, but is defined, with all its overloads, only when something
+    # first looks it up by name: find_op, packet (ops.ns.name), or a def of
+    # the same name, which then fails as a duplicate, as in torch.  Its defs
+    # belong to the registry, not to a library: nothing removes them.
+    def _define_from_catalog(self, qualified_name: str) -> bool:
+        """Define ``ns::name`` from the catalog if it is there and not yet
+        defined; whether this call defined it."""
+        catalog = self.catalog
+        if catalog is None or qualified_name in self._from_catalog:
+            return False
+        overloads = catalog.overloads(qualified_name)
+        if not overloads:
+            return False
+        schemas = [FunctionSchema.parse(o.schema) for o in overloads]  # all parsed before any is defined
+        with self._lock:
+            if qualified_name in self._from_catalog:
+                return False
+            self._from_catalog.add(qualified_name)
+            for schema, overload in zip(schemas, overloads):
+                if self.find_defined(str(schema.name)) is None:  # a user's FRAGMENT def got there first
+                    self.register_def(schema, catalog.origin, tags=overload.tags)
+        return True
 
     def overload_names(self, qualified_name: str) -> list[str]:
         """Overload names of the defined operators called ``ns::name``, in definition order."""
@@ -104,7 +141,9 @@ class Dispatcher:
 
     def packet(self, qualified_name: str) -> Any:
         """The OverloadPacket of ``ns::name`` if an overload of it is defined, else None."""
-        return self._packets.get(qualified_name) if qualified_name in self._overloads else None
+        if qualified_name not in self._overloads and not self._define_from_catalog(qualified_name):
+            return None
+        return self._packets.get(qualified_name)
 
     def packet_names(self) -> list[str]:
         """The ``ns::name`` of every packet with a defined overload."""
@@ -134,7 +173,11 @@ class Dispatcher:
         return op
 
     def all_op_names(self) -> list[str]:
-        return sorted(name for name, op in self._operators.items() if op.in_use())
+        """The operators in use, and the catalog's whether defined yet or not."""
+        names = {name for name, op in self._operators.items() if op.in_use()}
+        if self.catalog is not None:
+            names.update(self.catalog.operator_names())
+        return sorted(names)
 
     def backend_fallback(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
         """The fallback of ``key``'s table slot.  Any key has one, as in c10:
@@ -151,6 +194,8 @@ class Dispatcher:
         """A DEF library owns its namespace: only one may exist at a time."""
         with self._lock:
             previous = self._def_namespaces.get(ns)
+            if previous is None and self.catalog is not None and ns in self.catalog.def_namespaces:
+                previous = self.catalog.origin
             if previous is not None:
                 raise RuntimeError(
                     f"Only a single TORCH_LIBRARY can be used to register the namespace {ns}; "
@@ -171,8 +216,9 @@ class Dispatcher:
 
     # -- def ---------------------------------------------------------------------
     def register_def(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
-                     alias_analysis_is_default: bool = False) -> RegistrationHandle:
+                     alias_analysis_is_default: bool = False, tags: tuple[str, ...] = ()) -> RegistrationHandle:
         name = str(schema.name)
+        self._define_from_catalog(schema.name.qualified_name)  # so that a second def of it fails
         with self._lock:
             op = self._operators.get(name)
             if op is not None and op.schema is not None:
@@ -182,7 +228,7 @@ class Dispatcher:
                     f"call to def(). Duplicate registration: {debug}. Original registration: "
                     f"{op.schema.debug}"
                 )
-            registered = RegisteredSchema(schema, debug, alias_analysis, alias_analysis_is_default)
+            registered = RegisteredSchema(schema, debug, alias_analysis, alias_analysis_is_default, tags)
             if op is not None:
                 # Kernels registered before the def must fit it (c10 checks
                 # them before it stores the schema).
@@ -327,4 +373,4 @@ class _Deferral:
 
 
 # The registry behind dispatcher.Library, dispatcher.ops and the compat shim.
-default_registry = Dispatcher(ENGINE)
+default_registry = Dispatcher(ENGINE, TORCH_2_13)

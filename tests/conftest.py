@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from dispatcher import _engine
+from dispatcher.catalog import TORCH_2_13
 from dispatcher.compat import torch_C
 from dispatcher.library import Library
 from dispatcher.ops import OpNamespaces
@@ -52,7 +53,7 @@ class World:
 
     def __init__(self, engine):
         self.engine = engine
-        self.registry = Dispatcher(engine)
+        self.registry = Dispatcher(engine, TORCH_2_13)
         self.fallbacks = standard_fallbacks_library(self.registry)
         self.ops = OpNamespaces(self.registry)
 

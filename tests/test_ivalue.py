@@ -53,11 +53,15 @@ def world(world):
 
 
 def define(world, text):
-    """The handle of an operator of schema ``text``, defined on ``world``'s
-    registry (by the registry itself: Library keeps aten:: for torch)."""
+    """The handle of an operator of schema ``text``: the catalog's, for an
+    aten operator (checked to have that schema), else defined on ``world``'s registry."""
     schema = parse(text)
-    world.registry.register_def(schema, "test_ivalue")
-    return world.registry.find_op(str(schema.name)).handle
+    name = str(schema.name)
+    if world.registry.find_op(name) is None:
+        world.registry.register_def(schema, "test_ivalue")
+    op = world.registry.find_op(name)
+    assert str(op.schema.schema) == text
+    return op.handle
 
 
 class Dtype(enum.IntEnum):

@@ -7,14 +7,14 @@ CI runs a few hundred examples per test.  The long run is a profile:
 """
 
 import os
-import pathlib
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dispatcher.catalog import TORCH_2_13
 from dispatcher.schema import FunctionSchema, OperatorName, SchemaParseError
 
-LINES = (pathlib.Path(__file__).parent / "data" / "schemas.txt").read_text().splitlines()
+LINES = sorted(TORCH_2_13.schemas())
 
 settings.register_profile(
     "fuzz100k",

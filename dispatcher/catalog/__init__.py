@@ -1,0 +1,130 @@
+"""The operator catalog: every operator schema of PyTorch 2.13, defined on first use.
+
+``torch-2.13.txt`` (written by ``tools/record_catalog.py`` under torch) holds
+the 4374 schemas torch 2.13 knows, in its canonical printed form, grouped by
+operator name, each operator's overloads in torch's registration order, with
+their tags.  A registry given a ``Catalog`` (the default registry is) treats
+them as defined by a library of its own: ``ops.aten.add.Tensor``,
+``find_op("aten::add.Tensor")`` and ``Library("aten", "IMPL")`` find them,
+and a second definition gets torch's duplicate-definition error.
+
+Note [The catalog is read on first use]
+Importing the package must not pay for 4374 schemas: the catalog reads its
+file's two header lines (the namespaces, so that ``ops.aten`` can exist, and
+those torch defines in a DEF library) when asked for them, the rest when
+first asked for an operator, and parses an operator's schemas only when that
+operator is first used.
+"""
+from __future__ import annotations
+
+import pathlib
+import threading
+from typing import Optional
+
+__all__ = ["Catalog", "CatalogOverload", "TORCH_2_13"]
+
+_NAMESPACES_HEADER = "# namespaces: "
+_DEF_NAMESPACES_HEADER = "# namespaces with a DEF library: "
+
+
+class CatalogOverload:
+    """One catalog line: a schema's text and its operator tags."""
+
+    __slots__ = ("schema", "tags")
+
+    def __init__(self, schema: str, tags: tuple[str, ...]) -> None:
+        self.schema = schema
+        self.tags = tags
+
+    def __repr__(self) -> str:
+        return f"CatalogOverload({self.schema!r}, tags={self.tags!r})"
+
+
+class Catalog:
+    """The schemas of one catalog file, by ``ns::name``; see the module docstring."""
+
+    def __init__(self, path: pathlib.Path, origin: str) -> None:
+        self.path = path
+        # What a dump prints as the def's "registered at" (torch names its RegisterSchema.cpp).
+        self.origin = origin
+        self._lock = threading.Lock()
+        self._header: Optional[tuple[tuple[str, ...], frozenset[str]]] = None
+        self._by_name: Optional[dict[str, tuple[CatalogOverload, ...]]] = None
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.path.name})"
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        """The namespaces with catalog operators."""
+        return self._headers()[0]
+
+    @property
+    def def_namespaces(self) -> frozenset[str]:
+        """The namespaces torch defines in a DEF library (TORCH_LIBRARY): a
+        user's DEF library of one of them gets torch's "only a single
+        TORCH_LIBRARY" error."""
+        return self._headers()[1]
+
+    def _headers(self) -> tuple[tuple[str, ...], frozenset[str]]:
+        if self._header is None:
+            with self.path.open(encoding="utf-8") as f:
+                self._header = _parse_headers(f.readline(), f.readline(), self.path)
+        return self._header
+
+    def overloads(self, qualified_name: str) -> tuple[CatalogOverload, ...]:
+        """The overloads of ``ns::name`` in torch's order; () if the catalog has none."""
+        return self._index().get(qualified_name, ())
+
+    def names(self) -> list[str]:
+        """Every ``ns::name`` of the catalog, in file order."""
+        return list(self._index())
+
+    def operator_names(self) -> list[str]:
+        """Every ``ns::name.overload`` (``ns::name`` for a default overload), in file order."""
+        return [o.schema[:o.schema.index("(")] for overloads in self._index().values() for o in overloads]
+
+    def schemas(self) -> list[str]:
+        """Every schema text of the catalog, in file order."""
+        return [o.schema for overloads in self._index().values() for o in overloads]
+
+    def _index(self) -> dict[str, tuple[CatalogOverload, ...]]:
+        index = self._by_name
+        if index is None:
+            with self._lock:
+                index = self._by_name
+                if index is None:
+                    index = self._by_name = _read(self.path)
+        return index
+
+
+def _parse_headers(first: str, second: str, path: pathlib.Path) -> tuple[tuple[str, ...], frozenset[str]]:
+    if not first.startswith(_NAMESPACES_HEADER) or not second.startswith(_DEF_NAMESPACES_HEADER):
+        raise ValueError(f"{path}: the first two lines must be {_NAMESPACES_HEADER!r}... and "
+                         f"{_DEF_NAMESPACES_HEADER!r}...")
+    namespaces = tuple(first[len(_NAMESPACES_HEADER):].split())
+    claimed = frozenset(second[len(_DEF_NAMESPACES_HEADER):].split())
+    if not claimed <= set(namespaces):
+        raise ValueError(f"{path}: DEF namespaces {sorted(claimed - set(namespaces))} are not catalog namespaces")
+    return namespaces, claimed
+
+
+def _read(path: pathlib.Path) -> dict[str, tuple[CatalogOverload, ...]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    namespaces = set(_parse_headers(lines[0], lines[1], path)[0])
+    grouped: dict[str, list[CatalogOverload]] = {}
+    for number, line in enumerate(lines[2:], start=3):
+        schema, _, tags = line.partition("\t")
+        # The name is everything before the overload's "." or the "(": cheap
+        # to find without parsing, which waits for the operator's first use.
+        qualified = schema[:schema.index("(")].split(".", 1)[0]
+        if qualified.split("::", 1)[0] not in namespaces:
+            raise ValueError(f"{path}:{number}: {qualified} is not in a namespace of the first line")
+        grouped.setdefault(qualified, []).append(CatalogOverload(schema, tuple(tags.split())))
+    return {name: tuple(overloads) for name, overloads in grouped.items()}
+
+
+TORCH_2_13 = Catalog(
+    pathlib.Path(__file__).with_name("torch-2.13.txt"),
+    "registered by the torch 2.13 operator catalog (dispatcher/catalog/torch-2.13.txt)",
+)
