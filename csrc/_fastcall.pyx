@@ -186,7 +186,7 @@ cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t narg
     if handle is None:
         raise TypeError("this redispatch is bound to no operator (use op.redispatch)")
     if nargs < 1:
-        raise TypeError(f"{handle.name}: redispatch() takes the DispatchKeySet to dispatch on first")
+        raise TypeError(f"{handle._name}: redispatch() takes the DispatchKeySet to dispatch on first")
     cdef uint64_t bits = _keyset_arg(<object>args[0], "redispatch")
     cdef CallPlan plan = handle._plan
     if plan.schema is None:

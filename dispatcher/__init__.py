@@ -34,10 +34,11 @@ from ._core import (
 )
 from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
-from .ivalue import IValue, Stack, Tag, box, box_returns, register_value_type, unbox_arguments, unbox_returns
+from .ivalue import IValue, IValueTag, Stack, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
 from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
+from .operator_tags import Tag
 from .ops import ops
 
 install_standard_fallbacks()
@@ -59,6 +60,7 @@ __all__ = [
     "Library",
     "OperatorHandle",
     "Stack",
+    "IValueTag",
     "Tag",
     "TensorBase",
     "box",

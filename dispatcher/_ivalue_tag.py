@@ -2,8 +2,8 @@
 from enum import IntEnum
 
 
-class Tag(IntEnum):
-    """What an IValue holds (``c10::IValue::Tag``)."""
+class IValueTag(IntEnum):
+    """What an IValue holds (``c10::IValue::IValueTag``)."""
 
     NONE = 0
     TENSOR = 1
@@ -29,8 +29,8 @@ class Tag(IntEnum):
 # Payloads that IValue.to_python() rebuilds: typed lists hold a tuple of plain
 # values, generic lists and tuples a tuple of IValues (c10::List<int64_t> vs
 # c10::List<IValue>).
-TYPED_LIST_TAGS = frozenset({Tag.INT_LIST, Tag.DOUBLE_LIST, Tag.BOOL_LIST, Tag.TENSOR_LIST})
-CONTAINER_TAGS = TYPED_LIST_TAGS | {Tag.GENERIC_LIST, Tag.TUPLE}
+TYPED_LIST_TAGS = frozenset({IValueTag.INT_LIST, IValueTag.DOUBLE_LIST, IValueTag.BOOL_LIST, IValueTag.TENSOR_LIST})
+CONTAINER_TAGS = TYPED_LIST_TAGS | {IValueTag.GENERIC_LIST, IValueTag.TUPLE}
 
 
 class Mismatch(Exception):

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from dispatcher._core import ENGINE as _engine
 from dispatcher._engine import loaded_engines
 from dispatcher._core import DispatchKeySet, IValue, Stack
-from dispatcher._ivalue_tag import Mismatch, Tag
+from dispatcher._ivalue_tag import Mismatch, IValueTag
 from dispatcher.schema import (
     BaseTy,
     BaseType,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "IValue",
     "Stack",
-    "Tag",
+    "IValueTag",
     "box",
     "box_returns",
     "register_value_type",
@@ -60,9 +60,9 @@ __all__ = [
 ]
 
 
-# Reading an enum member (Tag.INT) costs ~250 ns on Python 3.11; the
+# Reading an enum member (IValueTag.INT) costs ~250 ns on Python 3.11; the
 # converters, which run per value, use these module constants instead.
-_TENSOR, _DOUBLE, _INT, _BOOL, _COMPLEX = Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.BOOL, Tag.COMPLEX
+_TENSOR, _DOUBLE, _INT, _BOOL, _COMPLEX = IValueTag.TENSOR, IValueTag.DOUBLE, IValueTag.INT, IValueTag.BOOL, IValueTag.COMPLEX
 
 
 # --------------------------------------------------------------------------
@@ -71,20 +71,20 @@ _TENSOR, _DOUBLE, _INT, _BOOL, _COMPLEX = Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.B
 # Without torch there are no torch.dtype / torch.device objects; a project
 # brings its own and registers them.  The defaults: ints (and IntEnums) for the
 # enum-like types, strings such as "cpu" for devices, random.Random generators.
-_ACCEPTED: dict[Tag, tuple[type, ...]] = {
-    Tag.SCALAR_TYPE: (int,),
-    Tag.LAYOUT: (int,),
-    Tag.MEMORY_FORMAT: (int,),
-    Tag.DEVICE: (str,),
-    Tag.GENERATOR: (random.Random,),
+_ACCEPTED: dict[IValueTag, tuple[type, ...]] = {
+    IValueTag.SCALAR_TYPE: (int,),
+    IValueTag.LAYOUT: (int,),
+    IValueTag.MEMORY_FORMAT: (int,),
+    IValueTag.DEVICE: (str,),
+    IValueTag.GENERATOR: (random.Random,),
 }
 
 
-def register_value_type(tag: Tag, cls: type) -> None:
+def register_value_type(tag: IValueTag, cls: type) -> None:
     """Accept instances of ``cls`` where the schema expects ``tag``'s type.
 
-    For ``Tag.SCALAR_TYPE``, ``LAYOUT``, ``MEMORY_FORMAT``, ``DEVICE`` and
-    ``GENERATOR``: e.g. ``register_value_type(Tag.DEVICE, MyDevice)``.
+    For ``IValueTag.SCALAR_TYPE``, ``LAYOUT``, ``MEMORY_FORMAT``, ``DEVICE`` and
+    ``GENERATOR``: e.g. ``register_value_type(IValueTag.DEVICE, MyDevice)``.
     """
     if tag not in _ACCEPTED:
         raise ValueError(
@@ -160,12 +160,12 @@ class _Converters:
     def __init__(self, engine: Any) -> None:
         self.IValue: type[IValue] = engine.IValue
         self.tensor_key_set: Callable[[object], DispatchKeySet | None] = engine.tensor_key_set
-        self.none: IValue = engine.IValue(Tag.NONE, None)
+        self.none: IValue = engine.IValue(IValueTag.NONE, None)
         self._cache: dict[Type, Converter] = {}
 
     def _simple(
         self,
-        tag: Tag,
+        tag: IValueTag,
         test: Callable[[Any], bool],
         convert: Optional[Callable[[Any], Any]] = None,
         exact: Optional[type] = None,
@@ -204,7 +204,7 @@ class _Converters:
             return self.IValue(_COMPLEX, complex(v))
         raise Mismatch(_type_name(v))
 
-    def _registered(self, tag: Tag) -> Converter:
+    def _registered(self, tag: IValueTag) -> Converter:
         # Read at each call: register_value_type may add types later.
         return self._simple(tag, lambda v: isinstance(v, _ACCEPTED[tag]) and type(v) is not bool)
 
@@ -212,33 +212,33 @@ class _Converters:
         if name is BaseTy.Tensor:
             return self._tensor
         if name in (BaseTy.int, BaseTy.SymInt):
-            return self._simple(Tag.INT, _is_int_or_bool, _as_int, exact=int)
+            return self._simple(IValueTag.INT, _is_int_or_bool, _as_int, exact=int)
         if name in (BaseTy.float, BaseTy.SymFloat):
-            return self._simple(Tag.DOUBLE, _is_real_or_bool, float, exact=float)
+            return self._simple(IValueTag.DOUBLE, _is_real_or_bool, float, exact=float)
         if name in (BaseTy.bool, BaseTy.SymBool):
-            return self._simple(Tag.BOOL, _never, exact=bool)
+            return self._simple(IValueTag.BOOL, _never, exact=bool)
         if name in (BaseTy.str, BaseTy.Dimname):
-            return self._simple(Tag.STRING, _never, exact=str)
+            return self._simple(IValueTag.STRING, _never, exact=str)
         if name is BaseTy.complex:
-            return self._simple(Tag.COMPLEX, _is_complex, complex)
+            return self._simple(IValueTag.COMPLEX, _is_complex, complex)
         if name is BaseTy.Scalar:
             return self._scalar
         if name is BaseTy.ScalarType:
-            return self._registered(Tag.SCALAR_TYPE)
+            return self._registered(IValueTag.SCALAR_TYPE)
         if name is BaseTy.Layout:
-            return self._registered(Tag.LAYOUT)
+            return self._registered(IValueTag.LAYOUT)
         if name is BaseTy.MemoryFormat:
-            return self._registered(Tag.MEMORY_FORMAT)
+            return self._registered(IValueTag.MEMORY_FORMAT)
         if name is BaseTy.Device:
-            return self._registered(Tag.DEVICE)
+            return self._registered(IValueTag.DEVICE)
         if name is BaseTy.Generator:
-            return self._registered(Tag.GENERATOR)
+            return self._registered(IValueTag.GENERATOR)
         if name is BaseTy.NoneType:
-            return self._simple(Tag.NONE, lambda v: v is None)
+            return self._simple(IValueTag.NONE, lambda v: v is None)
         if name is BaseTy.Any:
             return self.IValue.from_python
         # Storage, Stream, QScheme, Capsule, AnyClassType, AnyEnumType: opaque.
-        return self._simple(Tag.OBJECT, lambda v: v is not None)
+        return self._simple(IValueTag.OBJECT, lambda v: v is not None)
 
     def optional(self, inner: Converter) -> Converter:
         def conv(v: Any) -> IValue:
@@ -251,17 +251,17 @@ class _Converters:
         elem_conv = self.converter(elem)
         size = t.size
         typed = {
-            BaseTy.int: Tag.INT_LIST, BaseTy.SymInt: Tag.INT_LIST, BaseTy.float: Tag.DOUBLE_LIST,
-            BaseTy.SymFloat: Tag.DOUBLE_LIST, BaseTy.bool: Tag.BOOL_LIST, BaseTy.SymBool: Tag.BOOL_LIST,
-            BaseTy.Tensor: Tag.TENSOR_LIST,
+            BaseTy.int: IValueTag.INT_LIST, BaseTy.SymInt: IValueTag.INT_LIST, BaseTy.float: IValueTag.DOUBLE_LIST,
+            BaseTy.SymFloat: IValueTag.DOUBLE_LIST, BaseTy.bool: IValueTag.BOOL_LIST, BaseTy.SymBool: IValueTag.BOOL_LIST,
+            BaseTy.Tensor: IValueTag.TENSOR_LIST,
         }.get(elem.name) if isinstance(elem, BaseType) else None
         if typed is None:
-            return lambda v: self.IValue(Tag.GENERIC_LIST, _elements(v, elem_conv))
+            return lambda v: self.IValue(IValueTag.GENERIC_LIST, _elements(v, elem_conv))
 
         def payload_of(x: Any) -> Any:
             return elem_conv(x).payload
 
-        expanded_size = size if typed is Tag.INT_LIST else None
+        expanded_size = size if typed is IValueTag.INT_LIST else None
 
         def conv(v: Any) -> IValue:
             # PyTorch accepts one int for a sized int list: stride=2 is [2, 2].
@@ -284,7 +284,7 @@ class _Converters:
                     items.append(c(x))
                 except Mismatch as exc:
                     raise Mismatch(f"{type(v).__name__} whose element {i} is {exc.received}") from None
-            return self.IValue(Tag.TUPLE, tuple(items))
+            return self.IValue(IValueTag.TUPLE, tuple(items))
 
         return conv
 
@@ -316,10 +316,10 @@ class _Converters:
             if t.name == "Union":
                 return self._union_converter(t)
             if t.name == "Dict":
-                return self._simple(Tag.OBJECT, lambda v: isinstance(v, dict))
-            return self._simple(Tag.OBJECT, lambda v: v is not None)  # Future, RRef, Await
+                return self._simple(IValueTag.OBJECT, lambda v: isinstance(v, dict))
+            return self._simple(IValueTag.OBJECT, lambda v: v is not None)  # Future, RRef, Await
         assert isinstance(t, ClassType), t
-        return self._simple(Tag.OBJECT, lambda v: v is not None)
+        return self._simple(IValueTag.OBJECT, lambda v: v is not None)
 
     def converter(self, t: Type) -> Converter:
         t = t.strip_annotations()
@@ -332,7 +332,7 @@ class _Converters:
 # --------------------------------------------------------------------------
 # Boxers: what the core's box/unbox functions use for one schema
 # --------------------------------------------------------------------------
-def _fast_path(t: Type) -> Optional[tuple[Optional[type], Tag]]:
+def _fast_path(t: Type) -> Optional[tuple[Optional[type], IValueTag]]:
     """(exact Python type, tag) of values that box as they are, if ``t`` has such.
 
     ``None`` as the type stands for "a tensor".  Optional types share the
@@ -347,15 +347,15 @@ def _fast_path(t: Type) -> Optional[tuple[Optional[type], Tag]]:
 
 
 _FAST_PATHS = {
-    BaseTy.Tensor: (None, Tag.TENSOR),
-    BaseTy.int: (int, Tag.INT),
-    BaseTy.SymInt: (int, Tag.INT),
-    BaseTy.Scalar: (int, Tag.INT),
-    BaseTy.float: (float, Tag.DOUBLE),
-    BaseTy.SymFloat: (float, Tag.DOUBLE),
-    BaseTy.bool: (bool, Tag.BOOL),
-    BaseTy.SymBool: (bool, Tag.BOOL),
-    BaseTy.str: (str, Tag.STRING),
+    BaseTy.Tensor: (None, IValueTag.TENSOR),
+    BaseTy.int: (int, IValueTag.INT),
+    BaseTy.SymInt: (int, IValueTag.INT),
+    BaseTy.Scalar: (int, IValueTag.INT),
+    BaseTy.float: (float, IValueTag.DOUBLE),
+    BaseTy.SymFloat: (float, IValueTag.DOUBLE),
+    BaseTy.bool: (bool, IValueTag.BOOL),
+    BaseTy.SymBool: (bool, IValueTag.BOOL),
+    BaseTy.str: (str, IValueTag.STRING),
 }
 
 

@@ -22,6 +22,7 @@ from .keys import DispatchKey, parse_dispatch_key
 from .keysets import get_runtime_dispatch_key_set
 from .registry import Dispatcher, RegistrationHandle
 from .registry import default_registry
+from .operator_tags import Tag, tag_names
 from .schema import _IDENT, FunctionSchema, OperatorName
 
 __all__ = ["Library", "define", "impl"]
@@ -133,19 +134,19 @@ class Library:
 
     # -- the public layer (torch.library) ------------------------------------------
     def define(self, schema: Union[str, FunctionSchema], alias_analysis: str = "", *,
-               tags: Union[str, Iterable[str]] = ()) -> str:
+               tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> str:
         """Define an operator of this namespace; returns its name without the
         namespace and the overload, as torch.library does.  ``tags`` (a tag
         name or several) are kept for ``tags_of`` and the overload's ``tags``.
         """
         if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
-        tag_names = _tag_names(tags)
+        names = tag_names(tags)
         parsed = FunctionSchema.parse(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
-        name = self._def(parsed, alias_analysis or "FROM_SCHEMA", tags=tag_names)
-        self._tags[name] = tag_names
+        name = self._def(parsed, alias_analysis or "FROM_SCHEMA", tags=names)
+        self._tags[name] = names
         text = f"{name.name}.{name.overload_name}" if name.overload_name else name.name
         self._qualified_names[text] = name  # impl() is usually given it next
         return name.name
@@ -356,18 +357,6 @@ def _check_namespace(ns: object) -> None:
         )
 
 
-def _tag_names(tags: Union[str, Iterable[str]]) -> tuple[str, ...]:
-    # One tag may be given alone, as torch.library allows for a single Tag.
-    try:
-        names = (tags,) if isinstance(tags, str) else tuple(tags)
-    except TypeError:
-        raise TypeError(f"tags must be a tag name or an iterable of them, got {tags!r}") from None
-    for tag in names:
-        if not isinstance(tag, str) or not tag:
-            raise TypeError(f"a tag must be a non-empty str (its name), got {tag!r}")
-    return names
-
-
 # Libraries created by the decorator forms live as long as the process, as
 # torch.library's do (they are kept here so garbage collection keeps them).
 _DECORATOR_LIBRARIES: list[Library] = []
@@ -384,7 +373,7 @@ def _decorator_library(qualname: str) -> Library:
 
 
 def define(qualname: str, schema: str, *, lib: Optional[Library] = None, alias_analysis: str = "",
-           tags: Union[str, Iterable[str]] = ()) -> str:
+           tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> str:
     """Define ``qualname`` with ``schema`` (the part after the name, e.g.
     ``"(Tensor x) -> Tensor"``), in ``lib`` or a fresh FRAGMENT library."""
     if lib is None:

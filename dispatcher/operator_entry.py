@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
@@ -25,6 +25,7 @@ from .keys import (
     DispatchKey,
     is_alias_key,
     is_per_backend_functionality_key,
+    parse_dispatch_key,
     to_backend_component,
     to_functionality_key,
 )
@@ -292,7 +293,12 @@ class OperatorEntry:
             with self._dispatcher.lock:
                 handle = self._handle
                 if handle is None:
-                    handle = self._handle = self._dispatcher.engine.OperatorHandle(self.name, self._plan())
+                    handle = self._new_handle(self._plan())
+        return handle
+
+    def _new_handle(self, plan: Any) -> Any:
+        handle = self._handle = self._dispatcher.engine.OperatorHandle(self.name, plan)
+        handle._set_owner(self)  # OpOverload.has_kernel_for_dispatch_key asks this entry
         return handle
 
     # -- queries ---------------------------------------------------------------
@@ -300,8 +306,8 @@ class OperatorEntry:
         kernels = self.kernels.get(key)
         return kernels[0] if kernels else None
 
-    def has_kernel_for_dispatch_key(self, key: DispatchKey) -> bool:
-        return bool(self.kernels.get(key))
+    def has_kernel_for_dispatch_key(self, key: Union[DispatchKey, str]) -> bool:
+        return bool(self.kernels.get(parse_dispatch_key(key) if isinstance(key, str) else key))
 
     def has_kernel_for_any_dispatch_key(self, ks: Any) -> bool:
         return self._has_kernel_in(ks.raw_repr())
@@ -451,6 +457,7 @@ class OperatorEntry:
             return self._undefined_plan
         return self._dispatcher.engine.CallPlan(
             self.name, schema.schema, tuple(self._table), tuple(self._masks), *self._plan_args, self.report_error,
+            schema.tags,
         )
 
     def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
@@ -474,7 +481,7 @@ class OperatorEntry:
         if handle is not None:
             handle._publish(plan)
         elif plan is not None:
-            self._handle = engine.OperatorHandle(self.name, plan)
+            self._new_handle(plan)
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:

@@ -63,7 +63,7 @@ class CatalogNamespace(OpNamespace):
     def __getattr__(self, name: str) -> Any:
         # Only for a name not yet an attribute; the registry's watcher sets it
         # while the catalog defines the operator.
-        namespace = self._OpNamespace__name  # type: ignore[attr-defined]
+        namespace = self._OpNamespace__name
         if self._registry.packet(f"{namespace}::{name}") is not None:  # aten has dunder operators: __and__
             return self.__dict__[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")

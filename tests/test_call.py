@@ -81,7 +81,7 @@ def test_backend_fallback_and_per_backend_fallthrough(world, lib):
     # AutogradCPU has the standard fallthrough fallback; AutogradCUDA a kernel.
     assert f(cpu(world)) == "cpu"
     assert f(world.tensor(K.CUDA, K.AutogradCUDA)) == "autograd-cuda"
-    entry = world.registry.find_op(f.name)
+    entry = world.registry.find_op(f.name())
     assert not entry.non_fallthrough_mask(dispatcher.BackendComponent.CPUBit).has(K.AutogradCPU)
     assert entry.non_fallthrough_mask(dispatcher.BackendComponent.CUDABit).has(K.AutogradCUDA)
 
@@ -313,7 +313,7 @@ def test_boxed_fallback(world, lib):
     seen = []
 
     def fallback(op, keyset, stack):
-        seen.append((op.name, keyset.highest_priority_key()))
+        seen.append((op.name(), keyset.highest_priority_key()))
         args = unbox_arguments(op, stack)
         box_returns(op, op.redispatch(keyset.remove(K.TESTING_ONLY_GenericMode), *args), stack)
 

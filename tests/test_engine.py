@@ -13,7 +13,7 @@ import weakref
 import pytest
 
 from dispatcher import _engine
-from dispatcher._ivalue_tag import Tag
+from dispatcher._ivalue_tag import IValueTag
 from dispatcher.keys import DispatchKey as K
 from dispatcher.kernel import fallthrough_kernel
 from dispatcher.schema import FunctionSchema
@@ -93,12 +93,12 @@ def test_boxed_kernel_and_fallback_entry_points(world):
     assert b(t, 1) == 2  # vectorcall, boxed from the array
     assert b(t, n=2) == 3  # vectorcall, bound first
     assert b.__call__(t, 3) == 4  # packed
-    stack = engine.Stack([engine.IValue(Tag.TENSOR, t), engine.IValue(Tag.INT, 4)])
+    stack = engine.Stack([engine.IValue(IValueTag.TENSOR, t), engine.IValue(IValueTag.INT, 4)])
     b.call_boxed(stack)
-    assert stack == [engine.IValue(Tag.INT, 5)]
-    stack = engine.Stack([engine.IValue(Tag.TENSOR, t), engine.IValue(Tag.INT, 5)])
+    assert stack == [engine.IValue(IValueTag.INT, 5)]
+    stack = engine.Stack([engine.IValue(IValueTag.TENSOR, t), engine.IValue(IValueTag.INT, 5)])
     b.redispatch_boxed(engine.DispatchKeySet(K.CPU), stack)
-    assert stack == [engine.IValue(Tag.INT, 6)]
+    assert stack == [engine.IValue(IValueTag.INT, 6)]
 
     fallback = world.library("_", "IMPL")
     fallback.fallback(boxed, "XLA", with_keyset=True)
@@ -111,10 +111,10 @@ def test_call_boxed_of_an_unboxed_kernel(world):
     engine = world.engine
     lib, f = define(world, "f(Tensor x, int n) -> int", CPU=lambda x, n: n * 2)
     t = world.tensor(K.CPU)
-    stack = engine.Stack([engine.IValue(Tag.STRING, "below"), engine.IValue(Tag.TENSOR, t),
-                          engine.IValue(Tag.INT, 4)])
+    stack = engine.Stack([engine.IValue(IValueTag.STRING, "below"), engine.IValue(IValueTag.TENSOR, t),
+                          engine.IValue(IValueTag.INT, 4)])
     f.call_boxed(stack)
-    assert stack == [engine.IValue(Tag.STRING, "below"), engine.IValue(Tag.INT, 8)]
+    assert stack == [engine.IValue(IValueTag.STRING, "below"), engine.IValue(IValueTag.INT, 8)]
 
 
 # -- the adversarial findings (shared/findings/2026-11-23-adversarial) ------------------
@@ -179,7 +179,7 @@ def test_unboxing_survives_a_gc_that_changes_the_stack(world):  # repros 3, 3b
     from dispatcher.ivalue import make_boxer
 
     boxer = make_boxer(schema, engine)
-    st = engine.Stack([engine.IValue(Tag.INT, 10**20 + i) for i in range(25)])
+    st = engine.Stack([engine.IValue(IValueTag.INT, 10**20 + i) for i in range(25)])
 
     def clear(phase, info):
         st.clear()
@@ -232,9 +232,9 @@ def test_redispatch_skips_fallthrough_entries(world):
         keyset = world.keyset(*keys)
         assert f.redispatch(keyset, t) == "cpu"  # vectorcall
         assert f.redispatch.__call__(keyset, t) == "cpu"  # tp_call
-        stack = world.engine.Stack([world.engine.IValue(Tag.TENSOR, t)])
+        stack = world.engine.Stack([world.engine.IValue(IValueTag.TENSOR, t)])
         f.redispatch_boxed(keyset, stack)
-        assert stack == [world.engine.IValue(Tag.STRING, "cpu")]
+        assert stack == [world.engine.IValue(IValueTag.STRING, "cpu")]
 
 
 def test_fallthrough_skipping_always_ends(world):  # repros 6, 6b
@@ -271,7 +271,7 @@ def test_a_library_closed_during_extraction_takes_its_kernel_along(world, call):
         elif call == "tp_call":
             f.__call__(Closing())
         else:
-            f.call_boxed(engine.Stack([engine.IValue(Tag.TENSOR, Closing())]))
+            f.call_boxed(engine.Stack([engine.IValue(IValueTag.TENSOR, Closing())]))
 
 
 def test_immutable_objects_cannot_be_reinitialised(world):  # repro 8
@@ -280,9 +280,9 @@ def test_immutable_objects_cannot_be_reinitialised(world):  # repro 8
     with pytest.raises(TypeError, match="immutable"):
         ks.__init__(K.CUDA)
     assert ks == engine.DispatchKeySet(K.CPU)
-    iv = engine.IValue(Tag.INT, 1)
+    iv = engine.IValue(IValueTag.INT, 1)
     with pytest.raises(TypeError, match="immutable"):
-        iv.__init__(Tag.INT, 2)
+        iv.__init__(IValueTag.INT, 2)
     kf = engine.KernelFunction(0, len)
     with pytest.raises(TypeError, match="immutable"):
         kf.__init__(0, repr)
@@ -294,7 +294,7 @@ def test_what_a_boxed_kernel_leaves_is_checked(world):  # repro 9
     lib = world.library("t")
     lib.define("f(Tensor x, int n) -> int")
     lib.impl("f", lambda op, ks, stack: None, "CPU", boxed=True)
-    lib.impl("f", lambda op, ks, stack: (stack.clear(), stack.push(engine.IValue(Tag.STRING, "oops"))),
+    lib.impl("f", lambda op, ks, stack: (stack.clear(), stack.push(engine.IValue(IValueTag.STRING, "oops"))),
              "CUDA", boxed=True)
     f = world.ops.t.f.default
     with pytest.raises(RuntimeError, match="t::f: a boxed kernel must leave exactly its 1 return"):
@@ -329,8 +329,8 @@ def test_caches_do_not_keep_schemas_or_types_alive(world):  # repros 10, 10b
 def test_call_boxed_validates_before_it_pops(world):  # repro 11
     engine = world.engine
     lib, f = define(world, "f(Tensor x, int n) -> int", CPU=lambda x, n: n)
-    stack = engine.Stack([engine.IValue(Tag.STRING, "caller's"), engine.IValue(Tag.INT, 1),
-                          engine.IValue(Tag.INT, 2)])
+    stack = engine.Stack([engine.IValue(IValueTag.STRING, "caller's"), engine.IValue(IValueTag.INT, 1),
+                          engine.IValue(IValueTag.INT, 2)])
     before = list(stack)
     with pytest.raises(TypeError, match="must be a tensor"):
         f.call_boxed(stack)

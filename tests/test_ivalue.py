@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import dispatcher
 from dispatcher import ivalue
 from dispatcher.ivalue import (
-    Tag,
+    IValueTag,
     box,
     box_returns,
     register_value_type,
@@ -83,28 +83,28 @@ def ivalue_of(engine, v):
 
 
 T1, T2 = FakeTensor("a"), FakeTensor("b")
-NONE = V(Tag.NONE, None)
+NONE = V(IValueTag.NONE, None)
 
 
 # -- IValue -----------------------------------------------------------------------
 @pytest.mark.parametrize(
     "value, tag, payload",
     [
-        (None, Tag.NONE, None),
-        (True, Tag.BOOL, True),
-        (3, Tag.INT, 3),
-        (1.5, Tag.DOUBLE, 1.5),
-        ("s", Tag.STRING, "s"),
-        (2j, Tag.COMPLEX, 2j),
-        (T1, Tag.TENSOR, T1),
-        ([1, 2], Tag.INT_LIST, (1, 2)),
-        ([1.0], Tag.DOUBLE_LIST, (1.0,)),
-        ([True, False], Tag.BOOL_LIST, (True, False)),
-        ([T1, T2], Tag.TENSOR_LIST, (T1, T2)),
-        ([1, "a"], Tag.GENERIC_LIST, (V(Tag.INT, 1), V(Tag.STRING, "a"))),
-        ([], Tag.GENERIC_LIST, ()),
-        ((1, None), Tag.TUPLE, (V(Tag.INT, 1), NONE)),
-        (Ellipsis, Tag.OBJECT, Ellipsis),
+        (None, IValueTag.NONE, None),
+        (True, IValueTag.BOOL, True),
+        (3, IValueTag.INT, 3),
+        (1.5, IValueTag.DOUBLE, 1.5),
+        ("s", IValueTag.STRING, "s"),
+        (2j, IValueTag.COMPLEX, 2j),
+        (T1, IValueTag.TENSOR, T1),
+        ([1, 2], IValueTag.INT_LIST, (1, 2)),
+        ([1.0], IValueTag.DOUBLE_LIST, (1.0,)),
+        ([True, False], IValueTag.BOOL_LIST, (True, False)),
+        ([T1, T2], IValueTag.TENSOR_LIST, (T1, T2)),
+        ([1, "a"], IValueTag.GENERIC_LIST, (V(IValueTag.INT, 1), V(IValueTag.STRING, "a"))),
+        ([], IValueTag.GENERIC_LIST, ()),
+        ((1, None), IValueTag.TUPLE, (V(IValueTag.INT, 1), NONE)),
+        (Ellipsis, IValueTag.OBJECT, Ellipsis),
     ],
 )
 def test_from_python_infers_the_tag(world, value, tag, payload):
@@ -115,7 +115,7 @@ def test_from_python_infers_the_tag(world, value, tag, payload):
 
 
 def test_to_python_returns_fresh_lists(engine):
-    iv = engine.IValue(Tag.INT_LIST, (1, 2))
+    iv = engine.IValue(IValueTag.INT_LIST, (1, 2))
     first = iv.to_python()
     first.append(3)
     assert iv.to_python() == [1, 2]
@@ -123,7 +123,7 @@ def test_to_python_returns_fresh_lists(engine):
 
 # -- Stack ------------------------------------------------------------------------
 def test_stack_helpers(engine):
-    a, b, c = (engine.IValue(Tag.INT, i) for i in range(3))
+    a, b, c = (engine.IValue(IValueTag.INT, i) for i in range(3))
     s = engine.Stack()
     s.push(a, b, c)
     assert s == [a, b, c] and len(s) == 3
@@ -143,7 +143,7 @@ def test_stack_helpers(engine):
     "action, exc",
     [
         (lambda s: s.push(1), TypeError),
-        (lambda s: s.push((Tag.INT, 1)), TypeError),
+        (lambda s: s.push((IValueTag.INT, 1)), TypeError),
         (lambda s: s.peek(0, 3), IndexError),
         (lambda s: s.peek(2, 2), IndexError),
         (lambda s: s.pop_n(3), IndexError),
@@ -153,17 +153,17 @@ def test_stack_helpers(engine):
     ],
 )
 def test_stack_misuse(engine, action, exc):
-    s = engine.Stack([engine.IValue(Tag.INT, 1), engine.IValue(Tag.INT, 2)])
+    s = engine.Stack([engine.IValue(IValueTag.INT, 1), engine.IValue(IValueTag.INT, 2)])
     with pytest.raises(exc):
         action(s)
-    assert s == [engine.IValue(Tag.INT, 1), engine.IValue(Tag.INT, 2)]
+    assert s == [engine.IValue(IValueTag.INT, 1), engine.IValue(IValueTag.INT, 2)]
 
 
 # -- boxing each type --------------------------------------------------------------
 def box_one(world, type_text, value):
     op = define(world, f"ns::op(int first, {type_text} x) -> ()")
     stack = box(op, (0, value))
-    assert stack[0] == world.engine.IValue(Tag.INT, 0)
+    assert stack[0] == world.engine.IValue(IValueTag.INT, 0)
     return stack[1]
 
 
@@ -174,59 +174,59 @@ OBJ = object()
 @pytest.mark.parametrize(
     "type_text, value, expected",
     [
-        ("Tensor", T1, V(Tag.TENSOR, T1)),
-        ("Tensor(a!)", T1, V(Tag.TENSOR, T1)),
+        ("Tensor", T1, V(IValueTag.TENSOR, T1)),
+        ("Tensor(a!)", T1, V(IValueTag.TENSOR, T1)),
         ("Tensor?", None, NONE),
-        ("Tensor?", T1, V(Tag.TENSOR, T1)),
-        ("Tensor[]", [T1, T2], V(Tag.TENSOR_LIST, (T1, T2))),
-        ("Tensor(a!)[]", (T1,), V(Tag.TENSOR_LIST, (T1,))),
-        ("Tensor?[]", [T1, None], V(Tag.GENERIC_LIST, (V(Tag.TENSOR, T1), NONE))),
-        ("int", 3, V(Tag.INT, 3)),
-        ("int", True, V(Tag.INT, 1)),  # as torch.ops takes it
-        ("float", True, V(Tag.DOUBLE, 1.0)),
-        ("SymInt", np.int64(3), V(Tag.INT, 3)),
-        ("float", 1, V(Tag.DOUBLE, 1.0)),
-        ("float", np.float32(0.5), V(Tag.DOUBLE, 0.5)),
-        ("SymFloat", 2.5, V(Tag.DOUBLE, 2.5)),
-        ("bool", False, V(Tag.BOOL, False)),
-        ("SymBool", True, V(Tag.BOOL, True)),
-        ("str", "a", V(Tag.STRING, "a")),
-        ("Dimname", "N", V(Tag.STRING, "N")),
-        ("complex", 1, V(Tag.COMPLEX, 1 + 0j)),
-        ("Scalar", 1, V(Tag.INT, 1)),
-        ("Scalar", 1.5, V(Tag.DOUBLE, 1.5)),
-        ("Scalar", True, V(Tag.BOOL, True)),
-        ("Scalar", 2j, V(Tag.COMPLEX, 2j)),
-        ("Scalar", np.int64(2), V(Tag.INT, 2)),
-        ("Scalar", np.float64(0.5), V(Tag.DOUBLE, 0.5)),
-        ("ScalarType", 6, V(Tag.SCALAR_TYPE, 6)),
-        ("ScalarType?", Dtype.float32, V(Tag.SCALAR_TYPE, Dtype.float32)),
-        ("Layout", 0, V(Tag.LAYOUT, 0)),
-        ("MemoryFormat", 1, V(Tag.MEMORY_FORMAT, 1)),
-        ("Device", "cpu", V(Tag.DEVICE, "cpu")),
-        ("Generator?", GEN, V(Tag.GENERATOR, GEN)),
-        ("int[]", [1, 2], V(Tag.INT_LIST, (1, 2))),
-        ("int[]", (1, 2), V(Tag.INT_LIST, (1, 2))),
-        ("int[2]", 3, V(Tag.INT_LIST, (3, 3))),
-        ("SymInt[1]", [4], V(Tag.INT_LIST, (4,))),
-        ("float[]", [1, 2.5], V(Tag.DOUBLE_LIST, (1.0, 2.5))),
-        ("bool[3]", [True] * 3, V(Tag.BOOL_LIST, (True,) * 3)),
-        ("str[]", ["a"], V(Tag.GENERIC_LIST, (V(Tag.STRING, "a"),))),
+        ("Tensor?", T1, V(IValueTag.TENSOR, T1)),
+        ("Tensor[]", [T1, T2], V(IValueTag.TENSOR_LIST, (T1, T2))),
+        ("Tensor(a!)[]", (T1,), V(IValueTag.TENSOR_LIST, (T1,))),
+        ("Tensor?[]", [T1, None], V(IValueTag.GENERIC_LIST, (V(IValueTag.TENSOR, T1), NONE))),
+        ("int", 3, V(IValueTag.INT, 3)),
+        ("int", True, V(IValueTag.INT, 1)),  # as torch.ops takes it
+        ("float", True, V(IValueTag.DOUBLE, 1.0)),
+        ("SymInt", np.int64(3), V(IValueTag.INT, 3)),
+        ("float", 1, V(IValueTag.DOUBLE, 1.0)),
+        ("float", np.float32(0.5), V(IValueTag.DOUBLE, 0.5)),
+        ("SymFloat", 2.5, V(IValueTag.DOUBLE, 2.5)),
+        ("bool", False, V(IValueTag.BOOL, False)),
+        ("SymBool", True, V(IValueTag.BOOL, True)),
+        ("str", "a", V(IValueTag.STRING, "a")),
+        ("Dimname", "N", V(IValueTag.STRING, "N")),
+        ("complex", 1, V(IValueTag.COMPLEX, 1 + 0j)),
+        ("Scalar", 1, V(IValueTag.INT, 1)),
+        ("Scalar", 1.5, V(IValueTag.DOUBLE, 1.5)),
+        ("Scalar", True, V(IValueTag.BOOL, True)),
+        ("Scalar", 2j, V(IValueTag.COMPLEX, 2j)),
+        ("Scalar", np.int64(2), V(IValueTag.INT, 2)),
+        ("Scalar", np.float64(0.5), V(IValueTag.DOUBLE, 0.5)),
+        ("ScalarType", 6, V(IValueTag.SCALAR_TYPE, 6)),
+        ("ScalarType?", Dtype.float32, V(IValueTag.SCALAR_TYPE, Dtype.float32)),
+        ("Layout", 0, V(IValueTag.LAYOUT, 0)),
+        ("MemoryFormat", 1, V(IValueTag.MEMORY_FORMAT, 1)),
+        ("Device", "cpu", V(IValueTag.DEVICE, "cpu")),
+        ("Generator?", GEN, V(IValueTag.GENERATOR, GEN)),
+        ("int[]", [1, 2], V(IValueTag.INT_LIST, (1, 2))),
+        ("int[]", (1, 2), V(IValueTag.INT_LIST, (1, 2))),
+        ("int[2]", 3, V(IValueTag.INT_LIST, (3, 3))),
+        ("SymInt[1]", [4], V(IValueTag.INT_LIST, (4,))),
+        ("float[]", [1, 2.5], V(IValueTag.DOUBLE_LIST, (1.0, 2.5))),
+        ("bool[3]", [True] * 3, V(IValueTag.BOOL_LIST, (True,) * 3)),
+        ("str[]", ["a"], V(IValueTag.GENERIC_LIST, (V(IValueTag.STRING, "a"),))),
         (
             "int[][]",
             [[1], []],
-            V(Tag.GENERIC_LIST, (V(Tag.INT_LIST, (1,)), V(Tag.INT_LIST, ()))),
+            V(IValueTag.GENERIC_LIST, (V(IValueTag.INT_LIST, (1,)), V(IValueTag.INT_LIST, ()))),
         ),
-        ("(int, str)", (1, "a"), V(Tag.TUPLE, (V(Tag.INT, 1), V(Tag.STRING, "a")))),
-        ("Any", 5, V(Tag.INT, 5)),
+        ("(int, str)", (1, "a"), V(IValueTag.TUPLE, (V(IValueTag.INT, 1), V(IValueTag.STRING, "a")))),
+        ("Any", 5, V(IValueTag.INT, 5)),
         ("Any", None, NONE),
-        ("t", [1], V(Tag.INT_LIST, (1,))),
-        ("Union(int, str)", "a", V(Tag.STRING, "a")),
-        ("Dict(str, t)", {"a": 1}, V(Tag.OBJECT, {"a": 1})),
+        ("t", [1], V(IValueTag.INT_LIST, (1,))),
+        ("Union(int, str)", "a", V(IValueTag.STRING, "a")),
+        ("Dict(str, t)", {"a": 1}, V(IValueTag.OBJECT, {"a": 1})),
         ("NoneType", None, NONE),
-        ("Storage", OBJ, V(Tag.OBJECT, OBJ)),
-        ("Future(int)", OBJ, V(Tag.OBJECT, OBJ)),
-        ("__torch__.torch.classes.ns.Cls", OBJ, V(Tag.OBJECT, OBJ)),
+        ("Storage", OBJ, V(IValueTag.OBJECT, OBJ)),
+        ("Future(int)", OBJ, V(IValueTag.OBJECT, OBJ)),
+        ("__torch__.torch.classes.ns.Cls", OBJ, V(IValueTag.OBJECT, OBJ)),
     ],
 )
 def test_box_each_type(world, type_text, value, expected):
@@ -284,12 +284,12 @@ def test_tensor_detection_is_the_core_s(world):
     class NoKeys:
         __dispatch_keys__ = None
 
-    assert box(op, (Sub(world.keyset(DispatchKey.CPU)),))[0].tag is Tag.TENSOR
+    assert box(op, (Sub(world.keyset(DispatchKey.CPU)),))[0].tag is IValueTag.TENSOR
     with pytest.raises(TypeError, match="not Registered"):
         box(op, (Registered(),))
     engine.register_tensor_type(Registered, world.keyset(DispatchKey.CUDA))
     try:
-        assert box(op, (Registered(),))[0].tag is Tag.TENSOR
+        assert box(op, (Registered(),))[0].tag is IValueTag.TENSOR
     finally:
         engine.unregister_tensor_type(Registered)
     with pytest.raises(TypeError, match="not NoKeys"):
@@ -299,9 +299,9 @@ def test_tensor_detection_is_the_core_s(world):
 def test_argument_with_default_none_takes_none(world):
     iv = world.engine.IValue
     op = define(world, "ns::op(Tensor x, Tensor y=None, Generator g=None) -> ()")
-    none = iv(Tag.NONE, None)
-    assert box(op, (T1,)) == [iv(Tag.TENSOR, T1), none, none]
-    assert box(op, (T1, None, None)) == [iv(Tag.TENSOR, T1), none, none]
+    none = iv(IValueTag.NONE, None)
+    assert box(op, (T1,)) == [iv(IValueTag.TENSOR, T1), none, none]
+    assert box(op, (T1, None, None)) == [iv(IValueTag.TENSOR, T1), none, none]
     with pytest.raises(TypeError, match="argument 'x' .* not None"):
         box(op, (None,))
 
@@ -320,12 +320,12 @@ def test_register_value_type(world, isolated_value_types):
     op = define(world, "ns::op(Device d) -> ()")
     with pytest.raises(TypeError, match="must be Device, not MyDevice"):
         box(op, (MyDevice(),))
-    register_value_type(Tag.DEVICE, MyDevice)
-    assert box(op, (MyDevice(),))[0].tag is Tag.DEVICE
+    register_value_type(IValueTag.DEVICE, MyDevice)
+    assert box(op, (MyDevice(),))[0].tag is IValueTag.DEVICE
     with pytest.raises(ValueError, match="take registered types"):
-        register_value_type(Tag.INT, MyDevice)
+        register_value_type(IValueTag.INT, MyDevice)
     with pytest.raises(TypeError):
-        register_value_type(Tag.DEVICE, MyDevice())
+        register_value_type(IValueTag.DEVICE, MyDevice())
 
 
 # -- box / unbox ------------------------------------------------------------------
@@ -335,8 +335,8 @@ ADD = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
 def test_box_binds_first(world):
     iv = world.engine.IValue
     add = define(world, ADD)
-    assert box(add, (T1, T2)) == [iv(Tag.TENSOR, T1), iv(Tag.TENSOR, T2), iv(Tag.INT, 1)]
-    assert box(add, (T1,), {"other": T2, "alpha": 0.5})[2] == iv(Tag.DOUBLE, 0.5)
+    assert box(add, (T1, T2)) == [iv(IValueTag.TENSOR, T1), iv(IValueTag.TENSOR, T2), iv(IValueTag.INT, 1)]
+    assert box(add, (T1,), {"other": T2, "alpha": 0.5})[2] == iv(IValueTag.DOUBLE, 0.5)
     with pytest.raises(
         TypeError, match=r"^aten::add.Tensor\(\) missing 1 required positional argument: 'other'$"
     ):
@@ -350,10 +350,10 @@ def test_box_binds_first(world):
 def test_unbox_arguments_pops_them(world):
     iv = world.engine.IValue
     add = define(world, ADD)
-    stack = world.engine.Stack([iv(Tag.STRING, "below")])
+    stack = world.engine.Stack([iv(IValueTag.STRING, "below")])
     stack.extend(box(add, (T1, T2), {"alpha": 2}))
     assert unbox_arguments(add, stack) == (T1, T2, 2)
-    assert stack == [iv(Tag.STRING, "below")]
+    assert stack == [iv(IValueTag.STRING, "below")]
     with pytest.raises(RuntimeError, match="expected 3 arguments on the stack, found 1"):
         unbox_arguments(add, stack)
 
@@ -362,7 +362,7 @@ def test_varargs_box_the_extras_by_inference(world):
     iv = world.engine.IValue
     fmt = define(world, "aten::format(str self, ...) -> str")
     stack = box(fmt, ("{}{}", 1, [T1]))
-    assert stack == [iv(Tag.STRING, "{}{}"), iv(Tag.INT, 1), iv(Tag.TENSOR_LIST, (T1,))]
+    assert stack == [iv(IValueTag.STRING, "{}{}"), iv(IValueTag.INT, 1), iv(IValueTag.TENSOR_LIST, (T1,))]
     assert unbox_arguments(fmt, stack) == ("{}{}", 1, [T1]) and stack == []
 
 
@@ -407,11 +407,11 @@ def test_unbox_returns_misuse(world):
     iv, Stack = world.engine.IValue, world.engine.Stack
     two = define(world, "ns::op(Tensor x) -> (Tensor, Tensor)")
     with pytest.raises(RuntimeError, match="expected 2 return values on the stack, found 1"):
-        unbox_returns(two, Stack([iv(Tag.TENSOR, T1)]))
+        unbox_returns(two, Stack([iv(IValueTag.TENSOR, T1)]))
     with pytest.raises(TypeError, match="the stack holds a int, not an IValue"):
         unbox_returns(two, Stack([1, 2]))
     with pytest.raises(TypeError, match="expected a Stack"):
-        unbox_returns(two, [iv(Tag.TENSOR, T1)] * 2)
+        unbox_returns(two, [iv(IValueTag.TENSOR, T1)] * 2)
 
 
 def test_boxing_by_schema_uses_the_default_engine():
@@ -421,10 +421,10 @@ def test_boxing_by_schema_uses_the_default_engine():
     t = dispatcher.TensorBase(dispatcher.DispatchKeySet(DispatchKey.CPU))
     stack = box(schema, (t, t), {"alpha": 2})
     assert type(stack) is dispatcher.Stack and all(type(iv) is dispatcher.IValue for iv in stack)
-    assert stack == [dispatcher.IValue(Tag.TENSOR, t), dispatcher.IValue(Tag.TENSOR, t), dispatcher.IValue(Tag.INT, 2)]
+    assert stack == [dispatcher.IValue(IValueTag.TENSOR, t), dispatcher.IValue(IValueTag.TENSOR, t), dispatcher.IValue(IValueTag.INT, 2)]
     assert unbox_arguments(schema, stack) == (t, t, 2) and stack == []
     box_returns(schema, t, stack)
-    assert stack == [dispatcher.IValue(Tag.TENSOR, t)]
+    assert stack == [dispatcher.IValue(IValueTag.TENSOR, t)]
     assert unbox_returns(schema, stack) is t and stack == []
     with pytest.raises(TypeError, match=r"^aten::add.Tensor\(\): argument 'other' \(position 2\) must be Tensor, not int$"):
         box(schema, (t, 1))
@@ -500,27 +500,27 @@ def test_unboxing_what_was_boxed_gives_the_bound_arguments(world, call):
 
 def test_ivalue_is_a_checked_immutable_value(engine):
     IValue = engine.IValue
-    iv = IValue(Tag.INT, 3)
-    assert (iv.tag, iv.payload) == (Tag.INT, 3)
-    assert iv == IValue(Tag.INT, 3) and hash(iv) == hash(IValue(Tag.INT, 3))
-    assert iv != IValue(Tag.BOOL, 3) and iv != IValue(Tag.INT, 4) and iv != (Tag.INT, 3)
-    assert repr(iv) == "IValue(Tag.INT, 3)"
+    iv = IValue(IValueTag.INT, 3)
+    assert (iv.tag, iv.payload) == (IValueTag.INT, 3)
+    assert iv == IValue(IValueTag.INT, 3) and hash(iv) == hash(IValue(IValueTag.INT, 3))
+    assert iv != IValue(IValueTag.BOOL, 3) and iv != IValue(IValueTag.INT, 4) and iv != (IValueTag.INT, 3)
+    assert repr(iv) == "IValue(IValueTag.INT, 3)"
     assert pickle.loads(pickle.dumps(iv)) == iv
     with pytest.raises(AttributeError):
-        iv.tag = Tag.BOOL
+        iv.tag = IValueTag.BOOL
     with pytest.raises(AttributeError):
         iv.payload = 4
-    with pytest.raises(TypeError, match="tag must be a Tag"):
+    with pytest.raises(TypeError, match="tag must be an IValueTag"):
         IValue(3, 3)
 
 
 def test_box_returns_is_all_or_nothing(world):
     iv = world.engine.IValue
     op = define(world, "ns::op(Tensor x) -> (Tensor a, int b)")
-    stack = world.engine.Stack([iv(Tag.STRING, "below")])
+    stack = world.engine.Stack([iv(IValueTag.STRING, "below")])
     with pytest.raises(TypeError, match="return value 2"):
         box_returns(op, (T1, "x"), stack)
-    assert stack == [iv(Tag.STRING, "below")]
+    assert stack == [iv(IValueTag.STRING, "below")]
     with pytest.raises(TypeError, match="expected a Stack, got list"):
         box_returns(op, (T1, 1), [])
 
@@ -534,12 +534,12 @@ def test_a_stack_stays_a_working_list_after_unboxing(world):
     assert unbox_arguments(op, stack) == (T1, T2)
     assert stack == [] and len(stack) == 0 and list(stack) == []
     box_returns(op, T1, stack)
-    stack.push(iv(Tag.INT, 1), iv(Tag.INT, 2))
-    assert stack.pop_n(2) == [iv(Tag.INT, 1), iv(Tag.INT, 2)]
+    stack.push(iv(IValueTag.INT, 1), iv(IValueTag.INT, 2))
+    assert stack.pop_n(2) == [iv(IValueTag.INT, 1), iv(IValueTag.INT, 2)]
     assert unbox_returns(op, stack) is T1
     assert stack == []
-    stack.extend([iv(Tag.INT, i) for i in range(100)])
-    assert len(stack) == 100 and stack[-1] == iv(Tag.INT, 99)
+    stack.extend([iv(IValueTag.INT, i) for i in range(100)])
+    assert len(stack) == 100 and stack[-1] == iv(IValueTag.INT, 99)
 
 
 def test_ivalue_equality_compares_payloads_by_identity_first(engine):
@@ -550,21 +550,21 @@ def test_ivalue_equality_compares_payloads_by_identity_first(engine):
         __hash__ = object.__hash__
 
     x = NoBoolEquality()
-    assert engine.IValue(Tag.TENSOR, x) == engine.IValue(Tag.TENSOR, x)
+    assert engine.IValue(IValueTag.TENSOR, x) == engine.IValue(IValueTag.TENSOR, x)
     with pytest.raises(ValueError):
-        engine.IValue(Tag.TENSOR, x) == engine.IValue(Tag.TENSOR, NoBoolEquality())
+        engine.IValue(IValueTag.TENSOR, x) == engine.IValue(IValueTag.TENSOR, NoBoolEquality())
 
 
 def test_boxer_checks_what_it_is_given(core):
     schema = parse("ns::op(Tensor x) -> Tensor")
 
     def conv(v):
-        return core.IValue(Tag.OBJECT, v)
+        return core.IValue(IValueTag.OBJECT, v)
 
     def args(**changes):
         base = dict(
             name="ns::op", argument_converters=(conv,), argument_fast_paths=(None,),
-            return_converters=(conv,), return_fast_paths=((None, Tag.TENSOR),),
+            return_converters=(conv,), return_fast_paths=((None, IValueTag.TENSOR),),
             positional=True, vararg=False, varret=False, bind=schema.bind,
             argument_error=TypeError, return_error=TypeError,
         )
@@ -573,10 +573,10 @@ def test_boxer_checks_what_it_is_given(core):
 
     boxer = core.Boxer(**args())
     assert boxer.name == "ns::op"
-    assert boxer.box((1,)) == [core.IValue(Tag.OBJECT, 1)]
+    assert boxer.box((1,)) == [core.IValue(IValueTag.OBJECT, 1)]
     with pytest.raises(ValueError, match="as many fast paths"):
         core.Boxer(**args(argument_fast_paths=()))
-    with pytest.raises(TypeError, match="Tag"):
+    with pytest.raises(TypeError, match="IValueTag"):
         core.Boxer(**args(argument_fast_paths=((int, 3),)))
     with pytest.raises(TypeError, match="callable"):
         core.Boxer(**args(argument_converters=(None,)))

@@ -160,7 +160,7 @@ def test_forgetting_choices_retests_the_arguments(world, call, monkeypatch):
     # register_value_type can make an int acceptable where it was not: every
     # packet must test its arguments again (the epoch).
     from dispatcher import ivalue
-    from dispatcher._ivalue_tag import Tag
+    from dispatcher._ivalue_tag import IValueTag
 
     lib = world.library("t", "DEF")
     lib.define("to(Tensor x, Device d) -> str")
@@ -171,7 +171,7 @@ def test_forgetting_choices_retests_the_arguments(world, call, monkeypatch):
     packet = world.ops.t.to
     assert call(packet, t, 0) == "int"
     assert call(packet, t, 0) == "int"
-    monkeypatch.setitem(ivalue._ACCEPTED, Tag.DEVICE, ivalue._ACCEPTED[Tag.DEVICE] + (int,))
+    monkeypatch.setitem(ivalue._ACCEPTED, IValueTag.DEVICE, ivalue._ACCEPTED[IValueTag.DEVICE] + (int,))
     assert call(packet, t, 0) == "int"  # remembered: nobody said the rules changed
     world.engine.forget_overload_choices()
     assert call(packet, t, 0) == "device 0"
@@ -183,7 +183,7 @@ def test_forgetting_choices_retests_the_arguments(world, call, monkeypatch):
 
 def test_register_value_type_forgets_every_engines_choices(monkeypatch):
     from dispatcher import _engine, ivalue
-    from dispatcher._ivalue_tag import Tag
+    from dispatcher._ivalue_tag import IValueTag
 
     forgotten = []
     for engine in _engine.loaded_engines():
@@ -192,6 +192,31 @@ def test_register_value_type_forgets_every_engines_choices(monkeypatch):
     class Place:
         pass
 
-    monkeypatch.setitem(ivalue._ACCEPTED, Tag.DEVICE, ivalue._ACCEPTED[Tag.DEVICE])
-    ivalue.register_value_type(Tag.DEVICE, Place)
+    monkeypatch.setitem(ivalue._ACCEPTED, IValueTag.DEVICE, ivalue._ACCEPTED[IValueTag.DEVICE])
+    ivalue.register_value_type(IValueTag.DEVICE, Place)
     assert forgotten == _engine.loaded_engines()
+
+
+# -- torch's OpOverload / OpOverloadPacket attributes (torch 2.13's values for the same defs) --
+def test_overloads_have_torchs_opoverload_attributes(world):
+    from dispatcher import Tag
+
+    with world.library("tst", "DEF") as lib:
+        assert lib.define("foo.bar(Tensor x) -> Tensor", tags=[Tag.pointwise]) == "foo"
+        assert lib.define("baz(Tensor x) -> Tensor") == "baz"
+        lib.impl("baz", lambda x: x, "CPU")
+        bar, baz = world.ops.tst.foo.bar, world.ops.tst.baz.default
+        assert str(bar._schema) == "tst::foo.bar(Tensor x) -> Tensor"
+        assert (bar.name(), bar._overloadname, bar._opname, bar.namespace) == ("tst::foo.bar", "bar", "foo", "tst")
+        assert (baz.name(), baz._overloadname, str(baz)) == ("tst::baz", "default", "tst.baz.default")
+        assert (repr(bar), str(bar)) == ("<OpOverload(op='tst.foo', overload='bar')>", "tst.foo.bar")
+        assert bar.tags == [Tag.pointwise] and baz.tags == []
+        assert bar.overloadpacket is world.ops.tst.foo and baz.overloadpacket is world.ops.tst.baz
+        assert baz.has_kernel_for_dispatch_key(K.CPU) and baz.has_kernel_for_dispatch_key("CPU")
+        assert not bar.has_kernel_for_dispatch_key(K.CPU)
+        assert baz.has_kernel_for_any_dispatch_key(world.keyset(K.CPU, K.CUDA))
+        packet = world.ops.tst.foo
+        assert (repr(packet), str(packet)) == ("<OpOverloadPacket(op='tst.foo')>", "tst.foo")
+        assert packet._qualified_op_name == "tst::foo" and packet._overload_names == ["bar"]
+        assert {k: str(v) for k, v in packet._schemas.items()} == {"bar": "tst::foo.bar(Tensor x) -> Tensor"}
+    assert world.ops.aten.add.Tensor.tags == [Tag.core, Tag.pointwise, Tag.pt2_compliant_tag]

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("prototype_fallbacks")
 
 def names_called(fn, *inputs):
     """The operators ``fn`` calls, as the tracer records them."""
-    return [call.op.name for call in P.trace(fn, *inputs).calls]
+    return [call.op.name() for call in P.trace(fn, *inputs).calls]
 
 
 @pytest.mark.parametrize("device, keys", [
@@ -35,7 +35,7 @@ def test_key_set_is_backend_plus_its_autograd_keys(device, keys):
 def test_operators_are_defined_in_the_proto_namespace():
     for schema in SCHEMAS:
         name = schema.partition("(")[0]
-        assert OP[name].name == f"proto::{name}"
+        assert OP[name].name() == f"proto::{name}"
         base, _, overload = name.partition(".")
         assert getattr(getattr(dispatcher.ops.proto, base), overload or "default") is OP[name]
     assert str(OP["add.Tensor"].schema) == "proto::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"

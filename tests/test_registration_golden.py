@@ -56,7 +56,7 @@ GOLDEN = load_golden("registration_golden.json")
 
 # -- torch's framework fallbacks ---------------------------------------------------------
 def _framework_boxed_fallback(op: Any, *args: Any, **kwargs: Any) -> None:
-    raise NotImplementedError(f"{op.name}: stand-in for one of torch's framework fallbacks")
+    raise NotImplementedError(f"{op.name()}: stand-in for one of torch's framework fallbacks")
 
 
 def install_torch_framework_fallbacks() -> list[C._DispatchModule]:

@@ -189,6 +189,7 @@ cdef class CallPlan:
     cdef readonly object bind
     cdef readonly object split_call
     cdef readonly object report_error
+    cdef readonly tuple tags
     # See Note [Last dispatch cache] in core.py.
     cdef bint cache_valid
     cdef uint64_t last_key
@@ -220,10 +221,12 @@ cdef object _run_kernel(OperatorHandle handle, CallPlan plan, uint64_t bits, tup
 
 @cython.final
 cdef class OperatorHandle:
-    cdef readonly str name
+    cdef readonly str _name
     cdef CallPlan _plan
     cdef readonly _Redispatch redispatch
     cdef vectorcall_impl vectorcall
+    cdef object _packet
+    cdef object _owner
 
 
 @cython.final

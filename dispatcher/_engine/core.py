@@ -39,8 +39,9 @@ if not cython.compiled:
     from dispatcher._engine import _cython_shim as cython
 
 from dispatcher import _layout
-from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, Tag
+from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, IValueTag
 from dispatcher._kernel_kind import DUMP_STATE, KernelKind
+from dispatcher.operator_tags import Tag as OperatorTag
 from dispatcher.keys import NUM_BACKENDS as _NUM_BACKENDS
 from dispatcher.keys import (
     BackendComponent,
@@ -841,7 +842,7 @@ def _kernel_is_frozen(kernel):
 # A boxed kernel sees a call as a stack of IValues.  What runs per value is
 # here; what is slow and rare -- a converter per schema type, error texts --
 # is made by dispatcher.ivalue, which hands each Boxer its converters.
-TAGS = tuple(Tag)
+TAGS = tuple(IValueTag)
 assert all(int(tag) == i for i, tag in enumerate(TAGS))
 TAG_NONE = cython.declare(cython.int, 0)
 TAG_TENSOR = cython.declare(cython.int, 1)
@@ -859,8 +860,8 @@ TAG_TUPLE = cython.declare(cython.int, 17)
 TAG_OBJECT = cython.declare(cython.int, 18)
 assert (TAG_NONE, TAG_TENSOR, TAG_DOUBLE, TAG_INT, TAG_BOOL, TAG_STRING, TAG_COMPLEX, TAG_INT_LIST,
         TAG_DOUBLE_LIST, TAG_BOOL_LIST, TAG_TENSOR_LIST, TAG_GENERIC_LIST, TAG_TUPLE, TAG_OBJECT) == (
-    Tag.NONE, Tag.TENSOR, Tag.DOUBLE, Tag.INT, Tag.BOOL, Tag.STRING, Tag.COMPLEX, Tag.INT_LIST,
-    Tag.DOUBLE_LIST, Tag.BOOL_LIST, Tag.TENSOR_LIST, Tag.GENERIC_LIST, Tag.TUPLE, Tag.OBJECT)
+    IValueTag.NONE, IValueTag.TENSOR, IValueTag.DOUBLE, IValueTag.INT, IValueTag.BOOL, IValueTag.STRING, IValueTag.COMPLEX, IValueTag.INT_LIST,
+    IValueTag.DOUBLE_LIST, IValueTag.BOOL_LIST, IValueTag.TENSOR_LIST, IValueTag.GENERIC_LIST, IValueTag.TUPLE, IValueTag.OBJECT)
 assert set(CONTAINER_TAGS) == set(TAGS[TAG_INT_LIST:TAG_TUPLE + 1])
 
 if not cython.compiled:
@@ -879,14 +880,14 @@ def _is_container(code):
 
 
 class IValue:
-    """A tagged value: ``IValue(Tag.INT, 3)``; immutable.
+    """A tagged value: ``IValue(IValueTag.INT, 3)``; immutable.
 
     Payloads are plain Python values; typed lists (IntList, ..., TensorList)
     hold a tuple of plain elements, generic lists and tuples a tuple of
     IValues, as in c10 (``c10::List<int64_t>`` vs ``c10::List<IValue>``).
     """
 
-    tag: Tag
+    tag: IValueTag
     payload: Any
     code: int
 
@@ -896,9 +897,9 @@ class IValue:
         def __setattr__(self, name: str, value: object) -> None:
             raise AttributeError(f"IValue is immutable: cannot set '{name}'")
 
-    def __init__(self, tag: Tag, payload: object) -> None:
-        if type(tag) is not Tag:
-            raise TypeError(f"an IValue's tag must be a Tag, got {tag!r}")
+    def __init__(self, tag: IValueTag, payload: object) -> None:
+        if type(tag) is not IValueTag:
+            raise TypeError(f"an IValue's tag must be an IValueTag, got {tag!r}")
         if _ivalue_is_frozen(self):
             raise TypeError("IValue is immutable: __init__ cannot be called again")
         _fill_ivalue(self, int(tag), payload)
@@ -918,11 +919,11 @@ class IValue:
         finally:
             Py_LeaveRecursiveCall()
 
-    def __reduce__(self) -> tuple[type[IValue], tuple[Tag, Any]]:
+    def __reduce__(self) -> tuple[type[IValue], tuple[IValueTag, Any]]:
         return IValue, (self.tag, self.payload)
 
     def __repr__(self) -> str:
-        return f"IValue(Tag.{self.tag.name}, {self.payload!r})"
+        return f"IValue(IValueTag.{self.tag.name}, {self.payload!r})"
 
     def to_python(self) -> Any:
         """The plain Python value: lists come back as fresh lists, tuples as tuples."""
@@ -1145,9 +1146,9 @@ def _make_steps(converters, fast_paths):
         if fast is None:
             steps.append((STEP_CONVERT, None, 0, convert))
             continue
-        if (type(fast) is not tuple or len(fast) != 2 or type(fast[1]) is not Tag
+        if (type(fast) is not tuple or len(fast) != 2 or type(fast[1]) is not IValueTag
                 or not (fast[0] is None or isinstance(fast[0], type))):
-            raise TypeError(f"a fast path is None or (exact type or None, Tag), not {fast!r}")
+            raise TypeError(f"a fast path is None or (exact type or None, IValueTag), not {fast!r}")
         steps.append((STEP_TENSOR if fast[0] is None else STEP_EXACT, fast[0], int(fast[1]), convert))
     return tuple(steps)
 
@@ -1170,7 +1171,7 @@ class Boxer:
     """How the calls of one schema box and unbox, from plain data.
 
     ``dispatcher.ivalue.make_boxer`` builds one per schema: a converter per
-    argument and per return, each with its fast path (``(exact type, Tag)``
+    argument and per return, each with its fast path (``(exact type, IValueTag)``
     for values that box as they are, the type None standing for "a tensor";
     or None: always convert), what the schema says about its arguments
     (``positional``: a call passing exactly the declared arguments
@@ -1405,7 +1406,7 @@ class CallPlan:
     c_kinds: Any
 
     def __init__(self, name, schema, table, masks, dispatch_args, positional_span, boxer, bind, split_call,
-                 report_error):
+                 report_error, tags=()):
         if self.name is not None:
             raise TypeError("a CallPlan is built once")
         if not isinstance(name, str):
@@ -1429,6 +1430,9 @@ class CallPlan:
         if type(positional_span) is not int:
             raise TypeError("a CallPlan's positional_span is an int")
         arguments = _check_dispatch_args(dispatch_args)
+        if type(tags) is not tuple or not all([type(t) is str for t in tags]):
+            raise TypeError("a CallPlan's tags are a tuple of tag names")
+        self.tags = tags
         self.schema = schema
         self.table = table
         self.boxer = boxer
@@ -1592,7 +1596,7 @@ def _settled_plan(handle, plan):
 
 def _too_many_replans(handle):
     raise RuntimeError(
-        f"{handle.name}: the operator was re-defined during key extraction {MAX_REPLANS} times in a row; "
+        f"{handle._name}: the operator was re-defined during key extraction {MAX_REPLANS} times in a row; "
         "a tensor's key-set function should not register operators"
     )
 
@@ -1716,26 +1720,77 @@ class OperatorHandle:
     ``keyset`` as given, with no extraction, TLS or mask (c10's
     Dispatcher::redispatch); ``op.call_boxed(stack)`` and
     ``op.redispatch_boxed(keyset, stack)`` take a Stack.
+
+    It has torch's OpOverload attributes (``name()``, ``_schema``,
+    ``_overloadname``, ``overloadpacket``, ``namespace``, ``tags``, ...).
     """
 
-    name: str | None
+    _name: str  # None until __init__ (see _check_handle)
     _plan: CallPlan
     redispatch: _Redispatch
+    # Set by registration: the packet that published this handle, and the
+    # object that answers has_kernel_for_dispatch_key (the operator's entry).
+    _packet: Any
+    _owner: Any
 
     def __init__(self, name: str, plan: CallPlan) -> None:
-        if self.name is not None:
+        if self._name is not None:
             raise TypeError("an OperatorHandle is initialised once")
         if not isinstance(name, str):
             raise TypeError(f"an operator's name is a str, not {type(name).__name__}")
         self._publish(plan)
-        self.name = name
+        self._name = name
         bound = cython.declare(_Redispatch, _Redispatch())
         bound.handle = self
         self.redispatch = bound
         _enable_fast_calls(self, bound)
 
+    # -- torch's OpOverload ----------------------------------------------------------
     def __repr__(self) -> str:
-        return f"OperatorHandle({self.name})"
+        packet, _, overload = self._name.partition(".")
+        return f"<OpOverload(op='{packet.replace('::', '.')}', overload='{overload or 'default'}')>"
+
+    def __str__(self) -> str:
+        return f"{self._name.replace('::', '.', 1)}{'' if '.' in self._name else '.default'}"
+
+    def name(self) -> str:
+        """``ns::name.overload`` (``ns::name`` for the default overload)."""
+        return self._name
+
+    @property
+    def _overloadname(self) -> str:
+        return self._name.partition(".")[2] or "default"
+
+    @property
+    def _opname(self) -> str:
+        return self._name.partition("::")[2].partition(".")[0]
+
+    @property
+    def namespace(self) -> str:
+        return self._name.partition("::")[0]
+
+    @property
+    def _schema(self) -> Any:
+        return self._plan.schema
+
+    @property
+    def overloadpacket(self) -> Any:
+        """The packet (``ops.ns.name``) this overload belongs to."""
+        return self._packet
+
+    @property
+    def tags(self) -> list[OperatorTag]:
+        return [OperatorTag[name] for name in self._plan.tags]
+
+    def has_kernel_for_dispatch_key(self, key: Any) -> bool:
+        return self._owner is not None and self._owner.has_kernel_for_dispatch_key(key)
+
+    def has_kernel_for_any_dispatch_key(self, keyset: DispatchKeySet) -> bool:
+        return self._owner is not None and self._owner.has_kernel_for_any_dispatch_key(keyset)
+
+    def _set_owner(self, owner: Any) -> None:
+        """Registration's: what answers has_kernel_for_dispatch_key."""
+        self._owner = owner
 
     @property
     def schema(self) -> Any:
@@ -1792,11 +1847,12 @@ class OperatorHandle:
 
 
 if not cython.compiled:
-    OperatorHandle.name = None  # an uninitialised handle (compiled: the C field starts as None)
+    # An uninitialised handle (compiled: the C fields start as None).
+    OperatorHandle._name = OperatorHandle._packet = OperatorHandle._owner = None  # type: ignore[assignment]
 
 
 def _check_handle(handle):
-    if handle.name is None:
+    if handle._name is None:
         raise TypeError("this OperatorHandle was never initialised (handles come from registration)")
 
 
@@ -1814,7 +1870,7 @@ class _Redispatch:
     def __repr__(self) -> str:
         if self.handle is None:
             return "<redispatch of no operator>"
-        return f"<redispatch of {self.handle.name}>"
+        return f"<redispatch of {self.handle._name}>"
 
 
 if not cython.compiled:
@@ -1929,12 +1985,28 @@ class _OverloadPacketBase:
         self._memo = self._memo2 = None
         _enable_fast_packet_calls(self)
 
+    # -- torch's OpOverloadPacket ----------------------------------------------------
     def __repr__(self) -> str:
-        return f"<OverloadPacket {self.qualified_name}>"
+        return f"<OpOverloadPacket(op='{self.qualified_name.replace('::', '.')}')>"
+
+    def __str__(self) -> str:
+        return self.qualified_name.replace("::", ".")
 
     def overloads(self) -> list[str]:
         """Overload names in definition order, ``default`` for the unnamed one."""
         return [name for name, _handle in self._overloads]
+
+    @property
+    def _qualified_op_name(self) -> str:
+        return self.qualified_name
+
+    @property
+    def _overload_names(self) -> list[str]:
+        return self.overloads()
+
+    @property
+    def _schemas(self) -> dict[str, Any]:
+        return {name: handle.schema for name, handle in self._overloads}
 
     def _publish(self, overloads: tuple[tuple[str, OperatorHandle], ...]) -> None:
         """Registration's write: the overloads now defined, as (name, handle) pairs."""
@@ -1949,6 +2021,7 @@ class _OverloadPacketBase:
         for name, handle in overloads:
             if name not in _PACKET_ATTRIBUTES:
                 setattr(self, name, handle)
+            cython.cast(OperatorHandle, handle)._packet = self
         self._overloads = tuple(overloads)
         self._choices = {}
         self._memo = self._memo2 = None

@@ -174,7 +174,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     names = [a.name for a in schema.arguments]
     tensor_positions = [d.position for d in schema.dispatch_args]
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
-    node_name = _node_name(op.name)  # type: ignore[arg-type]  # OP's handles are initialised
+    node_name = _node_name(op.name())
 
     def register(formula: Callable) -> Callable:
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:

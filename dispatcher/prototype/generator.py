@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dispatcher.ivalue import Tag, register_value_type
+from dispatcher.ivalue import IValueTag, register_value_type
 
 __all__ = ["default_generator", "manual_seed"]
 
-register_value_type(Tag.GENERATOR, np.random.Generator)
+register_value_type(IValueTag.GENERATOR, np.random.Generator)
 
 _generator = np.random.default_rng()
 

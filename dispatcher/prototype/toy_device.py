@@ -120,7 +120,7 @@ def cpu_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> No
             if aliased:
                 # PyTorch's Note [CPU Fallback Does Not Handle View Operators].
                 warnings.warn(
-                    f"The operator {op.name} appears to be a view operator, but it has no implementation for the "
+                    f"The operator {op.name()} appears to be a view operator, but it has no implementation for the "
                     f"backend \"{DEVICE}\". View operators don't support falling back to run on the CPU, since "
                     "the tensor's storage cannot be shared across devices; it returns a copy here."
                 )

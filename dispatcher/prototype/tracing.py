@@ -73,7 +73,7 @@ class Call:
             else:
                 parts.append(repr(value))
         lhs = ", ".join(o.describe() for o in self.outputs)
-        return f"{lhs} = {self.op.name}({', '.join(parts)})"
+        return f"{lhs} = {self.op.name()}({', '.join(parts)})"
 
 
 class Graph:

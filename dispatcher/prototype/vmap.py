@@ -120,14 +120,14 @@ def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
     """
     if _warn_on_fallback[0]:
         warnings.warn(
-            f"There is a performance drop because we have not yet implemented the batching rule for {op.name}."
+            f"There is a performance drop because we have not yet implemented the batching rule for {op.name()}."
         )
     schema = op.schema
     level = _current_level(values)
     for argument, value in zip(schema.arguments, values):
         if argument.is_write and _level_of(value) != level:
             raise RuntimeError(
-                f"vmap: {op.name}(self, *extra_args) is not possible because self is not batched while "
+                f"vmap: {op.name()}(self, *extra_args) is not possible because self is not batched while "
                 "another argument is; use the out-of-place operator instead."
             )
     size = next(x.value.shape[0] for v in values for x in (v if isinstance(v, list) else (v,))
@@ -142,7 +142,7 @@ def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
     results = []
     for j, column in enumerate(columns):
         if not all(isinstance(r, TensorBase) for r in column):
-            raise NotImplementedError(f"vmap: the fallback cannot batch the non-tensor results of {op.name}")
+            raise NotImplementedError(f"vmap: the fallback cannot batch the non-tensor results of {op.name()}")
         stacked = OP["stack"](list(column), 0)
         aliased = schema.aliased_arguments(j)
         if aliased and schema.returns[j].is_write:
