@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
@@ -280,6 +280,8 @@ class OperatorEntry:
         self._handle: Any = None
         # See Note [One plan while undefined].
         self._undefined_plan: Any = None
+        # torch._C._dispatch_set_report_error_callback's: see report_error.
+        self._report_error_callback: Optional[Callable[[str], object]] = None
 
     @property
     def handle(self) -> Any:
@@ -469,6 +471,7 @@ class OperatorEntry:
             self._take_fallback_table()
         previous = self.schema, self._plan_args
         self.schema, self._plan_args = schema, plan_args
+        self._forget_callback_if_out_of_use()
         if self._dispatcher.deferred is not None:
             self.refresh(())  # publish at the end of the deferral
             return
@@ -517,7 +520,19 @@ class OperatorEntry:
         kernels.remove(kernel)
         if not kernels:
             del self.kernels[key]
+            self._forget_callback_if_out_of_use()
         self.refresh(_slots_changed_by(key))
+
+    def set_report_error_callback(self, callback: Callable[[str], object]) -> None:
+        """Have ``callback(key_name)`` raise the error of a call that finds no kernel (see report_error)."""
+        self._report_error_callback = callback
+
+    def _forget_callback_if_out_of_use(self) -> None:
+        # c10 deletes an operator's entry, and its callback with it, when its
+        # last def or kernel goes; ours stays (Note [Operator entries live
+        # forever]), so the callback goes alone: a new def starts without one.
+        if not self.in_use():
+            self._report_error_callback = None
 
     # -- debugging ----------------------------------------------------------------
     def dump_state(self) -> str:
@@ -550,7 +565,21 @@ class OperatorEntry:
         return "[" + ", ".join(keys) + "]"
 
     def report_error(self, kind: KernelKind, key: DispatchKey) -> None:
-        """Raise the error of calling a missing or ambiguous entry (c10's reportError)."""
+        """Raise the error of calling a missing or ambiguous entry (c10's reportError).
+
+        A missing entry's error is the report-error callback's if the operator
+        has one (torch._C._dispatch_set_report_error_callback): it is called
+        with the key's name and is to raise.  (The ambiguous entry is a kernel
+        that raises in c10, so its error is always the dispatcher's.)
+        """
+        callback = self._report_error_callback
+        if callback is not None and kind == KernelKind.MISSING:
+            callback(key.name)
+            # torch fails an internal assertion here.
+            raise RuntimeError(
+                f"the report-error callback of {self.name} returned instead of raising an error "
+                f"for the call that found no kernel for {key.name}"
+            )
         if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
             raise RuntimeError(
                 f"{self.name} has kernels registered to both CompositeImplicitAutograd and a backend mapped "

@@ -9,6 +9,16 @@ runs after changing its import line only::
     m.impl_t_t("f", "CPU")
     print(C._dispatch_dump_table("myns::f"))
 
+It has every ``_dispatch_*`` name of torch 2.13's ``torch._C`` (41: the
+list is tests/golden/compat_dispatch_golden.json) and the guards that change
+the thread's dispatch key sets (``_AutoDispatchBelowAutograd``,
+``_ExcludeDispatchKeyGuard``, ``_IncludeDispatchKeyGuard``,
+``_ForceDispatchKeyGuard``, ``_PreserveDispatchKeyGuard``, ...).  A tensor
+argument is anything the dispatcher reads a DispatchKeySet from.  The two
+guards that switch torch subsystems this package does not have
+(``_EnablePythonDispatcher``, ``_EnablePreDispatch``) raise
+NotImplementedError saying so.
+
 Semantics, results and error texts are PyTorch 2.13's (exceptions are
 RuntimeError where torch raises RuntimeError), with these differences:
 
@@ -16,35 +26,73 @@ RuntimeError where torch raises RuntimeError), with these differences:
   fallback registered before a failure);
 * inputs on which torch crashes or fails an internal assertion raise a
   RuntimeError that says what is wrong;
-* schema and operator-name parse errors are this package's parser's texts;
+* schema and operator-name parse errors, and the errors of arguments that do
+  not fit a schema (``_dispatch_call_boxed``), are this package's texts;
 * the stored dispatch table is always equal to a recomputation, so
   ``_dispatch_check_invariants`` passes where torch's table goes stale, and the
-  ``computed`` queries answer from the up-to-date table.
+  ``computed`` queries answer from the up-to-date table;
+* ``_dispatch_print_registrations_for_dispatch_key`` prints to ``sys.stdout``
+  (torch writes to the process's C stdout), and
+  ``_dispatch_set_report_error_callback`` refuses a callback that is not
+  callable (torch fails at the call that would use it);
+* no dispatch modes exist here, so ``_dispatch_isTensorSubclassLike`` answers
+  from the tensor's keys alone.
 
 A ``_DispatchModule`` owns its registrations: ``reset()`` removes them, and so
 does dropping the last reference to it, as in PyTorch.
 
 The shim works on ``dispatcher.compat.torch_C.registry``, the package's default
 registry, which every function reads when it is called: pointing it at another
-``Dispatcher`` (as the tests do, one per engine) moves the whole shim there.
+``Dispatcher`` (as the tests do, one per engine) moves the whole shim there,
+thread-local sets and tensor types included (they belong to its engine).
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from .. import ivalue
 from .._core import DispatchKeySet
 from .._kernel_kind import KernelKind
 from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
 from ..kernel import AnnotatedKernel, Kernel, fallthrough_kernel
-from ..keys import DispatchKey, is_alias_key
-from ..keysets import is_included_in_alias
+from ..keys import NUM_BACKENDS, DispatchKey, is_alias_key
+from ..keysets import AUTOGRADOTHER_BACKENDS, get_backend_key_set_from_autograd, is_included_in_alias
 from ..library import Library
 from ..operator_entry import OperatorEntry
-from ..registry import default_registry as registry
+from ..registry import Dispatcher, default_registry
 from ..schema import FunctionSchema, OperatorName, SchemaParseError
+from ._common import KeyArg, key_arg, keyset_arg, str_arg
+from ._common import dispatch_key_parse as _dispatch_key_parse
+from ._common import parse_dispatch_key as _parse_dispatch_key
+from ._handles import (
+    _dispatch_call_boxed,
+    _dispatch_find_schema_or_throw,
+    _dispatch_set_report_error_callback,
+    _DispatchOperatorHandle,
+)
+from ._tensors import _dispatch_isTensorSubclassLike, _dispatch_key_for_device, _dispatch_key_set, _dispatch_keys
+from ._tls import (
+    ExcludeDispatchKeyGuard,
+    _AutoDispatchBelowADInplaceOrView,
+    _AutoDispatchBelowAutograd,
+    _DisablePythonDispatcher,
+    _DisableTorchDispatch,
+    _dispatch_tls_is_dispatch_key_excluded,
+    _dispatch_tls_is_dispatch_key_included,
+    _dispatch_tls_local_exclude_set,
+    _dispatch_tls_local_include_set,
+    _dispatch_tls_set_dispatch_key_excluded,
+    _dispatch_tls_set_dispatch_key_included,
+    _EnablePreDispatch,
+    _EnablePythonDispatcher,
+    _ExcludeDispatchKeyGuard,
+    _ForceDispatchKeyGuard,
+    _IncludeDispatchKeyGuard,
+    _PreserveDispatchKeyGuard,
+    _SetExcludeDispatchKeyGuard,
+)
 
 if TYPE_CHECKING:
     from .._engine.core import KernelFunction
@@ -52,12 +100,33 @@ if TYPE_CHECKING:
 __all__ = [
     "DispatchKey",
     "DispatchKeySet",
+    "ExcludeDispatchKeyGuard",
     "SafeKernelFunction",
+    "_AutoDispatchBelowADInplaceOrView",
+    "_AutoDispatchBelowAutograd",
+    "_DisablePythonDispatcher",
+    "_DisableTorchDispatch",
     "_DispatchModule",
+    "_DispatchOperatorHandle",
+    "_EnablePreDispatch",
+    "_EnablePythonDispatcher",
+    "_ExcludeDispatchKeyGuard",
+    "_ForceDispatchKeyGuard",
+    "_IncludeDispatchKeyGuard",
+    "_PreserveDispatchKeyGuard",
+    "_SafeKernelFunction",
+    "_SetExcludeDispatchKeyGuard",
+    "_dispatch_autogradother_backends",
+    "_dispatch_call_boxed",
+    "_dispatch_check_all_invariants",
     "_dispatch_check_invariants",
+    "_dispatch_clear_leaked_python_filenames",
     "_dispatch_dump",
     "_dispatch_dump_table",
     "_dispatch_find_dangling_impls",
+    "_dispatch_find_schema_or_throw",
+    "_dispatch_get_all_op_names",
+    "_dispatch_get_backend_keyset_from_autograd",
     "_dispatch_get_computed_kernel_for_dispatch_key",
     "_dispatch_get_registrations_for_dispatch_key",
     "_dispatch_has_backend_fallback",
@@ -65,78 +134,57 @@ __all__ = [
     "_dispatch_has_kernel",
     "_dispatch_has_kernel_for_any_dispatch_key",
     "_dispatch_has_kernel_for_dispatch_key",
+    "_dispatch_isTensorSubclassLike",
     "_dispatch_is_alias_key",
     "_dispatch_is_included_in_alias",
     "_dispatch_kernel_for_dispatch_key_is_fallthrough",
+    "_dispatch_key_for_device",
     "_dispatch_key_name",
     "_dispatch_key_parse",
+    "_dispatch_key_set",
+    "_dispatch_keys",
     "_dispatch_keyset_full",
     "_dispatch_keyset_full_after",
+    "_dispatch_keyset_to_string",
     "_dispatch_library",
+    "_dispatch_num_backends",
+    "_dispatch_print_registrations_for_dispatch_key",
+    "_dispatch_pystub",
+    "_dispatch_set_report_error_callback",
+    "_dispatch_tls_is_dispatch_key_excluded",
+    "_dispatch_tls_is_dispatch_key_included",
+    "_dispatch_tls_local_exclude_set",
+    "_dispatch_tls_local_include_set",
+    "_dispatch_tls_set_dispatch_key_excluded",
+    "_dispatch_tls_set_dispatch_key_included",
     "_parse_dispatch_key",
 ]
 
-KeyArg = Union[str, DispatchKey]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+# The registry the shim works on (see the module's docstring).
+registry: Dispatcher = default_registry
+
 # -- dispatch keys ---------------------------------------------------------------------
-# c10::parseDispatchKey (torch 2.13) knows every key name except these
-# per-backend keys, which it has no table entry for.  (dispatcher.keys'
-# parser is more lenient: it takes them all, and legacy names like Math.)
-_UNPARSEABLE = frozenset(
-    [f"Quantized{b}" for b in ("HIP", "XLA", "MPS", "IPU", "HPU", "VE", "Lazy", "MTIA", "MAIA",
-                                "PrivateUse2", "PrivateUse3", "Meta")]
-    + [f"{f}{b}" for f in ("Sparse", "SparseCsr")
-       for b in ("XLA", "IPU", "HPU", "Lazy", "MTIA", "MAIA", "PrivateUse2", "PrivateUse3")]
-    + [f"NestedTensor{b}" for b in ("HIP", "XLA", "MPS", "IPU", "VE", "Lazy", "MTIA", "MAIA",
-                                     "PrivateUse2", "PrivateUse3")]
-    + ["AutogradHIP", "AutogradVE", "AutogradMTIA", "AutogradMAIA"]
-)
-
-
-def _parse_dispatch_key(name: str) -> Optional[DispatchKey]:
-    """The key called ``name`` by torch's parser, or None."""
-    if not isinstance(name, str):
-        raise TypeError(f"a dispatch key name must be a str, not {type(name).__name__}")
-    key = DispatchKey.__members__.get(name)
-    return None if key is None or name in _UNPARSEABLE else key
-
-
-def _dispatch_key_parse(name: str) -> DispatchKey:
-    key = _parse_dispatch_key(name)
-    if key is None:
-        raise RuntimeError(f"could not parse dispatch key: {name}")
-    return key
-
-
-def _key(key: KeyArg) -> DispatchKey:
-    """A DispatchKey argument: pybind converts a str with torch's parser."""
-    if isinstance(key, DispatchKey):
-        return key
-    if isinstance(key, str):
-        return _dispatch_key_parse(key)
-    raise TypeError(f"expected a DispatchKey or its name, got {type(key).__name__}")
-
-
-def _dispatch_str(dispatch: KeyArg) -> Optional[DispatchKey]:
+def _optional_key(dispatch: KeyArg) -> Optional[DispatchKey]:
     """A ``dispatch`` string of the registration bindings: "" (and Undefined,
     c10's CatchAll) means "the library's key"."""
     if dispatch == "":
         return None
-    key = _key(dispatch)
+    key = key_arg(dispatch)
     return None if key == DispatchKey.Undefined else key
 
 
 def _dispatch_key_name(key: KeyArg) -> str:
-    return _key(key).name
+    return key_arg(key).name
 
 
 def _dispatch_is_alias_key(key: KeyArg) -> bool:
-    return is_alias_key(_key(key))
+    return is_alias_key(key_arg(key))
 
 
 def _dispatch_is_included_in_alias(key: KeyArg, alias: KeyArg) -> bool:
-    return is_included_in_alias(_key(key), _key(alias))
+    return is_included_in_alias(key_arg(key), key_arg(alias))
 
 
 def _dispatch_keyset_full() -> DispatchKeySet:
@@ -144,11 +192,29 @@ def _dispatch_keyset_full() -> DispatchKeySet:
 
 
 def _dispatch_keyset_full_after(key: KeyArg) -> DispatchKeySet:
-    return DispatchKeySet.full_after(_key(key))
+    return DispatchKeySet.full_after(key_arg(key))
 
 
 def _dispatch_has_backend_fallback(key: KeyArg) -> bool:
-    return registry.has_backend_fallback(_key(key))
+    return registry.has_backend_fallback(key_arg(key))
+
+
+def _dispatch_get_backend_keyset_from_autograd(key: KeyArg) -> DispatchKeySet:
+    """The backend keys an autograd key guards (empty for any other key)."""
+    return get_backend_key_set_from_autograd(key_arg(key))
+
+
+def _dispatch_keyset_to_string(keyset: DispatchKeySet) -> str:
+    return repr(keyset_arg(keyset, None, "_dispatch_keyset_to_string"))
+
+
+def _dispatch_num_backends() -> int:
+    return NUM_BACKENDS
+
+
+# The backends whose autograd key is AutogradOther (c10::autogradother_backends):
+# an attribute in torch._C, not a function.
+_dispatch_autogradother_backends = AUTOGRADOTHER_BACKENDS
 
 
 # -- parsing ---------------------------------------------------------------------------
@@ -255,34 +321,34 @@ class _DispatchModule:
     @_torch_errors
     def def_name_t_t(self, name: str, dispatch: str = "", debug: str = "default_def_name_t_t") -> "_DispatchModule":
         schema = FunctionSchema(OperatorName.parse(name), _T_T_SCHEMA.arguments, _T_T_SCHEMA.returns)
-        self._lib._def_with_kernel(schema, _dispatch_str(dispatch), self._t_t(debug), "CONSERVATIVE")
+        self._lib._def_with_kernel(schema, _optional_key(dispatch), self._t_t(debug), "CONSERVATIVE")
         return self
 
     @_torch_errors
     def def_schema_t_t(self, name: str, dispatch: str = "", alias: str = "",
                        debug: str = "default_def_schema_t_t") -> "_DispatchModule":
         analysis = _alias_analysis(alias)
-        self._lib._def_with_kernel(FunctionSchema.parse(name), _dispatch_str(dispatch), self._t_t(debug), analysis)
+        self._lib._def_with_kernel(FunctionSchema.parse(name), _optional_key(dispatch), self._t_t(debug), analysis)
         return self
 
     @_torch_errors
     def impl_t_t(self, name: str, dispatch: str = "", debug: str = "impl_t_t") -> "_DispatchModule":
-        self._lib._impl(name, _dispatch_str(dispatch), self._t_t(debug))
+        self._lib._impl(name, _optional_key(dispatch), self._t_t(debug))
         return self
 
     @_torch_errors
     def impl(self, name: str, dispatch: KeyArg, func: Callable[..., Any], with_keyset: bool = False) -> None:
-        key = _key(dispatch)
+        key = key_arg(dispatch)
         kernel = self._python(func, _python_kernel, with_keyset)
         self._lib._impl(name, None if key == DispatchKey.Undefined else key, kernel)
 
     def fallback(self, dispatch: KeyArg, func: Callable[..., Any], with_keyset: bool = False) -> None:
-        key = _key(dispatch)
+        key = key_arg(dispatch)
         kernel = self._python(func, _python_fallback, with_keyset)
         self._lib._fallback(None if key == DispatchKey.Undefined else key, kernel)
 
     def fallback_fallthrough(self, dispatch: KeyArg = "") -> "_DispatchModule":
-        self._lib._fallback(_dispatch_str(dispatch), AnnotatedKernel(_FALLTHROUGH, self._lib._default_debug()))
+        self._lib._fallback(_optional_key(dispatch), AnnotatedKernel(_FALLTHROUGH, self._lib._default_debug()))
         return self
 
     def reset(self) -> None:
@@ -296,7 +362,7 @@ def _dispatch_library(kind: str, name: str, dispatch: str, file: str = "/dev/nul
     (``_``: every namespace, for fallbacks), created at ``file:linenum``."""
     if kind not in _KINDS:
         raise RuntimeError(f"could not parse {kind}")
-    key = _dispatch_str(dispatch)
+    key = _optional_key(dispatch)
     return _DispatchModule(Library._at_site(name, kind, key, f"registered at {file}:{linenum}", registry=registry))
 
 
@@ -307,9 +373,39 @@ class SafeKernelFunction:
 
     kernel: KernelFunction  # the engine's KernelFunction in the slot
     debug: str
+    op_handle: _DispatchOperatorHandle  # the operator it is an entry of
 
     def __repr__(self) -> str:
         return f"SafeKernelFunction(debug='{self.debug}')"
+
+    def call_boxed(self, keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        """Run this kernel itself, whatever the dispatcher would choose for
+        ``keyset`` (which the kernel gets), on the boxed arguments."""
+        handle = self.op_handle
+        ks = keyset_arg(keyset, handle.registry.engine, "call_boxed")
+        kernel = self.kernel
+        kind = kernel.kind
+
+        def run(op: Any, stack: Any) -> None:
+            fn = kernel.fn
+            if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
+                handle.entry.report_error(kind, DispatchKey.AutogradOther)
+            if fn is None:
+                # A fallthrough: its key is skipped, never run (torch fails an internal assertion).
+                raise RuntimeError(f"{op.name}: a fallthrough kernel cannot be called; the dispatcher skips its key")
+            if kind == KernelKind.BOXED:
+                fn(op, ks, stack)
+                return
+            call_args, call_kwargs = op.schema.split_call(op.boxer.unbox_arguments(stack))
+            if kind == KernelKind.WITH_KEYSET:
+                call_args = (ks, *call_args)
+            op.boxer.box_returns(fn(*call_args, **call_kwargs), stack)
+
+        return handle.boxed(run, args, kwargs)
+
+
+# torch._C's name of the class.
+_SafeKernelFunction = SafeKernelFunction
 
 
 def _find(name: str) -> Optional[OperatorEntry]:
@@ -356,7 +452,7 @@ def _dispatch_has_kernel(name: str) -> bool:
 
 @_torch_errors
 def _dispatch_has_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> bool:
-    return _find_or_throw(name).has_kernel_for_dispatch_key(_key(dispatch))
+    return _find_or_throw(name).has_kernel_for_dispatch_key(key_arg(dispatch))
 
 
 @_torch_errors
@@ -368,7 +464,7 @@ def _dispatch_has_kernel_for_any_dispatch_key(name: str, keyset: DispatchKeySet)
 def _dispatch_kernel_for_dispatch_key_is_fallthrough(name: str, dispatch: KeyArg) -> bool:
     """Whether the kernel registered directly for the key is a fallthrough."""
     op = _find_or_throw(name)  # torch 2.13 crashes on an unknown operator
-    key = _key(dispatch)
+    key = key_arg(dispatch)
     kernel = op.kernel_for(key)
     if kernel is None:
         raise RuntimeError(f"no kernel for {key} on {op.name}")
@@ -386,7 +482,7 @@ def _runtime_slot(op: OperatorEntry, key: DispatchKey) -> KernelFunction:
 @_torch_errors
 def _dispatch_has_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> bool:
     op = _find_or_throw(name)
-    return _runtime_slot(op, _key(dispatch)).is_valid()
+    return _runtime_slot(op, key_arg(dispatch)).is_valid()
 
 
 @_torch_errors
@@ -394,7 +490,7 @@ def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) 
     """The table entry for the key's slot, with the debug text of the kernel
     the precedence rules choose for the key itself (as c10 reports it)."""
     op = _find_or_throw(name)
-    key = _key(dispatch)
+    key = key_arg(dispatch)
     entry = _runtime_slot(op, key)
     if not entry.is_valid():
         raise RuntimeError(f"no kernel for {key} for {op.name}")
@@ -405,7 +501,7 @@ def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) 
             "implementation; did you forget to def() the operator?"
         )
     annotated, _tag = op.compute_entry(key)
-    return SafeKernelFunction(entry, "" if annotated is None else annotated.debug)
+    return SafeKernelFunction(entry, "" if annotated is None else annotated.debug, _DispatchOperatorHandle(registry, op))
 
 
 def _dispatch_get_registrations_for_dispatch_key(dispatch_key: str = "") -> list[str]:
@@ -413,6 +509,42 @@ def _dispatch_get_registrations_for_dispatch_key(dispatch_key: str = "") -> list
     return registry.registrations_for_dispatch_key(None if dispatch_key == "" else _dispatch_key_parse(dispatch_key))
 
 
+def _dispatch_print_registrations_for_dispatch_key(dispatch_key: str = "") -> None:
+    """Print the names of the operators with a kernel for the key (all
+    operators for ""), one a line."""
+    for name in _dispatch_get_registrations_for_dispatch_key(dispatch_key):
+        print(name)
+
+
+def _dispatch_get_all_op_names() -> list[str]:
+    """The names (``ns::op`` or ``ns::op.overload``) of every operator with a def or a kernel."""
+    return registry.all_op_names()
+
+
 def _dispatch_find_dangling_impls() -> list[str]:
     """The dumps of the operators that have kernels but no def."""
     return [op.dump_state() for op in registry.find_dangling_impls()]
+
+
+def _dispatch_check_all_invariants() -> None:
+    """Check every operator's stored table against a recomputation."""
+    try:
+        registry.check_invariants()
+    except AssertionError as e:
+        raise RuntimeError(str(e)) from e
+
+
+def _dispatch_pystub(name: str, overload_name: str) -> Optional[tuple[str, str]]:
+    """The Python module to import for the operator's fake kernel, and the
+    context that asked for it, as C++ libraries set them with
+    ``m.set_python_module`` (torch: None when there is none).  Nothing here
+    can set one (there are no C++ libraries), so there is never one."""
+    str_arg(name, "_dispatch_pystub", "name")
+    str_arg(overload_name, "_dispatch_pystub", "overload_name")
+    return None
+
+
+def _dispatch_clear_leaked_python_filenames() -> None:
+    """torch frees the file names its Python registrations had to leak (C++
+    keeps them as raw strings); this package's debug texts are Python
+    strings that are freed with their registrations, so there is nothing to free."""

@@ -1,0 +1,107 @@
+"""``torch._C``'s dispatch keys of tensors and devices.
+
+A tensor here is whatever the dispatcher reads a DispatchKeySet from (a
+``TensorBase``, a registered tensor type, an object with ``__dispatch_keys__``:
+see ``tensor_key_set``), on the shim registry's engine.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .._layout import KEY_REPRS
+from ..keys import BackendComponent, DispatchKey
+from ._common import shim_registry, str_arg
+
+K = DispatchKey
+
+
+def _key_set_of(tensor: object, function: str) -> Any:
+    key_set = shim_registry().engine.tensor_key_set(tensor)
+    if key_set is None:
+        raise TypeError(
+            f"{function}(): expected a tensor (an object the dispatcher reads a DispatchKeySet from), "
+            f"got {type(tensor).__name__}"
+        )
+    return key_set
+
+
+def _dispatch_keys(tensor: object) -> Any:
+    """The tensor's DispatchKeySet."""
+    return _key_set_of(tensor, "_dispatch_keys")
+
+
+def _dispatch_key_set(tensor: object) -> str:
+    """The tensor's DispatchKeySet, printed."""
+    return repr(_key_set_of(tensor, "_dispatch_key_set"))
+
+
+# at::kTensorSubclassLike (ATen/TensorSubclassLikeUtils.h, torch 2.13): the
+# functorch wrappers, Batched, Sparse, SparseCsr and Python functionalities
+# (without backend bits, so that they match on any backend) and the Meta
+# backend bit.  Raw bits: the test is c10's `!(key_set & set).empty()`.
+_TENSOR_SUBCLASS_LIKE_BITS = 0
+for _key in (K.FuncTorchGradWrapper, K.FuncTorchBatched, K.Functionalize, K.Batched, K.Sparse, K.SparseCsr, K.Python):
+    _TENSOR_SUBCLASS_LIKE_BITS |= KEY_REPRS[_key]
+_TENSOR_SUBCLASS_LIKE_BITS |= 1 << (int(BackendComponent.MetaBit) - 1)
+del _key
+
+
+def _dispatch_isTensorSubclassLike(tensor: object) -> bool:
+    """Whether the tensor is one that kernels must not treat as a plain dense
+    tensor (a subclass, a wrapper, sparse, meta).  torch also answers True
+    for every tensor while a Python dispatch mode is active; this package
+    has no dispatch modes, so the keyset decides."""
+    return bool(_key_set_of(tensor, "_dispatch_isTensorSubclassLike").raw_repr() & _TENSOR_SUBCLASS_LIKE_BITS)
+
+
+# -- devices ------------------------------------------------------------------------------
+# c10's DeviceType names in parse order (c10/core/Device.cpp), with the key
+# computeDispatchKey gives a strided tensor on that device; None for the
+# Caffe2 types that have no key.
+_DEVICE_KEYS: dict[str, Optional[str]] = {
+    "cpu": "CPU", "cuda": "CUDA", "ipu": "IPU", "xpu": "XPU", "mkldnn": None, "opengl": None, "opencl": None,
+    "ideep": None, "hip": "HIP", "ve": "VE", "fpga": "FPGA", "maia": "MAIA", "xla": "XLA", "lazy": "Lazy",
+    "vulkan": "Vulkan", "mps": "MPS", "meta": "Meta", "hpu": "HPU", "mtia": "MTIA", "privateuseone": "PrivateUse1",
+}
+_INT32_MAX = 2**31 - 1
+
+
+def _is_name_char(ch: str) -> bool:
+    # std::isalpha in the C locale: ASCII letters only.
+    return ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z")
+
+
+def _split_device(device: str) -> tuple[str, str]:
+    """c10::Device's parse of ``name[:index]``: the regex ``([a-zA-Z_]+)(?::([1-9]\\d*|0))?``."""
+    if not device:
+        raise RuntimeError("Device string must not be empty")
+    name, sep, index = device.partition(":")
+    valid = (
+        name != "" and all(_is_name_char(ch) for ch in name)
+        and (not sep or (index != "" and index.isascii() and index.isdigit() and (index == "0" or index[0] != "0")))
+    )
+    if not valid:
+        raise RuntimeError(f"Invalid device string: '{device}'")
+    return name, index
+
+
+def _dispatch_key_for_device(device_type: str) -> str:
+    """The name of the dispatch key of a (strided) tensor on ``device_type``
+    (a device string without an index: "cpu", "cuda", "meta", ...)."""
+    device = str_arg(device_type, "_dispatch_key_for_device", "device_type")
+    name, index = _split_device(device)
+    if index and int(index) > _INT32_MAX:  # std::stoi
+        raise RuntimeError(f"Could not parse device index '{index}' in device string '{device}'")
+    if name not in _DEVICE_KEYS:
+        raise RuntimeError(
+            f"Expected one of {', '.join(_DEVICE_KEYS)} device type at start of device string: {name}"
+        )
+    # c10::DeviceIndex is an int8_t: the index is truncated to its low byte,
+    # and one that becomes -1 (255, 65535, ...) reads as "no index", as in torch.
+    if index and (int(index) & 0xFF) != 0xFF:
+        raise RuntimeError(f"Expected device_type string to not have a device index; got {device}")
+    key = _DEVICE_KEYS[name]
+    if key is None:
+        # torch fails an internal assertion here.
+        raise RuntimeError(f"This is a grandfathered Caffe2 device type {name}, it shouldn't ever convert to a DispatchKey.")
+    return key
