@@ -392,7 +392,7 @@ class SafeKernelFunction:
                 handle.entry.report_error(kind, DispatchKey.AutogradOther)
             if fn is None:
                 # A fallthrough: its key is skipped, never run (torch fails an internal assertion).
-                raise RuntimeError(f"{op.name}: a fallthrough kernel cannot be called; the dispatcher skips its key")
+                raise RuntimeError(f"{op.name()}: a fallthrough kernel cannot be called; the dispatcher skips its key")
             if kind == KernelKind.BOXED:
                 fn(op, ks, stack)
                 return
