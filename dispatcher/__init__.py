@@ -36,6 +36,7 @@ from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
 from .ivalue import IValue, IValueTag, Stack, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
+from .explain import explain, explain_keyset
 from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
 from .operator_tags import Tag
@@ -67,6 +68,8 @@ __all__ = [
     "box_returns",
     "compute_dispatch_key_set",
     "define",
+    "explain",
+    "explain_keyset",
     "fallthrough_kernel",
     "get_privateuse1_backend_name",
     "impl",

@@ -49,6 +49,99 @@ _BATCHED = K.FuncTorchBatchedDecomposition
 BACKEND_FALLBACK = "backend fallback"
 
 
+class Rule(Frozen):
+    """Which step of PyTorch's precedence (c10's computeDispatchTableEntryWithDebug)
+    chose a slot's entry: ``compute_entry`` returns one with the entry, so the
+    table and ``dispatcher.explain`` give the same reason.  ``tag`` is what
+    dump_table prints after the kernel; ``why`` says it as a sentence, with
+    ``{key}`` standing for the slot's key."""
+
+    __slots__ = _fields = ("name", "tag", "why")
+
+    name: str
+    tag: str
+    why: str
+
+    def __init__(self, name: str, tag: str, why: str) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "tag", tag)
+        object.__setattr__(self, "why", why)
+
+
+# Said of an autograd slot when a CompositeImplicitAutograd kernel exists but
+# its backends (or CompositeExplicitAutograd) have a kernel of their own.
+_MATH_PASSED_OVER = (
+    "the CompositeImplicitAutograd kernel does not serve {key}: a backend {key} guards (or "
+    "CompositeExplicitAutograd) has a kernel of its own, which autograd must not bypass"
+)
+_NO_EXPLICIT = "no kernel is registered to {key}, CompositeExplicitAutogradNonFunctional or CompositeExplicitAutograd"
+
+# In precedence order; the *_OVER_MATH rules are the ones that can follow a
+# CompositeImplicitAutograd kernel passed over at an autograd slot.
+DIRECT = Rule("direct", "kernel", "a kernel registered to {key} itself: a direct registration beats every alias key")
+CEANF = Rule(
+    "ceanf", "default backend kernel",
+    "no kernel is registered to {key}; it is one of CompositeExplicitAutogradNonFunctional's keys, "
+    "the first alias key in precedence",
+)
+CEA = Rule(
+    "cea", "default backend kernel",
+    "no kernel is registered to {key} or CompositeExplicitAutogradNonFunctional; "
+    "it is one of CompositeExplicitAutograd's keys",
+)
+CIA_NESTED = Rule(
+    "cia_nested", "nested kernel",
+    f"{_NO_EXPLICIT}; it is one of CompositeImplicitAutogradNestedTensor's keys, which comes before "
+    "CompositeImplicitAutograd",
+)
+CIA = Rule("cia", "math kernel", f"{_NO_EXPLICIT}; it is one of CompositeImplicitAutograd's keys")
+CIA_AUTOGRAD = Rule(
+    "cia_autograd", "math kernel",
+    f"{_NO_EXPLICIT}; it is one of CompositeImplicitAutograd's keys, and the autograd key {{key}} takes the "
+    "composite because no backend it guards has a kernel of its own (autograd comes from the decomposition)",
+)
+AUTOGRAD = Rule(
+    "autograd", "autograd kernel",
+    "no kernel is registered to {key} or to a composite alias key covering it; it is one of the Autograd "
+    "alias key's keys",
+)
+AUTOGRAD_OVER_MATH = Rule(
+    "autograd_over_math", "autograd kernel",
+    f"{_MATH_PASSED_OVER}; {{key}} is one of the Autograd alias key's keys",
+)
+BATCHED = Rule(
+    "batched", "batched kernel",
+    "no kernel is registered to {key}; it is FuncTorchBatchedDecomposition's key",
+)
+FALLBACK = Rule(
+    "fallback", BACKEND_FALLBACK,
+    "this operator has no kernel for {key}, directly or by an alias key; the backend fallback registered "
+    "for {key} serves every operator without one",
+)
+FALLBACK_OVER_MATH = Rule(
+    "fallback_over_math", BACKEND_FALLBACK,
+    f"{_MATH_PASSED_OVER}; nothing else covers {{key}}, so its backend fallback serves it",
+)
+MISSING = Rule(
+    "missing", "missing",
+    "no kernel is registered to {key} or to an alias key covering it, and {key} has no backend fallback",
+)
+MISSING_OVER_MATH = Rule(
+    "missing_over_math", "missing",
+    f"{_MATH_PASSED_OVER}; no Autograd kernel covers {{key}} and it has no backend fallback",
+)
+AMBIGUOUS = Rule(
+    "ambiguous", "ambiguous autogradother",
+    "AutogradOther serves many backends, and this operator has a CompositeImplicitAutograd kernel and a "
+    "kernel for one of AutogradOther's backends: c10 cannot tell which autograd should use "
+    "(Note [Ambiguity in AutogradOther kernel])",
+)
+RULES: tuple[Rule, ...] = (
+    DIRECT, CEANF, CEA, CIA_NESTED, CIA, CIA_AUTOGRAD, AUTOGRAD, AUTOGRAD_OVER_MATH, BATCHED, FALLBACK,
+    FALLBACK_OVER_MATH, MISSING, MISSING_OVER_MATH, AMBIGUOUS,
+)
+
+
 class RegisteredSchema(Frozen):
     """A def(): the schema, where it was registered, its alias analysis kind,
     its operator tags (names of ``dispatcher.Tag`` members)."""
@@ -304,6 +397,10 @@ class OperatorEntry:
         return handle
 
     # -- queries ---------------------------------------------------------------
+    def owns(self, handle: Any) -> bool:
+        """Whether ``handle`` is this operator's OperatorHandle (asking makes none)."""
+        return handle is not None and handle is self._handle
+
     def kernel_for(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
         kernels = self.kernels.get(key)
         return kernels[0] if kernels else None
@@ -335,57 +432,60 @@ class OperatorEntry:
                 return True
         return False
 
-    def compute_entry(self, key: DispatchKey) -> tuple[Optional[AnnotatedKernel], str]:
-        """The kernel for runtime slot ``key`` and the tag dump_table prints
-        (c10's computeDispatchTableEntryWithDebug); (None, "missing") if none."""
+    def compute_entry(self, key: DispatchKey) -> tuple[Optional[AnnotatedKernel], Rule]:
+        """The kernel for runtime slot ``key`` and the Rule that chose it
+        (c10's computeDispatchTableEntryWithDebug); None and MISSING (or
+        MISSING_OVER_MATH) if there is none."""
         # A key without a slot of its own (Dense) is computed too, as c10
         # does for _dispatch_get_computed_kernel_for_dispatch_key's debug text.
         return self._compute_entry(_facts(key))
 
-    def _compute_entry(self, slot: KeyFacts) -> tuple[Optional[AnnotatedKernel], str]:
+    def _compute_entry(self, slot: KeyFacts) -> tuple[Optional[AnnotatedKernel], Rule]:
         kernels = self.kernels
         key = slot.key
         direct = kernels.get(key)
         if direct:
-            return direct[0], "kernel"
+            return direct[0], DIRECT
 
         # Composite kernels serve Undefined too: a call with no tensor arguments
         # (and no TLS keys) lands there.
         if slot.in_ceanf and (found := kernels.get(_CEANF)):
-            return found[0], "default backend kernel"
+            return found[0], CEANF
         if slot.in_cea and (found := kernels.get(_CEA)):
-            return found[0], "default backend kernel"
+            return found[0], CEA
 
         # Unlike the math kernel below, c10 gives the nested kernel no
         # has_backend_kernel test: a NestedTensorCPU kernel does not keep
         # it from AutogradNestedTensor.
         if slot.in_cia_nested and (found := kernels.get(_CIA_NESTED)):
-            return found[0], "nested kernel"
+            return found[0], CIA_NESTED
 
+        math_passed_over = False
         if slot.in_cia and (found := kernels.get(_CIA)):
             # Note [Ambiguity in AutogradOther kernel]: AutogradOther serves
             # many backends; with a kernel for one of them, c10 cannot tell
             # whether the composite kernel or autograd-of-that-kernel is
             # meant, and makes calling it an error.
             if key == K.AutogradOther and self._has_kernel_in(_AUTOGRADOTHER_BACKEND_BITS):
-                return AMBIGUOUS_AUTOGRAD_OTHER, "ambiguous autogradother"
+                return AMBIGUOUS_AUTOGRAD_OTHER, AMBIGUOUS
             # An autograd key only takes a composite-implicit kernel when its
             # backends have no kernel of their own (else autograd would bypass it).
             has_backend_kernel = bool(kernels.get(_CEA)) or (
                 slot.backend_bits != 0 and self._has_kernel_in(slot.backend_bits)
             )
             if not has_backend_kernel:
-                return found[0], "math kernel"
+                return found[0], CIA_AUTOGRAD if slot.in_autograd else CIA
+            math_passed_over = True
 
         if slot.in_autograd and (found := kernels.get(_AUTOGRAD)):
-            return found[0], "autograd kernel"
+            return found[0], AUTOGRAD_OVER_MATH if math_passed_over else AUTOGRAD
         if slot.in_batched and (found := kernels.get(_BATCHED)):
-            return found[0], "batched kernel"
+            return found[0], BATCHED
 
         fallback = self._dispatcher.backend_fallback(key)
         if fallback is not None:
-            return fallback, BACKEND_FALLBACK
-        return None, "missing"
+            return fallback, FALLBACK_OVER_MATH if math_passed_over else FALLBACK
+        return None, MISSING_OVER_MATH if math_passed_over else MISSING
 
     # -- updates -------------------------------------------------------------------
     def fallback_changed(self, key: DispatchKey) -> None:
@@ -425,17 +525,17 @@ class OperatorEntry:
         self._stale = False
 
     def _update_slot(self, slot: KeyFacts, table: list[Any]) -> None:
-        annotated, tag = self._compute_entry(slot)
+        annotated, rule = self._compute_entry(slot)
         index = slot.slot
         assert index is not None, f"{slot.name} has no slot"
         previous = table[index]
-        if annotated is None or tag == BACKEND_FALLBACK:
+        if annotated is None or rule.tag == BACKEND_FALLBACK:
             # The dispatcher's entry for the slot, made when the fallback was registered.
             kernel = table[index] = self._dispatcher.fallback_table[index]
             self._lines.pop(index, None)
         else:
             kernel = table[index] = annotated.function(self._dispatcher.engine)
-            self._lines[index] = (slot.name, annotated, tag)
+            self._lines[index] = (slot.name, annotated, rule.tag)
         fallthrough = kernel.is_fallthrough()
         if fallthrough != previous.is_fallthrough():  # else the masks stay as they are
             slot.update_masks(self._masks, fallthrough)
@@ -619,7 +719,7 @@ class OperatorEntry:
         masks = [FULL_REPR] * NUM_BACKENDS
         for index, key in enumerate(RUNTIME_SLOT_KEYS):
             slot = _facts(key)
-            annotated, tag = self._compute_entry(slot)
+            annotated, rule = self._compute_entry(slot)
             expected = self._dispatcher.function_of(annotated)
             actual = self._table[index]
             if actual is not expected:
@@ -628,7 +728,7 @@ class OperatorEntry:
                 )
             stored = self._lines.get(index)
             line = self._dispatcher.fallback_lines[index] if stored is None else table_line(*stored)
-            if line != table_line(slot.name, annotated, tag):
+            if line != table_line(slot.name, annotated, rule.tag):
                 raise AssertionError(f"{self.name}: the dump line of {slot.name} is out of date")
             slot.update_masks(masks, expected.is_fallthrough())
         if masks != self._masks:
@@ -640,7 +740,7 @@ class OperatorEntry:
 
 def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) -> str:
     """The line dump_table prints for the slot of the key named ``key_name``
-    holding ``annotated``, chosen as ``tag`` (see compute_entry); "" for a
+    holding ``annotated``, chosen by a Rule tagged ``tag`` (see compute_entry); "" for a
     missing entry."""
     if annotated is None:
         return ""

@@ -8,6 +8,7 @@ it mutates, so a failed registration leaves the dispatcher unchanged.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any, Callable, Optional
 
 from ._core import ENGINE
@@ -26,7 +27,7 @@ from .operator_entry import (
 )
 from .schema import FunctionSchema, OperatorName
 
-__all__ = ["Dispatcher", "RegistrationHandle", "default_registry"]
+__all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries"]
 
 RegistrationHandle = Callable[[], None]
 
@@ -74,6 +75,7 @@ class Dispatcher:
         self._def_namespaces: dict[str, str] = {}
         # defer()'s context, one for all deferrals: it counts how deep they nest.
         self._deferral = _Deferral(self)
+        _LIVE.add(self)
 
     @property
     def lock(self) -> threading.RLock:
@@ -165,6 +167,12 @@ class Dispatcher:
         ))
         for watcher in self._overload_watchers:
             watcher(qualified_name)
+
+    def entry_of(self, handle: Any) -> Optional[OperatorEntry]:
+        """The operator whose OperatorHandle is ``handle``, if it is one of this
+        registry's and in use."""
+        op = self._operators.get(getattr(handle, "name", None) or "")
+        return op if op is not None and op.in_use() and op.owns(handle) else None
 
     def op_or_throw(self, name: str) -> OperatorEntry:
         op = self.find_op(name)
@@ -338,6 +346,16 @@ class Dispatcher:
                 for name, op in self._operators.items()
                 if op.in_use() and (key is None or op.has_kernel_for_dispatch_key(key))
             )
+
+
+# Every Dispatcher, weakly: an OperatorHandle does not know its registry
+# (the call path has no use for it), so dispatcher.explain asks each.
+_LIVE: "weakref.WeakSet[Dispatcher]" = weakref.WeakSet()
+
+
+def live_registries() -> list[Dispatcher]:
+    """Every Dispatcher that still exists (the default one first)."""
+    return [default_registry, *(r for r in list(_LIVE) if r is not default_registry)]
 
 
 class _Deferral:

@@ -500,7 +500,7 @@ def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) 
             f"Could not find schema for {op_name.qualified_name}.{op_name.overload_name} but we found an "
             "implementation; did you forget to def() the operator?"
         )
-    annotated, _tag = op.compute_entry(key)
+    annotated, _rule = op.compute_entry(key)
     return SafeKernelFunction(entry, "" if annotated is None else annotated.debug, _DispatchOperatorHandle(registry, op))
 
 
