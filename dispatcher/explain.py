@@ -309,7 +309,7 @@ def _resolve(op: Any) -> tuple[Dispatcher, OperatorEntry, Any]:
         entry = registry.entry_of(op)
         if entry is not None and entry.schema is not None:
             return registry, entry, op
-    raise RuntimeError(f"explain: operator {op.name} is not defined (a call would raise)")
+    raise RuntimeError(f"explain: operator {op.name()} is not defined (a call would raise)")
 
 
 def _engine_instance(value: Any, name: str) -> bool:

@@ -397,10 +397,6 @@ class OperatorEntry:
         return handle
 
     # -- queries ---------------------------------------------------------------
-    def owns(self, handle: Any) -> bool:
-        """Whether ``handle`` is this operator's OperatorHandle (asking makes none)."""
-        return handle is not None and handle is self._handle
-
     def kernel_for(self, key: DispatchKey) -> Optional[AnnotatedKernel]:
         kernels = self.kernels.get(key)
         return kernels[0] if kernels else None

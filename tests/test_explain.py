@@ -118,7 +118,7 @@ def test_each_rule_is_explained_and_the_call_agrees(world, lib, rule):
         assert entry.why == rule.why.format(key=entry.key.name)
         assert entry.why in str(e)
         # The dump's tag of the slot is the rule's.
-        line = next((ln for ln in world.registry.find_op(f.name).dump_computed_table().splitlines()
+        line = next((ln for ln in world.registry.find_op(f.name()).dump_computed_table().splitlines()
                      if ln.startswith(f"{entry.key.name}:")), "")
         assert line.endswith(f"[{rule.tag}]") or (rule.tag == "missing" and line == "")
         if isinstance(outcome, type):

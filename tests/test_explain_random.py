@@ -139,7 +139,7 @@ def check_call(case, x, y):
     """Check one call; returns the rule that chose the entry it reaches."""
     e = explain(case.op, x, y)
     error, ran = _call(case.op, case.log, x, y)
-    context = f"{case.world.registry.find_op(case.op.name).dump_state()}\n{e}"
+    context = f"{case.world.registry.find_op(case.op.name()).dump_state()}\n{e}"
     if e.entry.runs:
         assert ran and ran[0] is e.kernel, context
     else:

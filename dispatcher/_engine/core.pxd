@@ -226,7 +226,7 @@ cdef class OperatorHandle:
     cdef readonly _Redispatch redispatch
     cdef vectorcall_impl vectorcall
     cdef object _packet
-    cdef object _owner
+    cdef readonly object _owner
 
 
 @cython.final
