@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
@@ -46,6 +46,28 @@ _BATCHED = K.FuncTorchBatchedDecomposition
 
 # compute_entry's tag for a slot that takes its backend fallback.
 BACKEND_FALLBACK = "backend fallback"
+
+# The alias key whose kernel compute_entry gives a slot under each of its
+# tags; "default backend kernel" is either composite-explicit key (see
+# OperatorEntry._origin), "kernel" is the slot's own key.
+_ALIAS_OF_TAG = {
+    "nested kernel": _CIA_NESTED,
+    "math kernel": _CIA,
+    "autograd kernel": _AUTOGRAD,
+    "batched kernel": _BATCHED,
+}
+
+
+class TableEntry(NamedTuple):
+    """One runtime slot of an operator's computed table (see computed_table)."""
+
+    key: DispatchKey  # the slot's runtime key
+    kernel: Optional[AnnotatedKernel]  # None: missing
+    tag: str  # as dump_table prints it: "kernel", "math kernel", ..., BACKEND_FALLBACK; "missing"
+    # The key whose registration fills the slot: the slot's own key or an
+    # alias key; None for a backend fallback, a missing entry and the
+    # ambiguous AutogradOther entry, which no registration of the operator holds.
+    origin: Optional[DispatchKey]
 
 
 class RegisteredSchema(Frozen):
@@ -497,6 +519,28 @@ class OperatorEntry:
         self.refresh(_slots_changed_by(key))
 
     # -- debugging ----------------------------------------------------------------
+    def computed_table(self) -> list[TableEntry]:
+        """Every runtime slot's entry, in slot order, as the stored table holds
+        it (what dump_computed_table prints), with where each comes from."""
+        entries = []
+        for index, key in enumerate(RUNTIME_SLOT_KEYS):
+            stored = self._lines.get(index)
+            if stored is None:  # the slot holds its backend fallback (Note [Stored table lines])
+                fallback = self._dispatcher.backend_fallback(key)
+                entries.append(TableEntry(key, fallback, "missing" if fallback is None else BACKEND_FALLBACK, None))
+            else:
+                _name, kernel, tag = stored
+                entries.append(TableEntry(key, kernel, tag, self._origin(key, kernel, tag)))
+        return entries
+
+    def _origin(self, key: DispatchKey, kernel: AnnotatedKernel, tag: str) -> Optional[DispatchKey]:
+        if tag == "kernel":
+            return key
+        if tag == "default backend kernel":  # compute_entry tries CEANF first
+            ceanf = self.kernels.get(_CEANF)
+            return _CEANF if ceanf and ceanf[0] is kernel else _CEA
+        return _ALIAS_OF_TAG.get(tag)
+
     def dump_state(self) -> str:
         """c10's OperatorEntry::dumpState (torch._C._dispatch_dump)."""
         s = self.schema
@@ -608,6 +652,16 @@ def _plan_args(schema: FunctionSchema, engine: Any) -> _PlanArgs:
     """What ``engine``'s call plans take from a def of ``schema``, made once per def."""
     dispatch_args, span = schema.dispatch_layout
     return dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call
+
+
+def aliases_serving(key: DispatchKey) -> tuple[DispatchKey, ...]:
+    """The alias keys whose kernels compute_entry considers for ``key``'s
+    slot, in its order of precedence (the alias expansions, with the
+    composite keys also serving Undefined: Note [Undefined in dispatchTable_])."""
+    facts = _facts(key)
+    candidates = ((_CEANF, facts.in_ceanf), (_CEA, facts.in_cea), (_CIA_NESTED, facts.in_cia_nested),
+                  (_CIA, facts.in_cia), (_AUTOGRAD, facts.in_autograd), (_BATCHED, facts.in_batched))
+    return tuple(alias for alias, serves in candidates if serves)
 
 
 def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bool) -> None:
