@@ -5,6 +5,7 @@ The table's cells are checked against what the engine dumps
 against the code that drew them; the bars against the numbers they stand for.
 """
 import math
+import pathlib
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -163,3 +164,32 @@ def test_the_axis_reaches_below_one_for_a_faster_peer():
 def test_no_results_no_plot():
     with pytest.raises(ValueError, match="no benchmark results"):
         render_plot([], "title")
+
+
+# -- the README's pictures ---------------------------------------------------------------
+ROOT = pathlib.Path(__file__).parent.parent
+
+
+def readme_command(picture):
+    """The README's command that draws docs/<picture>, as argv for main()."""
+    readme = (ROOT / "README.md").read_text()
+    assert f"](docs/{picture})" in readme  # shown
+    (line,) = [line for line in readme.splitlines()
+               if line.startswith("python -m dispatcher ") and line.endswith(f"docs/{picture}")]
+    return line.split()[3:]
+
+
+def test_the_readmes_table_picture_is_what_its_command_draws(capsys):
+    argv = readme_command("table.svg")
+    assert argv[-2:] == ["--svg", "docs/table.svg"]
+    assert cli.main([*argv[:-1], "-"]) == 0
+    assert capsys.readouterr().out == (ROOT / "docs" / "table.svg").read_text()
+
+
+def test_the_readmes_bench_picture_is_a_run_of_the_benchmark():
+    assert readme_command("bench.svg") == ["bench", "--plot", "docs/bench.svg"]
+    root = ET.parse(ROOT / "docs" / "bench.svg").getroot()
+    bars = [r for r in root.iter(f"{SVG}rect") if r.get("class") == "bar"]
+    values = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "value"]
+    assert len(bars) >= 13 and bars[0].get("data-case") == "call, 2 tensors (compiled core)"
+    assert values == [f"{float(bar.get('data-ratio')):.2f}x" for bar in bars]
