@@ -91,7 +91,8 @@ def _table(parser: argparse.ArgumentParser) -> Run:
     each KEY (any dispatch key, alias keys included), or of a registered operator
     (--op).  The rows are PythonDispatcher's example keys and the keys with a kernel
     of their own (--all: every runtime slot), in its format.  --svg draws all 137
-    slots instead, coloured by where each entry comes from."""
+    slots instead, coloured by where each entry comes from.  For example:
+    python -m dispatcher table --import dispatcher.prototype --op proto::mean --svg mean.svg"""
     parser.add_argument("keys", nargs="*", metavar="KEY", type=_dispatch_key,
                         help="a key to register a kernel on (python -m dispatcher keys lists them)")
     parser.add_argument("--op", metavar="OPERATOR", help="a registered operator (ns::name[.overload]) instead")
