@@ -60,7 +60,11 @@ def write(root: ET.Element, path: str) -> None:
 def output_path(path: str) -> str:
     """An argparse type for a picture's file: its folder must exist, so that
     a run fails at once rather than after its work ("-": standard output)."""
+    if path == "-":
+        return path
     folder = os.path.dirname(os.path.abspath(path))
-    if path != "-" and not os.path.isdir(folder):
+    if not os.path.isdir(folder):
         raise argparse.ArgumentTypeError(f"cannot write {path}: no folder {folder}")
+    if os.path.isdir(path) or not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {path}: it is a folder or not writable")
     return path

@@ -147,6 +147,7 @@ def test_table_imports_modules_for_their_operators(capsys):
     (["table", "--import", "no_such_module_here"], "argument --import: No module named 'no_such_module_here'"),
     (["table", "--svg", "/no/such/folder/t.svg"], "argument --svg: cannot write /no/such/folder/t.svg"),
     (["table", "--svg"], "argument --svg: expected one argument"),
+    (["table", "--svg", "."], "argument --svg: cannot write .: it is a folder or not writable"),
     (["table", "--nope"], "unrecognized arguments: --nope"),
     (["nope"], "argument COMMAND: invalid choice: 'nope'"),
     ([], "the following arguments are required: COMMAND"),
