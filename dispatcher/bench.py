@@ -33,7 +33,7 @@ from .keys import DispatchKey as K
 from .keysets import AFTER_AUTOGRAD_KEYSET
 from .library import Library
 from .ops import ops
-from . import registration_timing
+from . import _svg, registration_timing
 from .registry import Dispatcher
 
 
@@ -53,6 +53,7 @@ class Case:
     env: dict
     note: str = ""
     torch_call: str = ""
+    peer: bool = False  # another library's dispatch, not ours
 
 
 @dataclass
@@ -64,6 +65,7 @@ class Result:
     note: str
     torch_ns: Optional[float] = None
     torch_ratio: Optional[float] = None  # torch's time / ours, median of the rounds' ratios
+    peer: bool = False
 
 
 def measure(case: Case, rounds: int, number: int, torch_env: Optional[dict] = None) -> Result:
@@ -87,7 +89,7 @@ def measure(case: Case, rounds: int, number: int, torch_env: Optional[dict] = No
             torch_ratios.append(t / c)
     return Result(case.name, statistics.median(calls), statistics.median(directs), statistics.median(ratios),
                   case.note, statistics.median(torch_times) if torch_times else None,
-                  statistics.median(torch_ratios) if torch_ratios else None)
+                  statistics.median(torch_ratios) if torch_ratios else None, case.peer)
 
 
 def kernel(x, y):
@@ -217,14 +219,14 @@ def _peer_cases() -> list[Case]:
         raise NotImplementedError
 
     sd.register(TensorBase)(kernel)
-    cases.append(Case("functools.singledispatch", "sd(t, t)", "kernel(t, t)", dict(env, sd=sd)))
+    cases.append(Case("functools.singledispatch", "sd(t, t)", "kernel(t, t)", dict(env, sd=sd), peer=True))
 
     if _available("multipledispatch"):
         from multipledispatch import Dispatcher
 
         md = Dispatcher("md")
         md.add((TensorBase, TensorBase), kernel)
-        cases.append(Case("multipledispatch", "md(t, t)", "kernel(t, t)", dict(env, md=md)))
+        cases.append(Case("multipledispatch", "md(t, t)", "kernel(t, t)", dict(env, md=md), peer=True))
     if _available("plum"):
         import plum
 
@@ -234,7 +236,7 @@ def _peer_cases() -> list[Case]:
         def pl(x: TensorBase, y: TensorBase):
             return x
 
-        cases.append(Case("plum", "pl(t, t)", "kernel(t, t)", dict(env, pl=pl)))
+        cases.append(Case("plum", "pl(t, t)", "kernel(t, t)", dict(env, pl=pl), peer=True))
     if _available("ovld"):
         from ovld import ovld
 
@@ -242,7 +244,7 @@ def _peer_cases() -> list[Case]:
         def ov(x: TensorBase, y: TensorBase):
             return x
 
-        cases.append(Case("ovld", "ov(t, t)", "kernel(t, t)", dict(env, ov=ov)))
+        cases.append(Case("ovld", "ov(t, t)", "kernel(t, t)", dict(env, ov=ov), peer=True))
     return cases
 
 
@@ -315,15 +317,26 @@ def import_time_ms(runs: int = 7) -> float:
     return statistics.median(times)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dispatcher bench", description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``python -m dispatcher bench`` (and benchmarks/compare.py)."""
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds per case (default 15)")
     parser.add_argument("--number", type=int, default=20000, help="calls per round (default 20000)")
     parser.add_argument("--registration-rounds", type=int, default=200,
                         help="rounds of the registration steps (default 200)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    args = parser.parse_args(argv)
+    parser.add_argument("--plot", metavar="FILE.svg", type=_svg.output_path,
+                        help="also draw the ratios as a bar chart in FILE.svg (see dispatcher/bench_plot.py)")
+
+
+def run_with(args: argparse.Namespace) -> None:
+    """Run the benchmark as ``args`` (add_arguments' options) say."""
     results, torch_version = run(args.rounds, args.number)
+    if args.plot:
+        # Written before the slower steps below, and failing before them if it cannot be.
+        from . import bench_plot
+
+        title = f"Dispatch overhead, {'compiled' if HAS_EXTENSION else 'pure-Python'} engine, Python {sys.version.split()[0]}"
+        _svg.write(bench_plot.render(results, title), args.plot)
     registration = registration_timing.compare(args.registration_rounds)
     import_ms = import_time_ms()
     bytecode = "off" if sys.dont_write_bytecode else "on"
@@ -338,4 +351,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print()
         print(f"import dispatcher: {import_ms:.1f} ms (median of 7, `python -X importtime`; "
               f"bytecode cache {bytecode})")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dispatcher bench", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    run_with(parser.parse_args(argv))
     return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Union
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
@@ -48,24 +48,39 @@ _BATCHED = K.FuncTorchBatchedDecomposition
 # compute_entry's tag for a slot that takes its backend fallback.
 BACKEND_FALLBACK = "backend fallback"
 
+class TableEntry(NamedTuple):
+    """One runtime slot of an operator's computed table (see computed_table)."""
+
+    key: DispatchKey  # the slot's runtime key
+    kernel: Optional[AnnotatedKernel]  # None: missing
+    tag: str  # as dump_table prints it: "kernel", "math kernel", ..., BACKEND_FALLBACK; "missing"
+    # The key whose registration fills the slot: the slot's own key or an
+    # alias key; None for a backend fallback, a missing entry and the
+    # ambiguous AutogradOther entry, which no registration of the operator holds.
+    origin: Optional[DispatchKey]
+
 
 class Rule(Frozen):
     """Which step of PyTorch's precedence (c10's computeDispatchTableEntryWithDebug)
     chose a slot's entry: ``compute_entry`` returns one with the entry, so the
     table and ``dispatcher.explain`` give the same reason.  ``tag`` is what
     dump_table prints after the kernel; ``why`` says it as a sentence, with
-    ``{key}`` standing for the slot's key."""
+    ``{key}`` standing for the slot's key; ``alias``, the alias key whose
+    kernel the rule gives the slot (None: the slot's own kernel, a fallback
+    or no kernel)."""
 
-    __slots__ = _fields = ("name", "tag", "why")
+    __slots__ = _fields = ("name", "tag", "why", "alias")
 
     name: str
     tag: str
     why: str
+    alias: Optional[DispatchKey]
 
-    def __init__(self, name: str, tag: str, why: str) -> None:
+    def __init__(self, name: str, tag: str, why: str, alias: Optional[DispatchKey] = None) -> None:
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "tag", tag)
         object.__setattr__(self, "why", why)
+        object.__setattr__(self, "alias", alias)
 
 
 # Said of an autograd slot when a CompositeImplicitAutograd kernel exists but
@@ -82,36 +97,36 @@ DIRECT = Rule("direct", "kernel", "a kernel registered to {key} itself: a direct
 CEANF = Rule(
     "ceanf", "default backend kernel",
     "no kernel is registered to {key}; it is one of CompositeExplicitAutogradNonFunctional's keys, "
-    "the first alias key in precedence",
+    "the first alias key in precedence", _CEANF,
 )
 CEA = Rule(
     "cea", "default backend kernel",
     "no kernel is registered to {key} or CompositeExplicitAutogradNonFunctional; "
-    "it is one of CompositeExplicitAutograd's keys",
+    "it is one of CompositeExplicitAutograd's keys", _CEA,
 )
 CIA_NESTED = Rule(
     "cia_nested", "nested kernel",
     f"{_NO_EXPLICIT}; it is one of CompositeImplicitAutogradNestedTensor's keys, which comes before "
-    "CompositeImplicitAutograd",
+    "CompositeImplicitAutograd", _CIA_NESTED,
 )
-CIA = Rule("cia", "math kernel", f"{_NO_EXPLICIT}; it is one of CompositeImplicitAutograd's keys")
+CIA = Rule("cia", "math kernel", f"{_NO_EXPLICIT}; it is one of CompositeImplicitAutograd's keys", _CIA)
 CIA_AUTOGRAD = Rule(
     "cia_autograd", "math kernel",
     f"{_NO_EXPLICIT}; it is one of CompositeImplicitAutograd's keys, and the autograd key {{key}} takes the "
-    "composite because no backend it guards has a kernel of its own (autograd comes from the decomposition)",
+    "composite because no backend it guards has a kernel of its own (autograd comes from the decomposition)", _CIA,
 )
 AUTOGRAD = Rule(
     "autograd", "autograd kernel",
     "no kernel is registered to {key} or to a composite alias key covering it; it is one of the Autograd "
-    "alias key's keys",
+    "alias key's keys", _AUTOGRAD,
 )
 AUTOGRAD_OVER_MATH = Rule(
     "autograd_over_math", "autograd kernel",
-    f"{_MATH_PASSED_OVER}; {{key}} is one of the Autograd alias key's keys",
+    f"{_MATH_PASSED_OVER}; {{key}} is one of the Autograd alias key's keys", _AUTOGRAD,
 )
 BATCHED = Rule(
     "batched", "batched kernel",
-    "no kernel is registered to {key}; it is FuncTorchBatchedDecomposition's key",
+    "no kernel is registered to {key}; it is FuncTorchBatchedDecomposition's key", _BATCHED,
 )
 FALLBACK = Rule(
     "fallback", BACKEND_FALLBACK,
@@ -351,7 +366,7 @@ class OperatorEntry:
         # _update_slot.  Dumping formats these (and takes the dispatcher's
         # fallback_lines for the other slots) instead of recomputing every
         # slot; registering does not format lines that may never be dumped.
-        self._lines: dict[int, tuple[str, AnnotatedKernel, str]] = {}
+        self._lines: dict[int, tuple[str, AnnotatedKernel, Rule]] = {}
         # Note [Per-backend fallthrough masks]
         # c10 keeps, per backend, the keys that are not fallthrough for this
         # operator; a call ANDs its keyset with the mask of its highest
@@ -531,7 +546,7 @@ class OperatorEntry:
             self._lines.pop(index, None)
         else:
             kernel = table[index] = annotated.function(self._dispatcher.engine)
-            self._lines[index] = (slot.name, annotated, rule.tag)
+            self._lines[index] = (slot.name, annotated, rule)
         fallthrough = kernel.is_fallthrough()
         if fallthrough != previous.is_fallthrough():  # else the masks stay as they are
             slot.update_masks(self._masks, fallthrough)
@@ -631,6 +646,20 @@ class OperatorEntry:
             self._report_error_callback = None
 
     # -- debugging ----------------------------------------------------------------
+    def computed_table(self) -> list[TableEntry]:
+        """Every runtime slot's entry, in slot order, as the stored table holds
+        it (what dump_computed_table prints), with where each comes from."""
+        entries = []
+        for index, key in enumerate(RUNTIME_SLOT_KEYS):
+            stored = self._lines.get(index)
+            if stored is None:  # the slot holds its backend fallback (Note [Stored table lines])
+                fallback = self._dispatcher.backend_fallback(key)
+                entries.append(TableEntry(key, fallback, "missing" if fallback is None else BACKEND_FALLBACK, None))
+            else:
+                _name, kernel, rule = stored
+                entries.append(TableEntry(key, kernel, rule.tag, key if rule is DIRECT else rule.alias))
+        return entries
+
     def dump_state(self) -> str:
         """c10's OperatorEntry::dumpState (torch._C._dispatch_dump)."""
         s = self.schema
@@ -651,8 +680,8 @@ class OperatorEntry:
     def dump_computed_table(self) -> str:
         """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table)."""
         lines = list(self._dispatcher.fallback_lines)
-        for index, (key_name, annotated, tag) in self._lines.items():
-            lines[index] = table_line(key_name, annotated, tag)
+        for index, (key_name, annotated, rule) in self._lines.items():
+            lines[index] = table_line(key_name, annotated, rule.tag)
         return "".join(lines)
 
     def list_all_dispatch_keys(self) -> str:
@@ -723,7 +752,8 @@ class OperatorEntry:
                     f"{self.name}: table entry for {slot.name} is {actual!r}, recomputation gives {expected!r}"
                 )
             stored = self._lines.get(index)
-            line = self._dispatcher.fallback_lines[index] if stored is None else table_line(*stored)
+            line = self._dispatcher.fallback_lines[index] if stored is None else table_line(
+                stored[0], stored[1], stored[2].tag)
             if line != table_line(slot.name, annotated, rule.tag):
                 raise AssertionError(f"{self.name}: the dump line of {slot.name} is out of date")
             slot.update_masks(masks, expected.is_fallthrough())
@@ -756,6 +786,16 @@ def _plan_args(schema: FunctionSchema, engine: Any) -> _PlanArgs:
     """What ``engine``'s call plans take from a def of ``schema``, made once per def."""
     dispatch_args, span = schema.dispatch_layout
     return dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call
+
+
+def aliases_serving(key: DispatchKey) -> tuple[DispatchKey, ...]:
+    """The alias keys whose kernels compute_entry considers for ``key``'s
+    slot, in its order of precedence (the alias expansions, with the
+    composite keys also serving Undefined: Note [Undefined in dispatchTable_])."""
+    facts = _facts(key)
+    candidates = ((_CEANF, facts.in_ceanf), (_CEA, facts.in_cea), (_CIA_NESTED, facts.in_cia_nested),
+                  (_CIA, facts.in_cia), (_AUTOGRAD, facts.in_autograd), (_BATCHED, facts.in_batched))
+    return tuple(alias for alias, serves in candidates if serves)
 
 
 def update_fallthrough_masks(masks: list[int], key: DispatchKey, fallthrough: bool) -> None:

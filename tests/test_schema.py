@@ -605,7 +605,8 @@ def test_pickled_schema_hashes_right_in_another_process():
     )
     schema = parse(LINES[0])
     hash(schema)
-    env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=str(pathlib.Path(__file__).parents[1]))
+    # The package the child imports is this run's (the installed one): no PYTHONPATH.
+    env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run(
         [sys.executable, "-c", code], input=pickle.dumps(schema), capture_output=True, env=env, check=True
     )

@@ -1,0 +1,13 @@
+""".ci/run tests the wheel it built, installed: check that the tests import it, not the checkout."""
+import os
+import pathlib
+
+import pytest
+
+import dispatcher
+
+
+@pytest.mark.skipif(os.environ.get("DISPATCHER_TEST_INSTALLED") != "1", reason="set by .ci/run, which tests a wheel")
+def test_the_installed_package_is_the_one_under_test():
+    checkout = pathlib.Path(__file__).resolve().parents[1]
+    assert checkout not in pathlib.Path(dispatcher.__file__).resolve().parents, dispatcher.__file__
