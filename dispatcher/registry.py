@@ -171,9 +171,10 @@ class Dispatcher:
     def entry_of(self, handle: Any) -> Optional[OperatorEntry]:
         """The operator whose OperatorHandle is ``handle``, if it is one of this
         registry's and in use."""
-        owner = handle._owner if isinstance(handle, self.engine.OperatorHandle) else None
-        op = self._operators.get(owner.name) if owner is not None else None
-        return op if op is not None and op is owner and op.in_use() else None
+        if not isinstance(handle, self.engine.OperatorHandle) or handle._owner is None:
+            return None
+        op = self._operators.get(handle._owner.name)
+        return op if op is handle._owner and op.in_use() else None
 
     def op_or_throw(self, name: str) -> OperatorEntry:
         op = self.find_op(name)

@@ -3,7 +3,6 @@
 import copy
 import dataclasses
 import os
-import pathlib
 import pickle
 import subprocess
 import sys

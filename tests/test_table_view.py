@@ -24,7 +24,8 @@ def test_computed_table_is_the_precedence_and_names_the_registration(world):
         kernels[key] = lambda x: x
         lib.impl("f", kernels[key], key, debug=f"fn_{key.name}")
         for entry in op.computed_table():
-            assert (entry.kernel, entry.tag) == op.compute_entry(entry.key)
+            kernel, rule = op.compute_entry(entry.key)
+            assert (entry.kernel, entry.tag) == (kernel, rule.tag)
             if entry.origin is not None:
                 # The kernel is the active one of the key named as its origin.
                 assert op.kernel_for(entry.origin) is entry.kernel
