@@ -169,6 +169,19 @@ def _show_table(view: TableView, args: argparse.Namespace) -> None:
 
 
 # -- demo ------------------------------------------------------------------------------
+@command("explain", "explain which kernel a call reaches, and why")
+def _explain(parser: argparse.ArgumentParser) -> Run:
+    """Explain which kernel a call of OPERATOR reaches, and why, when its tensor
+    arguments carry the given runtime keys (with this process's thread-local
+    include/exclude sets): each key's part, the fallthroughs skipped, the slot
+    and the precedence rule that put the kernel there.  For example:
+    python -m dispatcher explain --import dispatcher.prototype proto::mean CPU AutogradCPU"""
+    from ._explain_cli import add_arguments, run
+
+    add_arguments(parser)
+    return run
+
+
 @command("demo", "tour a numpy-backed tensor library built on it")
 def _demo(parser: argparse.ArgumentParser) -> Run:
     """Walk through dispatcher.prototype, a numpy-backed tensor library built on the

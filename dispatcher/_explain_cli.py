@@ -8,26 +8,30 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import Optional
 
-from .explain import explain_keyset
 from .keys import DispatchKey, is_alias_key, parse_dispatch_key
 from .registry import default_registry
 
-__all__ = ["cli_main"]
+__all__ = ["add_arguments", "run"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m dispatcher explain",
-        description="Explain which kernel a call of an operator reaches, and why, when its tensor arguments "
-        "carry the given dispatch keys (with this process's default thread-local include/exclude sets).",
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import", dest="modules", action="append", default=[], metavar="MODULE",
                         help="import MODULE first, to define the operator and register its kernels (repeatable)")
     parser.add_argument("operator", metavar="OPERATOR", help="the operator: ns::name or ns::name.overload")
     parser.add_argument("keys", nargs="*", metavar="KEY", help="runtime dispatch keys of the arguments, e.g. CPU AutogradCPU")
-    return parser
+
+
+def run(args: argparse.Namespace) -> None:
+    """Print the explanation; a bad argument ends in ``args.parser.error`` naming it."""
+    parser = args.parser
+    keys = [_key(parser, name) for name in args.keys]
+    for module in args.modules:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # whatever the module raised, report it as the argument's fault
+            parser.error(f"argument --import: importing {module} failed: {type(exc).__name__}: {exc}")
+    print(_explain(parser, args.operator, keys))
 
 
 def _key(parser: argparse.ArgumentParser, name: str) -> DispatchKey:
@@ -40,25 +44,6 @@ def _key(parser: argparse.ArgumentParser, name: str) -> DispatchKey:
     return key
 
 
-def cli_main(argv: list[str]) -> int:
-    """Run the command with ``argv`` (the arguments after ``explain``);
-    returns the exit status: 0, or 2 with a message naming the bad argument."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-        keys = [_key(parser, name) for name in args.keys]
-        for module in args.modules:
-            try:
-                importlib.import_module(module)
-            except Exception as exc:  # whatever the module raised, report it as the argument's fault
-                parser.error(f"argument --import: importing {module} failed: {type(exc).__name__}: {exc}")
-        explanation = _explain(parser, args.operator, keys)
-    except SystemExit as exit:  # argparse's way out: usage and message are printed
-        return _status(exit.code)
-    print(explanation)
-    return 0
-
-
 def _explain(parser: argparse.ArgumentParser, operator: str, keys: list[DispatchKey]) -> str:
     if "::" not in operator:
         parser.error(f"argument OPERATOR: expected ns::name or ns::name.overload, got {operator!r}")
@@ -68,11 +53,6 @@ def _explain(parser: argparse.ArgumentParser, operator: str, keys: list[Dispatch
         known = f"; its overloads: {', '.join(f'{operator}.{o}' if o else operator for o in overloads)}" if overloads else ""
         parser.error(f"argument OPERATOR: no operator {operator} is defined{known} "
                      "(use --import MODULE to import the module that defines it)")
+    from .explain import explain_keyset  # not imported for the other subcommands
+
     return str(explain_keyset(operator, keys))
-
-
-def _status(code: Optional[object]) -> int:
-    # SystemExit.code: None means success, an int a status, anything else was printed and means 1.
-    if code is None:
-        return 0
-    return code if isinstance(code, int) else 1

@@ -191,7 +191,7 @@ def test_help_lists_every_command_on_one_line(capsys, monkeypatch):
     assert code == 0
     lines = out.splitlines()
     names = [name for name, _, _ in cli._COMMANDS]
-    assert names == ["keys", "table", "demo", "bench"]
+    assert names == ["keys", "table", "explain", "demo", "bench"]
     for name, summary, _ in cli._COMMANDS:
         (line,) = [line for line in lines if line.split()[:1] == [name]]
         assert line.split(None, 1)[1] == summary
