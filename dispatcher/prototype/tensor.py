@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import DispatchKey, DispatchKeySet, TensorBase
+from dispatcher import BackendComponent, DispatchKey, DispatchKeySet, TensorBase
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from .autograd import AccumulateGrad, Node
 
-__all__ = ["Tensor", "TensorMethods", "VersionCounter", "key_set_for_device", "normalize_device", "tensor"]
+__all__ = ["Tensor", "TensorMethods", "VersionCounter", "device_backend", "key_set_for_device", "normalize_device", "tensor"]
 
 Scalar = Union[bool, int, float]
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
@@ -41,16 +41,29 @@ Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
 _KEY_SETS: dict[str, DispatchKeySet] = {}
 
 
+def device_backend(device: str) -> BackendComponent:
+    """The backend of a device string (backends.backend_component), with a hint for "toy" before enable_toy_device."""
+    try:
+        return backend_component(device)
+    except ValueError:
+        if isinstance(device, str) and device.partition(":")[0] == "toy":
+            raise ValueError(
+                'the "toy" device is not enabled: call dispatcher.prototype.enable_toy_device() first '
+                "(it names the PrivateUse1 backend \"toy\")"
+            ) from None
+        raise
+
+
 def normalize_device(device: str) -> str:
     """The device type of a device string ("toy:0" -> "toy"); one device per type here."""
-    return device_type(backend_component(device))
+    return device_type(device_backend(device))
 
 
 def key_set_for_device(device: str) -> DispatchKeySet:
     """The keys of a tensor on ``device``: its backend plus that backend's autograd keys."""
     ks = _KEY_SETS.get(device)
     if ks is None:
-        backend = backend_component(device)
+        backend = device_backend(device)
         ks = DispatchKeySet([DispatchKey.Dense, backend]) | get_autograd_related_key_set_from_backend(backend)
         _KEY_SETS[device] = ks
     return ks
