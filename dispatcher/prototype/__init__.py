@@ -23,6 +23,11 @@ when asked: ``enable_toy_device()`` names the PrivateUse1 backend "toy", and
 vmap, the tracer and the toy device, which serve every operator of the
 process (see backend_fallbacks.py).
 
+Custom operators (``dispatcher.custom_ops.custom_op``) work on its tensors:
+autograd.py implements the dispatcher's AutogradEngine protocol, so that
+``register_autograd`` formulas are recorded, and checks.py the TensorChecks
+that ``opcheck`` uses.
+
 ``python -m dispatcher demo`` walks through all of it.
 """
 try:
@@ -43,7 +48,7 @@ from .meta import meta_tensor
 from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallback
 from .vmap import BatchedTensor, set_vmap_fallback_warning_enabled, vmap
 from .tracing import Graph, trace
-from . import nn
+from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks)
 from .backend_fallbacks import install, installed, is_installed, uninstall
 
 OP = operators.OP

@@ -31,7 +31,7 @@ from .operators import OP
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from .autograd import AccumulateGrad, Node
+    from .autograd import AccumulateGrad, FunctionNode, Node
 
 __all__ = ["Tensor", "TensorMethods", "VersionCounter", "device_backend", "key_set_for_device", "normalize_device", "tensor"]
 
@@ -262,7 +262,7 @@ class Tensor(TensorMethods, TensorBase):
     kernels make theirs with ``Tensor(storage, shape, dtype, device)``.
     """
 
-    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn",
+    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn", "_output_nr",
                  "_version", "_base", "_grad_accumulator")
 
     shape: tuple[int, ...]
@@ -277,7 +277,8 @@ class Tensor(TensorMethods, TensorBase):
         self.device = device
         self.requires_grad = False
         self._grad: Optional[Tensor] = None
-        self.grad_fn: Optional[Node] = None
+        self.grad_fn: Optional[Union[Node, FunctionNode]] = None
+        self._output_nr = 0  # which of grad_fn's outputs this tensor is
         self._version = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
         self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
