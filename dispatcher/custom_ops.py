@@ -716,7 +716,8 @@ def _resolve_op_for_registration(op: OpIdentifier, registration_name: str) -> Un
         return op
     name: str = op if isinstance(op, str) else op.name
     opdef = OPDEFS.get(name)
-    return opdef if opdef is not None else name
+    # A CustomOpDef of another registry (a test's) is not this name's operator.
+    return opdef if opdef is not None and opdef._registry is registry else name
 
 
 def _parse_namespace(qualname: str) -> tuple[str, str]:

@@ -454,3 +454,46 @@ def test_a_list_output_gets_a_list_of_gradients():
         assert first.grad_fn is second.grad_fn and (first._output_nr, second._output_nr) == (0, 1)
     finally:
         split_halves._destroy()
+
+
+def test_the_context_of_a_custom_function():
+    @custom_op("golden_ctx2::f", mutates_args=())
+    def f(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+        return P.Tensor.from_numpy(x.numpy() * 2), P.Tensor.from_numpy(y.numpy() * 3)
+
+    contexts = []
+
+    def setup_context(ctx, inputs, output):
+        contexts.append(ctx)
+        ctx.set_materialize_grads(False)
+        ctx.mark_non_differentiable(output[1])
+        with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 0 is of type int"):
+            ctx.save_for_backward(3)
+
+    def backward(ctx, grad_a, grad_b):
+        assert grad_b is None  # not materialized
+        return grad_a * 2, None
+
+    f.register_autograd(backward, setup_context=setup_context)
+    try:
+        x, y = t([1.0], requires_grad=True), t([1.0])
+        a, b = f(x, y)
+        assert contexts[0].needs_input_grad == (True, False)
+        assert a.requires_grad and not b.requires_grad and b.grad_fn is None
+        a.sum().backward()
+        assert x.grad.tolist() == [2.0]
+    finally:
+        f._destroy()
+
+
+def test_register_kernel_takes_dispatch_key_names_too():
+    lib = Library("golden_keys", "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    try:
+        decorated = custom_ops.register_kernel("golden_keys::f", "CPU", lib=lib)(lambda x: x.clone())
+        assert decorated is None  # torch's decorator returns None for an operator that is not a CustomOpDef
+        assert ops.golden_keys.f.default(t([1.0])).tolist() == [1.0]
+        with pytest.raises(RuntimeError, match="unknown device type 'nope'"):
+            custom_ops.register_kernel("golden_keys::f", "nope", lambda x: x, lib=lib)
+    finally:
+        lib.close()

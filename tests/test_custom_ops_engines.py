@@ -355,3 +355,15 @@ def test_device_types_map_to_torchs_keys(device_type):
 
 def test_the_privateuse1_backend_name_maps_to_privateuse1():
     assert dispatch_key_for_device(get_privateuse1_backend_name()) == K.PrivateUse1
+
+
+def test_a_name_finds_the_custom_op_of_this_registry(lib, T):
+    @custom_op("eng::named", mutates_args=())
+    def named(x: Tensor) -> Tensor:
+        return T(x.value * 2)
+
+    register_autograd("eng::named", lambda ctx, grad: grad * 2)  # the string reaches the CustomOpDef
+    assert named._backward_fn is not None
+    named(T([1.0], requires_grad=True))
+    function, ctx, _, _ = T.engine.calls[-1]
+    assert function.backward(ctx, 3) == (6,)

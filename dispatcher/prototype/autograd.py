@@ -20,6 +20,14 @@ As in PyTorch's engine, every gradient is checked against the tensor it is
 the gradient of (its shape, dtype and device, recorded on the node it flows
 to), and a node's saved tensors are freed once it has run unless
 ``retain_graph=True``: a second backward through it is an error.
+
+Custom operators (``dispatcher.custom_op`` with ``register_autograd``) record
+here too: ``CustomOpAutograd`` is this library's AutogradEngine
+(dispatcher.tensor_protocols), registered for Tensor.  Their nodes
+(``FunctionNode``) run the registered backward with a ``FunctionCtx``, as
+torch.autograd.Function does, and may have several outputs: an edge is a
+node and the number of its output (``Tensor._output_nr``), and backward
+collects one gradient per output before running a node.
 """
 from __future__ import annotations
 
