@@ -5,6 +5,8 @@ runtime table ahead of time; calls (``ops.ns.name.overload(...)``) extract a
 DispatchKeySet from the tensor arguments, apply the thread-local include and
 exclude sets, and run the kernel in the table slot of the highest key.
 """
+from typing import TYPE_CHECKING, Any
+
 from . import keysets
 from ._core import (
     DEFAULT_EXCLUDED_SET,
@@ -41,15 +43,63 @@ from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
 from .operator_tags import Tag
 from .ops import ops
+from .tensor_protocols import (
+    AutogradEngine,
+    TensorChecks,
+    register_autograd_engine,
+    register_tensor_checks,
+    unregister_autograd_engine,
+    unregister_tensor_checks,
+)
+from .value_types import Number, Tensor, device, dtype
+
+if TYPE_CHECKING:
+    from .custom_ops import (
+        CustomOpDef as CustomOpDef,
+        custom_op as custom_op,
+        get_ctx as get_ctx,
+        register_autograd as register_autograd,
+        register_fake as register_fake,
+        register_kernel as register_kernel,
+    )
+    from .optests import opcheck as opcheck
+    from .schema_inference import infer_schema as infer_schema
 
 install_standard_fallbacks()
+
+# torch.library's custom-operator API, imported on first use: it needs
+# inspect and logging, which would double the time ``import dispatcher`` takes.
+_LAZY = {
+    "CustomOpDef": "custom_ops",
+    "custom_op": "custom_ops",
+    "get_ctx": "custom_ops",
+    "infer_schema": "schema_inference",
+    "opcheck": "optests",
+    "register_autograd": "custom_ops",
+    "register_fake": "custom_ops",
+    "register_kernel": "custom_ops",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dispatcher' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
     "AutoDispatchBelowAutograd",
+    "AutogradEngine",
     "BackendComponent",
+    "CustomOpDef",
     "DEFAULT_EXCLUDED_SET",
     "DEFAULT_INCLUDED_SET",
     "DispatchKey",
@@ -59,22 +109,36 @@ __all__ = [
     "IValue",
     "IncludeDispatchKeyGuard",
     "Library",
+    "Number",
     "OperatorHandle",
     "Stack",
     "IValueTag",
     "Tag",
+    "Tensor",
     "TensorBase",
+    "TensorChecks",
     "box",
     "box_returns",
     "compute_dispatch_key_set",
+    "custom_op",
     "define",
     "explain",
     "explain_keyset",
+    "device",
+    "dtype",
     "fallthrough_kernel",
+    "get_ctx",
     "get_privateuse1_backend_name",
     "impl",
+    "infer_schema",
     "keysets",
+    "opcheck",
     "ops",
+    "register_autograd",
+    "register_autograd_engine",
+    "register_fake",
+    "register_kernel",
+    "register_tensor_checks",
     "register_tensor_type",
     "register_value_type",
     "rename_privateuse1_backend",
@@ -91,5 +155,7 @@ __all__ = [
     "tls_set_local_include_set",
     "unbox_arguments",
     "unbox_returns",
+    "unregister_autograd_engine",
+    "unregister_tensor_checks",
     "unregister_tensor_type",
 ]

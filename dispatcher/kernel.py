@@ -159,7 +159,8 @@ AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(Kernel(KernelKind.AMBIGUOUS_AUTOGRAD_
 # show their own file and line).
 _REGISTERING_MODULES = frozenset(
     f"dispatcher.{name}"
-    for name in ("library", "kernel", "registry", "operator_entry", "standard_fallbacks", "python_dispatcher", "compat.torch_C")
+    for name in ("library", "kernel", "registry", "operator_entry", "standard_fallbacks", "python_dispatcher", "compat.torch_C",
+                 "custom_ops")
 )
 
 

@@ -11,7 +11,6 @@ default registry, runs on the default engine: the compiled one when it is built.
 import importlib
 import json
 import pathlib
-import sys
 
 import pytest
 
@@ -98,17 +97,12 @@ def load_golden(name):
 
 
 # The test suite shares one dispatcher, and the prototype's backend fallbacks
-# (installed when dispatcher.prototype is imported) serve every operator.  So
-# once collection has imported it they come out, and the prototype's test
-# modules put them back only while their own tests run.
-def pytest_collection_finish(session):
-    prototype = sys.modules.get("dispatcher.prototype")
-    if prototype is not None:
-        prototype.uninstall()
-
-
+# serve every operator: the prototype's test modules install them only while
+# their own tests run.  (Importing dispatcher.prototype installs nothing; the
+# toy device, once enabled, stays enabled: a backend is named once per process.)
 @pytest.fixture(scope="module")
 def prototype_fallbacks():
     prototype = importlib.import_module("dispatcher.prototype")
+    prototype.enable_toy_device()
     with prototype.installed():
         yield

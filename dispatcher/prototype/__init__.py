@@ -15,9 +15,19 @@ FuncTorchBatched            vmap: rules, decompositions, a loop fallback (vmap.p
 Tracer                      record and replay every call (tracing.py)
 ==========================  ==========================================================
 
-The operators are ``dispatcher.ops.proto.*`` (operators.py).  Importing
-this package registers everything, including three backend fallbacks that
-serve every operator of the process (see backend_fallbacks.py).
+The operators are ``dispatcher.ops.proto.*`` (operators.py).  The package is
+opt-in: importing it registers the kernels of its own operators and nothing
+that concerns anyone else.  Two things are process-wide and so happen only
+when asked: ``enable_toy_device()`` names the PrivateUse1 backend "toy", and
+``install()`` (or ``with installed():``) registers the backend fallbacks of
+vmap, the tracer and the toy device, which serve every operator of the
+process (see backend_fallbacks.py).
+
+Custom operators (``dispatcher.custom_ops.custom_op``) work on its tensors:
+autograd.py implements the dispatcher's AutogradEngine protocol, so that
+``register_autograd`` formulas are recorded, and checks.py the TensorChecks
+that ``opcheck`` uses.
+
 ``python -m dispatcher demo`` walks through all of it.
 """
 try:
@@ -35,19 +45,17 @@ from .autograd import backward, gradcheck, no_grad
 from . import derivatives  # noqa: F401
 from .generator import manual_seed
 from .meta import meta_tensor
-from .toy_device import use_cpu_fallback
+from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallback
 from .vmap import BatchedTensor, set_vmap_fallback_warning_enabled, vmap
 from .tracing import Graph, trace
-from . import nn
+from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks)
 from .backend_fallbacks import install, installed, is_installed, uninstall
-
-install()
 
 OP = operators.OP
 
 __all__ = [
-    "BatchedTensor", "DType", "Graph", "OP", "Tensor", "backward", "bool_", "empty", "float32", "float64",
-    "full", "gradcheck", "install", "installed", "int64", "is_installed", "manual_seed", "meta_tensor", "nn",
-    "no_grad", "ones", "randn", "set_vmap_fallback_warning_enabled", "tensor", "trace", "uninstall",
-    "use_cpu_fallback", "vmap", "zeros",
+    "BatchedTensor", "DType", "Graph", "OP", "Tensor", "backward", "bool_", "empty", "enable_toy_device",
+    "float32", "float64", "full", "gradcheck", "install", "installed", "int64", "is_installed",
+    "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones", "randn",
+    "set_vmap_fallback_warning_enabled", "tensor", "trace", "uninstall", "use_cpu_fallback", "vmap", "zeros",
 ]

@@ -20,21 +20,30 @@ As in PyTorch's engine, every gradient is checked against the tensor it is
 the gradient of (its shape, dtype and device, recorded on the node it flows
 to), and a node's saved tensors are freed once it has run unless
 ``retain_graph=True``: a second backward through it is an error.
+
+Custom operators (``dispatcher.custom_op`` with ``register_autograd``) record
+here too: ``CustomOpAutograd`` is this library's AutogradEngine
+(dispatcher.tensor_protocols), registered for Tensor.  Their nodes
+(``FunctionNode``) run the registered backward with a ``FunctionCtx``, as
+torch.autograd.Function does, and may have several outputs: an edge is a
+node and the number of its output (``Tensor._output_nr``), and backward
+collects one gradient per output before running a node.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
 from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, DispatchKeySet, Library
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
+from dispatcher.tensor_protocols import register_autograd_engine
 
 from .operators import OP
 from .shapes import expand_shape
 from .tensor import Tensor, tensor
 
-__all__ = ["Node", "backward", "differentiable", "gradcheck", "no_grad"]
+__all__ = ["CustomOpAutograd", "FunctionCtx", "FunctionNode", "Node", "backward", "differentiable", "gradcheck", "no_grad"]
 
 _library = Library("proto", "IMPL", "Autograd")
 
@@ -75,30 +84,39 @@ _BACKWARD_TWICE = (
 )
 
 
-class Node:
-    """One recorded call: ``apply(grad)`` returns the gradients of its tensor inputs.
+# Where a gradient flows: a node, and which of its outputs the gradient is of.
+Edge = tuple[Any, int]
 
-    ``next_functions`` holds, per tensor input (a Tensor[] argument counts
-    each element), the node its gradient flows to: the input's own
-    ``grad_fn``, the AccumulateGrad node of a leaf, or None.  ``metadata``
-    is the shape, dtype and device of the result, which the gradient
-    flowing into this node must have (PyTorch's input_metadata).
+
+class Node:
+    """One recorded call: ``apply(grads)`` returns the gradients of its tensor inputs.
+
+    ``edges`` holds, per tensor input (a Tensor[] argument counts each
+    element), where its gradient flows: ``(node, output number)`` of the
+    input's own ``grad_fn``, or the AccumulateGrad node of a leaf; or None.
+    ``next_functions`` is the nodes alone.  ``metadata`` has, per output,
+    its shape, dtype and device, which the gradient flowing into it must
+    have (PyTorch's input_metadata); ``apply`` gets one gradient per output.
     """
 
-    __slots__ = ("name", "formula", "ctx", "next_functions", "metadata", "_saved")
+    __slots__ = ("name", "formula", "ctx", "edges", "metadata", "_saved")
 
-    def __init__(self, name: str, formula: Callable, ctx: Context, next_functions: tuple,
+    def __init__(self, name: str, formula: Callable, ctx: Context, edges: tuple[Optional[Edge], ...],
                  saved: Sequence[tuple[str, Tensor, int]], metadata: TensorMeta) -> None:
         self.name = name
         self.formula = formula
         self.ctx = ctx
-        self.next_functions = next_functions
-        self.metadata = metadata
+        self.edges = edges
+        self.metadata = (metadata,)
         # (argument name, tensor, its version when saved); None once released.
         self._saved: Optional[Sequence[tuple[str, Tensor, int]]] = saved
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(None if edge is None else edge[0] for edge in self.edges)
 
     def release_saved(self) -> None:
         """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
@@ -107,7 +125,8 @@ class Node:
                 delattr(self.ctx, name)
             self._saved = None
 
-    def apply(self, grad: Tensor) -> list[Optional[Tensor]]:
+    def apply(self, grads: Sequence[Optional[Tensor]]) -> list[Optional[Tensor]]:
+        grad = grads[0]
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
         for name, t, version in self._saved:
@@ -117,10 +136,10 @@ class Node:
                     f"operation: '{name}' of {self.name}, a tensor of shape {list(t.shape)}, is at version "
                     f"{t._version.value}; expected version {version} instead."
                 )
-        grads: list[Optional[Tensor]] = []
+        grad_inputs: list[Optional[Tensor]] = []
         for g in self.formula(self.ctx, grad):
-            grads.extend(g if isinstance(g, list) else [g])
-        return grads
+            grad_inputs.extend(g if isinstance(g, list) else [g])
+        return grad_inputs
 
 
 class AccumulateGrad:
@@ -128,30 +147,32 @@ class AccumulateGrad:
 
     __slots__ = ("variable", "metadata")
     name = "AccumulateGrad"
+    edges: tuple = ()
     next_functions: tuple = ()
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
-        self.metadata = TensorMeta(variable)
+        self.metadata = (TensorMeta(variable),)
 
     def release_saved(self) -> None:
         pass
 
-    def apply(self, grad: Tensor) -> list:
+    def apply(self, grads: Sequence[Tensor]) -> list:
+        grad = grads[0]
         leaf = self.variable
         # A copy: the same gradient tensor may also flow elsewhere.
         leaf.grad = OP["clone"](grad) if leaf.grad is None else OP["add.Tensor"](leaf.grad, grad)
         return []
 
 
-def _edge(t: Tensor) -> Union[Node, AccumulateGrad, None]:
+def _edge(t: Tensor) -> Optional[Edge]:
     if not t.requires_grad:
         return None
     if t.grad_fn is not None:
-        return t.grad_fn
+        return t.grad_fn, t._output_nr
     if t._grad_accumulator is None:
         t._grad_accumulator = AccumulateGrad(t)
-    return t._grad_accumulator
+    return t._grad_accumulator, 0
 
 
 def _node_name(op_name: str) -> str:
@@ -250,26 +271,34 @@ def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Opti
     if not root.requires_grad:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
     first = _edge(root)
+    assert first is not None  # root requires grad
     if gradient is None:
         if root.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         gradient = OP["full"](list(root.shape), 1.0, dtype=root.dtype, device=root.device)
-    order = _topological_order(first)
+    order = _topological_order(first[0])
+    # id(node) -> the gradients flowing into each of its outputs so far.
+    grads: dict[int, list[Optional[Tensor]]] = {}
+
+    def accumulate(edge: Edge, g: Tensor) -> None:
+        node, output_nr = edge
+        slots = grads.setdefault(id(node), [None] * len(node.metadata))
+        previous = slots[output_nr]
+        slots[output_nr] = g if previous is None else OP["add.Tensor"](previous, g)
+
     with no_grad():
-        grads = {id(first): _validate_gradient(gradient, first.metadata, 0, None)}  # type: ignore[union-attr]  # root requires grad
+        accumulate(first, _validate_gradient(gradient, first[0].metadata[first[1]], 0, None))
         for node in order:
-            grad = grads.pop(id(node), None)
-            if grad is None:
+            slots = grads.pop(id(node), None)
+            if slots is None:
                 continue
-            outputs = node.apply(grad)
+            outputs = node.apply(slots)
             if not retain_graph:
                 node.release_saved()
-            for i, (next_node, g) in enumerate(zip(node.next_functions, outputs)):
-                if next_node is None or g is None:
+            for i, (edge, g) in enumerate(zip(node.edges, outputs)):
+                if edge is None or g is None:
                     continue
-                g = _validate_gradient(g, next_node.metadata, i, node.name)
-                key = id(next_node)
-                grads[key] = g if key not in grads else OP["add.Tensor"](grads[key], g)
+                accumulate(edge, _validate_gradient(g, edge[0].metadata[edge[1]], i, node.name))
 
 
 def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Optional[str]) -> Tensor:
@@ -315,6 +344,179 @@ def _topological_order(root: Any) -> list:
             stack.pop()
             post_order.append(node)
     return post_order[::-1]
+
+
+# -- custom operators: the dispatcher's AutogradEngine protocol -----------------------------------
+class FunctionCtx:
+    """The ``ctx`` of a custom operator's ``setup_context`` and backward (torch's FunctionCtx).
+
+    ``save_for_backward(*tensors)`` / ``saved_tensors`` (checked against
+    in-place writes since, and freed after backward unless retain_graph),
+    ``needs_input_grad`` (a bool per argument, a list of them for a list of
+    tensors), ``mark_non_differentiable(*outputs)``,
+    ``set_materialize_grads(False)`` (gradients of unused outputs stay None
+    instead of zeros), and any attribute the formulas set.
+    """
+
+    def __init__(self, needs_input_grad: tuple[Any, ...], node_name: str) -> None:
+        self.needs_input_grad = needs_input_grad
+        self._node_name = node_name
+        # The saved tensors and their versions when saved; None once freed.
+        self._saved: Optional[tuple[tuple[Optional[Tensor], int], ...]] = ()
+        self._non_differentiable: set[int] = set()
+        self._materialize_grads = True
+
+    def save_for_backward(self, *tensors: Optional[Tensor]) -> None:
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}")
+        self._saved = tuple((t, 0 if t is None else t._version.value) for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple[Optional[Tensor], ...]:
+        if self._saved is None:
+            raise RuntimeError(_BACKWARD_TWICE)
+        for i, (t, version) in enumerate(self._saved):
+            if t is not None and t._version.value != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: saved tensor {i} of {self._node_name}, a tensor of shape {list(t.shape)}, is at "
+                    f"version {t._version.value}; expected version {version} instead."
+                )
+        return tuple(t for t, _ in self._saved)
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize_grads = bool(value)
+
+
+# How a node's inputs and outputs hold tensors, per argument or return: not
+# at all (None), one tensor (_ONE), or a list of n tensors (n).
+_ONE = -1
+
+
+def _layout(value: Any) -> Optional[int]:
+    if isinstance(value, Tensor):
+        return _ONE
+    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, Tensor) for v in value):
+        return len(value)
+    return None
+
+
+def _flat_tensors(values: Sequence[Any], layouts: Sequence[Optional[int]]) -> list[Optional[Tensor]]:
+    flat: list[Optional[Tensor]] = []
+    for value, layout in zip(values, layouts):
+        if layout == _ONE:
+            flat.append(value)
+        elif layout is not None:
+            flat.extend(value)
+    return flat
+
+
+class FunctionNode:
+    """The node of one call of a custom operator: its backward is the operator's
+    registered formula (``function.backward``, see dispatcher.custom_op_autograd)."""
+
+    __slots__ = ("name", "function", "ctx", "edges", "metadata", "_inputs", "_outputs")
+
+    def __init__(self, function: Any, ctx: FunctionCtx, edges: tuple[Optional[Edge], ...],
+                 inputs: Sequence[Optional[int]], outputs: Sequence[Optional[int]],
+                 metadata: tuple[TensorMeta, ...]) -> None:
+        self.name = function.name + "Backward"
+        self.function = function
+        self.ctx = ctx
+        self.edges = edges
+        self.metadata = metadata
+        self._inputs = inputs
+        self._outputs = outputs
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(None if edge is None else edge[0] for edge in self.edges)
+
+    def release_saved(self) -> None:
+        if self.ctx._saved:
+            self.ctx._saved = None
+
+    def apply(self, grads: Sequence[Optional[Tensor]]) -> list[Optional[Tensor]]:
+        if self.ctx._materialize_grads:
+            grads = [OP["zeros"](list(m.shape), dtype=m.dtype, device=m.device) if g is None else g
+                     for g, m in zip(grads, self.metadata)]
+        # One gradient per output, a list of them for a list output, None for a non-tensor one.
+        per_output: list[Any] = []
+        position = 0
+        for layout in self._outputs:
+            if layout is None:
+                per_output.append(None)
+            elif layout == _ONE:
+                per_output.append(grads[position])
+                position += 1
+            else:
+                per_output.append(list(grads[position:position + layout]))
+                position += layout
+        flat: list[Optional[Tensor]] = []
+        for i, (layout, g) in enumerate(zip(self._inputs, self.function.backward(self.ctx, *per_output))):
+            if layout is None:
+                if g is not None:
+                    raise RuntimeError(
+                        f"function {self.name} returned a gradient different than None at position {i + 1}, but the "
+                        "corresponding forward input was not a Variable"
+                    )
+            elif layout == _ONE:
+                flat.append(g)
+            elif g is None:
+                flat.extend([None] * layout)
+            elif isinstance(g, (list, tuple)) and len(g) == layout:
+                flat.extend(g)
+            else:
+                raise RuntimeError(
+                    f"function {self.name} returned {g!r} as the gradient of argument {i}, a list of {layout} "
+                    f"tensors; expected None or a list of {layout} gradients"
+                )
+        return flat
+
+
+class CustomOpAutograd:
+    """dispatcher.tensor_protocols.AutogradEngine for Tensor: custom operators
+    (``dispatcher.custom_ops.custom_op`` + ``register_autograd``) record here."""
+
+    def requires_grad(self, tensor: Tensor) -> bool:
+        return tensor.requires_grad
+
+    def increment_version(self, tensor: Tensor) -> None:
+        tensor._version.value += 1
+
+    def apply(self, function: Any, args: tuple[Any, ...]) -> Any:
+        inputs = [_layout(arg) for arg in args]
+        flat_inputs = _flat_tensors(args, inputs)
+        edges = tuple(None if t is None else _edge(t) for t in flat_inputs)
+        needs_input_grad = tuple(
+            False if layout is None else arg.requires_grad if layout == _ONE
+            else [t is not None and t.requires_grad for t in arg]
+            for arg, layout in zip(args, inputs)
+        )
+        ctx = FunctionCtx(needs_input_grad, function.name + "Backward")
+        result = function.forward(ctx, *args)
+        results = result if isinstance(result, tuple) else (result,)
+        outputs = [_layout(r) for r in results]
+        flat_outputs = [t for t in _flat_tensors(results, outputs) if t is not None]
+        node = FunctionNode(function, ctx, edges, inputs, outputs, tuple(TensorMeta(t) for t in flat_outputs))
+        for i, t in enumerate(flat_outputs):
+            # Only floating-point results are differentiable (see differentiable()).
+            if t.dtype.is_floating_point and id(t) not in ctx._non_differentiable:
+                if any(t is x for x in flat_inputs):
+                    _check_inplace(t)
+                t.grad_fn, t._output_nr, t.requires_grad = node, i, True
+        return result
+
+
+register_autograd_engine(Tensor, CustomOpAutograd())
+
 
 
 def gradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps: float = 1e-6,

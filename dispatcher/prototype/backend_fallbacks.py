@@ -1,12 +1,14 @@
 """Installing the prototype's backend fallbacks, and taking them out again.
 
 A backend fallback serves every operator of the process, not only the
-prototype's: the vmap loop (FuncTorchBatched), the tracer (Tracer) and the
-toy device's CPU fallback (PrivateUse1).  Importing dispatcher.prototype
-installs them; a program that shares the dispatcher with other users of
-those keys (a test suite, say) can ``uninstall()`` them, or keep them only
-``with installed():``.  The prototype's other registrations are kernels of
-its own ``proto`` operators, which concern no one else.
+prototype's: the vmap loop (FuncTorchBatched), the tracer (Tracer) and,
+once the toy device is enabled (toy_device.enable_toy_device), its CPU
+fallback (PrivateUse1).  So importing dispatcher.prototype installs none of
+them: ``install()`` does, ``uninstall()`` takes them out, and ``with
+installed():`` keeps them for a block, which a program sharing the
+dispatcher with other users of those keys (a test suite, say) wants.  The
+prototype's other registrations are kernels of its own ``proto`` operators,
+which concern no one else.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Iterator, Optional
 
 from dispatcher import Library
 
-from .toy_device import use_cpu_fallback
+from .toy_device import is_toy_device_enabled, use_cpu_fallback
 from .tracing import tracer_fallback
 from .vmap import batched_fallback
 
@@ -25,14 +27,20 @@ _library: Optional[Library] = None
 
 
 def install() -> None:
-    """Register the FuncTorchBatched, Tracer and PrivateUse1 fallbacks (idempotent)."""
+    """Register the FuncTorchBatched and Tracer fallbacks, and the PrivateUse1 one if the
+    toy device is enabled (idempotent)."""
     global _library
     if _library is not None:
         return
     library = Library("_", "IMPL")
     library.fallback(batched_fallback, "FuncTorchBatched", with_keyset=True)
     library.fallback(tracer_fallback, "Tracer", with_keyset=True)
-    use_cpu_fallback()
+    if is_toy_device_enabled():
+        try:
+            use_cpu_fallback()
+        except BaseException:
+            library.close()
+            raise
     _library = library
 
 

@@ -15,7 +15,8 @@ from .autograd import gradcheck
 from .dtypes import float64
 from .factories import empty, randn
 from .tensor import tensor
-from .toy_device import use_cpu_fallback
+from .backend_fallbacks import install
+from .toy_device import enable_toy_device, use_cpu_fallback
 from .tracing import trace
 from .vmap import set_vmap_fallback_warning_enabled, vmap
 
@@ -56,6 +57,10 @@ def _dispatch_trace(fn: Callable[[], object]) -> list[str]:
 
 
 def main() -> int:
+    # The tour uses the toy device and the backend fallbacks, which the
+    # prototype takes on only when asked.
+    enable_toy_device()
+    install()
     print("dispatcher.prototype: a numpy-backed tensor library built on the dispatcher\n")
 
     print("1. A tensor's DispatchKeySet: its backend plus that backend's autograd keys")

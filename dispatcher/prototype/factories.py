@@ -20,11 +20,10 @@ from dispatcher import (
     OperatorHandle,
     compute_dispatch_key_set,
 )
-from dispatcher.backends import backend_component
 
 from .dtypes import DType, check_dtype, optional_dtype
 from .operators import OP
-from .tensor import Tensor
+from .tensor import Tensor, device_backend
 
 __all__ = ["backend_key_set", "empty", "full", "ones", "randn", "zeros"]
 
@@ -40,7 +39,7 @@ def backend_key_set(dtype: Optional[DType], device: Optional[str]) -> DispatchKe
     """
     if dtype is not None:
         check_dtype(dtype)
-    return DispatchKeySet([DispatchKey.Dense, backend_component(device or "cpu")])
+    return DispatchKeySet([DispatchKey.Dense, device_backend(device or "cpu")])
 
 
 def _backend_select(op: OperatorHandle) -> Callable:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import DispatchKey, DispatchKeySet, TensorBase
+from dispatcher import BackendComponent, DispatchKey, DispatchKeySet, TensorBase
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
@@ -31,9 +31,9 @@ from .operators import OP
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from .autograd import AccumulateGrad, Node
+    from .autograd import AccumulateGrad, FunctionNode, Node
 
-__all__ = ["Tensor", "TensorMethods", "VersionCounter", "key_set_for_device", "normalize_device", "tensor"]
+__all__ = ["Tensor", "TensorMethods", "VersionCounter", "device_backend", "key_set_for_device", "normalize_device", "tensor"]
 
 Scalar = Union[bool, int, float]
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
@@ -41,16 +41,29 @@ Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
 _KEY_SETS: dict[str, DispatchKeySet] = {}
 
 
+def device_backend(device: str) -> BackendComponent:
+    """The backend of a device string (backends.backend_component), with a hint for "toy" before enable_toy_device."""
+    try:
+        return backend_component(device)
+    except ValueError:
+        if isinstance(device, str) and device.partition(":")[0] == "toy":
+            raise ValueError(
+                'the "toy" device is not enabled: call dispatcher.prototype.enable_toy_device() first '
+                "(it names the PrivateUse1 backend \"toy\")"
+            ) from None
+        raise
+
+
 def normalize_device(device: str) -> str:
     """The device type of a device string ("toy:0" -> "toy"); one device per type here."""
-    return device_type(backend_component(device))
+    return device_type(device_backend(device))
 
 
 def key_set_for_device(device: str) -> DispatchKeySet:
     """The keys of a tensor on ``device``: its backend plus that backend's autograd keys."""
     ks = _KEY_SETS.get(device)
     if ks is None:
-        backend = backend_component(device)
+        backend = device_backend(device)
         ks = DispatchKeySet([DispatchKey.Dense, backend]) | get_autograd_related_key_set_from_backend(backend)
         _KEY_SETS[device] = ks
     return ks
@@ -249,7 +262,7 @@ class Tensor(TensorMethods, TensorBase):
     kernels make theirs with ``Tensor(storage, shape, dtype, device)``.
     """
 
-    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn",
+    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn", "_output_nr",
                  "_version", "_base", "_grad_accumulator")
 
     shape: tuple[int, ...]
@@ -264,7 +277,8 @@ class Tensor(TensorMethods, TensorBase):
         self.device = device
         self.requires_grad = False
         self._grad: Optional[Tensor] = None
-        self.grad_fn: Optional[Node] = None
+        self.grad_fn: Optional[Union[Node, FunctionNode]] = None
+        self._output_nr = 0  # which of grad_fn's outputs this tensor is
         self._version = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
         self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use

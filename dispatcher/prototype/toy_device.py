@@ -15,6 +15,10 @@ fallback.  The fallback is installed with the prototype's other backend
 fallbacks (backend_fallbacks.py); ``use_cpu_fallback(["proto::add.Tensor",
 ...])`` limits it to chosen operators (a per-operator boxed kernel instead
 of a backend fallback), so the others fail loudly until they get a kernel.
+
+Naming the backend is process-wide and once only, so importing the
+prototype does not do it: ``enable_toy_device()`` does, and until then the
+PrivateUse1 backend is free for a backend of the user's own.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from dispatcher import (
     OperatorHandle,
     Stack,
     box_returns,
+    get_privateuse1_backend_name,
     rename_privateuse1_backend,
     unbox_arguments,
 )
@@ -40,10 +45,25 @@ from .dtypes import DType, default_float, to_numpy_dtype
 from .operators import OP
 from .tensor import Tensor
 
-__all__ = ["DEVICE", "cpu_fallback", "use_cpu_fallback"]
+__all__ = ["DEVICE", "cpu_fallback", "enable_toy_device", "is_toy_device_enabled", "use_cpu_fallback"]
 
 DEVICE = "toy"
-rename_privateuse1_backend(DEVICE)
+
+
+def enable_toy_device() -> None:
+    """Name the PrivateUse1 backend "toy" (once per process; again is a no-op), so that
+    tensors can live on it; if the prototype's fallbacks are installed, the toy
+    device's CPU fallback joins them.  Raises RuntimeError if PrivateUse1 already
+    has another name."""
+    rename_privateuse1_backend(DEVICE)
+    from .backend_fallbacks import is_installed  # it builds on this module
+
+    if is_installed() and not _fallbacks:
+        use_cpu_fallback()
+
+
+def is_toy_device_enabled() -> bool:
+    return get_privateuse1_backend_name() == DEVICE
 
 _CPU = DispatchKeySet(DispatchKey.CPU)
 
@@ -134,7 +154,16 @@ _fallbacks: list[Library] = []
 def use_cpu_fallback(operators: Optional[Iterable[str]] = None) -> None:
     """Send every operator without a toy kernel to the CPU fallback (the default),
     or only ``operators`` (``"proto::exp"``; a bare name means namespace proto;
-    none at all for an empty list)."""
+    none at all for an empty list).  Needs the toy device (enable_toy_device)."""
+    by_namespace: dict[str, list[str]] = {}
+    for name in operators or ():
+        namespace, _, op = name.rpartition("::")
+        by_namespace.setdefault(namespace or "proto", []).append(op)
+    if (operators is None or by_namespace) and not is_toy_device_enabled():
+        raise RuntimeError(
+            "the toy device's CPU fallback serves the toy device, which is not enabled: call "
+            "dispatcher.prototype.enable_toy_device() first"
+        )
     while _fallbacks:
         _fallbacks.pop().close()
     if operators is None:
@@ -142,10 +171,6 @@ def use_cpu_fallback(operators: Optional[Iterable[str]] = None) -> None:
         library.fallback(cpu_fallback, "PrivateUse1", with_keyset=True)
         _fallbacks.append(library)
         return
-    by_namespace: dict[str, list[str]] = {}
-    for name in operators:
-        namespace, _, op = name.rpartition("::")
-        by_namespace.setdefault(namespace or "proto", []).append(op)
     try:
         for namespace, names in by_namespace.items():
             _fallbacks.append(Library(namespace, "IMPL", "PrivateUse1"))

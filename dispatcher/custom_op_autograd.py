@@ -1,0 +1,153 @@
+"""The Autograd kernel of a custom operator (torch/_library/autograd.py without torch).
+
+torch turns ``register_autograd(backward, setup_context=...)`` into a
+generated ``torch.autograd.Function`` and registers, on the Autograd alias
+key, a kernel that calls its ``apply`` when an argument requires grad and
+otherwise just runs the operator below autograd.  Here the Function is a
+``CustomOpFunction`` made per call, and ``apply`` is the autograd engine of
+the arguments' tensor library (tensor_protocols.AutogradEngine): the kernel
+
+1. binds the call to the schema, positional arguments and keyword-only ones
+   apart (defaults filled in, as torch's ``fill_defaults``);
+2. if no positional argument requires grad (asked of each tensor's engine),
+   redispatches below autograd and returns -- nothing is recorded;
+3. otherwise hands the call to that engine, whose ``apply`` makes a context,
+   calls ``function.forward(ctx, *args)`` -- the redispatch below autograd,
+   then the user's ``setup_context(ctx=..., inputs=..., output=...)`` -- and
+   records a node whose backward calls ``function.backward(ctx, *grads)``.
+
+With no ``register_autograd``, calls still record (as torch's do) and
+backward raises, naming the operator.  Grad mode is the dispatcher's:
+under a guard that excludes the autograd keys (``AutoDispatchBelowAutograd``,
+a tensor library's ``no_grad``) the kernel is never reached.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Protocol
+
+from .keysets import AFTER_AUTOGRAD_KEYSET
+from .schema import FunctionSchema
+from .tensor_protocols import AutogradEngine, autograd_engine_for
+
+__all__ = ["AutogradInfo", "CustomOpFunction", "Info", "make_autograd_impl"]
+
+
+class AutogradInfo(Protocol):
+    """Where the kernel finds the formulas (a CustomOpDef, or an Info), read at each call."""
+
+    _backward_fn: Optional[Callable[..., Any]]
+    _setup_context_fn: Optional[Callable[..., Any]]
+
+
+class Info:
+    """The formulas ``register_autograd`` gives an operator that is not a CustomOpDef."""
+
+    __slots__ = ("_backward_fn", "_setup_context_fn")
+
+    def __init__(self, backward_fn: Optional[Callable[..., Any]], setup_context_fn: Optional[Callable[..., Any]]) -> None:
+        self._backward_fn = backward_fn
+        self._setup_context_fn = setup_context_fn
+
+
+class CustomOpFunction:
+    """One differentiable call of a custom operator: what ``AutogradEngine.apply`` is given.
+
+    ``name`` is torch's generated Function's (``GeneratedBackwardFor_ns_op_overload``);
+    an engine names the node ``name + "Backward"``, as torch does.
+    """
+
+    __slots__ = ("name", "op", "_info", "_keyset", "_keyword_only", "_pass_keyword_only", "_below_autograd",
+                 "_n_inputs")
+
+    def __init__(self, name: str, op: Any, info: AutogradInfo, keyset: Any, keyword_only: dict[str, Any],
+                 pass_keyword_only: bool, below_autograd: Callable[[], Any], n_inputs: int) -> None:
+        self.name = name
+        self.op = op
+        self._info = info
+        self._keyset = keyset  # the call's keyset below autograd
+        self._keyword_only = keyword_only
+        self._pass_keyword_only = pass_keyword_only
+        self._below_autograd = below_autograd
+        self._n_inputs = n_inputs
+
+    def __repr__(self) -> str:
+        return f"<CustomOpFunction {self.name}>"
+
+    def forward(self, ctx: Any, *args: Any) -> Any:
+        """Run the operator below autograd, then the user's ``setup_context``."""
+        with self._below_autograd():
+            result = self.op.redispatch(self._keyset, *args, **self._keyword_only)
+            setup_context = self._info._setup_context_fn
+            if setup_context is not None:
+                if self._pass_keyword_only:
+                    setup_context(ctx=ctx, inputs=args, keyword_only_inputs=dict(self._keyword_only), output=result)
+                else:
+                    setup_context(ctx=ctx, inputs=args, output=result)
+        return result
+
+    def backward(self, ctx: Any, *grads: Any) -> tuple[Any, ...]:
+        """The user's backward: one gradient per positional argument, as a tuple."""
+        backward = self._info._backward_fn
+        if backward is None:
+            raise RuntimeError(
+                f"Trying to backward through {self.op.name} but no autograd formula was registered. "
+                "Please use register_autograd to add one."
+            )
+        result = backward(ctx, *grads)
+        grad_inputs = result if isinstance(result, tuple) else (result,)
+        if len(grad_inputs) != self._n_inputs:
+            raise RuntimeError(
+                f"function {self.name}Backward returned an incorrect number of gradients "
+                f"(expected {self._n_inputs}, got {len(grad_inputs)})"
+            )
+        return grad_inputs
+
+
+def _engine_requiring_grad(values: tuple[Any, ...]) -> Optional[AutogradEngine]:
+    """The autograd engine of the tensors among ``values`` (one level of lists) that require grad."""
+    found: Optional[AutogradEngine] = None
+    for value in values:
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            engine = autograd_engine_for(item)
+            if engine is None or not engine.requires_grad(item):
+                continue
+            if found is not None and found is not engine:
+                raise RuntimeError(
+                    "a custom operator was called with tensors of two tensor libraries that both require grad; "
+                    "one call can be recorded by one autograd engine only"
+                )
+            found = engine
+    return found
+
+
+def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool = False) -> Callable[..., Any]:
+    """The Autograd kernel (``with_keyset=True``) of operator ``op`` (an OperatorHandle of
+    ``engine``, the dispatcher engine whose keysets and guards the kernel uses)."""
+    schema: FunctionSchema = op.schema
+    name = schema.name
+    function_name = f"GeneratedBackwardFor_{name.namespace}_{name.name}_{name.overload_name or 'default'}"
+    pass_keyword_only = any(a.kwarg_only for a in schema.arguments)
+    below = engine.DispatchKeySet.from_raw_repr(AFTER_AUTOGRAD_KEYSET.raw_repr())
+    below_autograd = engine.AutoDispatchBelowAutograd
+
+    def autograd_impl(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        # Keyword-only arguments as keywords, the rest positionally, whichever
+        # way the caller passed them (as c10 hands them to torch's kernel).
+        args, keyword_only = schema.split_call(schema.bind(args, kwargs))
+        if is_out:
+            if _engine_requiring_grad(args + tuple(keyword_only.values())) is not None:
+                raise RuntimeError(
+                    f"{name.name}(): functions with out=... arguments don't support automatic differentiation, "
+                    "but one of the arguments requires grad."
+                )
+            engine_for_call = None
+        else:
+            engine_for_call = _engine_requiring_grad(args)
+        if engine_for_call is None:
+            with below_autograd():
+                return op.redispatch(keyset & below, *args, **keyword_only)
+        function = CustomOpFunction(function_name, op, info, keyset & below, keyword_only, pass_keyword_only,
+                                    below_autograd, len(args))
+        return engine_for_call.apply(function, args)
+
+    return autograd_impl

@@ -1,0 +1,348 @@
+"""``opcheck``: does an operator do what its registrations say? (torch.library.opcheck without torch)
+
+torch's opcheck (torch/testing/_internal/optests) runs the operator on sample
+inputs under several checkers and returns ``{test name: "SUCCESS" or the
+exception}``.  The checkers here are those that need no torch machinery,
+asking the inputs' tensor library what they need to know about its tensors
+(dispatcher.tensor_protocols.TensorChecks; the autograd engine for
+``requires_grad``).  Each test gets fresh copies of the inputs, and, as in
+torch, checks nothing when an input is a meta tensor.
+
+``test_schema`` (torch's SchemaCheckMode, for the operator itself)
+    Calls the operator below autograd and compares each argument's values
+    before and after: one the schema does not mark as written
+    (``Tensor(a!)``) must not change; a result must not be an argument or
+    share memory with one unless the schema says it may alias it; two
+    results must not share memory unless their annotations allow it.  As in
+    torch, an argument marked as written that is left alone passes.
+``test_autograd_registration``
+    With an input that requires grad: an operator without a kernel on an
+    autograd key (its tensors' Autograd<backend>, Autograd, or a
+    CompositeImplicitAutograd decomposition) must not return results that
+    require grad: if it does, its backend kernel recorded autograd itself.
+``test_faketensor`` (see Note [Fake means Meta] in custom_ops.py)
+    Runs the operator on meta copies of the inputs (its fake implementation,
+    the Meta kernel) and on the inputs, below autograd, and compares the
+    results: how many, which are tensors, which are the inputs themselves,
+    and each tensor's shape and dtype.  Devices differ by construction
+    (meta against the real one), so they are not compared; torch's
+    FakeTensors keep the device, and its check compares strides and memory
+    aliasing too, which meta tensors here do not have.
+``test_aot_dispatch_dynamic``, ``test_aot_dispatch_static``
+    compare eager results and gradients with torch.compile's (AOTAutograd):
+    nothing of the kind exists without torch, so they report ``Skipped``,
+    a str equal to ``"SKIPPED"`` that carries the reason.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
+
+from . import _engine, custom_ops
+from .custom_ops import CustomOpDef
+from .keys import DispatchKey, get_autograd_key_from_backend
+from .tensor_protocols import TensorChecks, autograd_engine_for, tensor_checks_for
+
+__all__ = ["ALL_TEST_UTILS", "DEFAULT_TEST_UTILS", "MetadataMismatchError", "OpCheckError", "Skipped", "opcheck"]
+
+
+class OpCheckError(Exception):
+    """What ``opcheck(..., raise_exception=True)`` raises for the first failing test."""
+
+
+class MetadataMismatchError(RuntimeError):
+    """A fake (meta) result that does not match the real one."""
+
+
+class Skipped(str):
+    """A test that cannot run here: equal to ``"SKIPPED"``; ``reason`` says why."""
+
+    reason: str
+
+    def __new__(cls, reason: str) -> "Skipped":
+        skipped = super().__new__(cls, "SKIPPED")
+        skipped.reason = reason
+        return skipped
+
+    def __repr__(self) -> str:
+        return f"Skipped({self.reason!r})"
+
+
+Result = Union[str, Exception]
+
+_NO_COMPILER = (
+    "compares eager mode with torch.compile (AOTAutograd, functionalization, FakeTensor tracing), which do not "
+    "exist without torch"
+)
+
+
+# -- inputs --------------------------------------------------------------------------------------
+class _Inputs:
+    """One test's view of the sample inputs: the tensors among them and what their library says."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> None:
+        self.args = args
+        self.kwargs = kwargs
+        self.engine = engine
+
+    def tensors(self, values: Sequence[Any]) -> Iterator[Any]:
+        """The tensors among ``values`` and in lists and tuples among them."""
+        for value in values:
+            for item in value if isinstance(value, (list, tuple)) else (value,):
+                if self.engine.tensor_key_set(item) is not None:
+                    yield item
+
+    def all_tensors(self) -> list[Any]:
+        return list(self.tensors((*self.args, *self.kwargs.values())))
+
+    def any_meta(self) -> bool:
+        return any(checks_of(t).is_meta(t) for t in self.all_tensors())
+
+    def map_tensors(self, fn: Callable[[TensorChecks, Any], Any]) -> "_Inputs":
+        """The inputs with each tensor ``t`` replaced by ``fn(checks of t, t)``."""
+        def one(value: Any) -> Any:
+            if self.engine.tensor_key_set(value) is not None:
+                return fn(checks_of(value), value)
+            if isinstance(value, (list, tuple)):
+                return type(value)(one(v) for v in value)
+            return value
+
+        return _Inputs(tuple(one(a) for a in self.args), {k: one(v) for k, v in self.kwargs.items()}, self.engine)
+
+    def copies(self) -> "_Inputs":
+        return self.map_tensors(lambda checks, t: checks.copy(t))
+
+
+def checks_of(tensor: Any) -> TensorChecks:
+    checks = tensor_checks_for(tensor)
+    if checks is None:
+        raise RuntimeError(
+            f"opcheck cannot inspect tensors of type {type(tensor).__qualname__}: their library registered no "
+            "TensorChecks (dispatcher.register_tensor_checks), which opcheck needs to copy, compare and make "
+            "meta versions of them"
+        )
+    return checks
+
+
+def _requires_grad(tensor: Any) -> bool:
+    engine = autograd_engine_for(tensor)
+    return engine is not None and engine.requires_grad(tensor)
+
+
+def _results(out: Any) -> tuple[Any, ...]:
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _leaves(out: Any) -> list[Any]:
+    """The values of a result, lists flattened (torch's pytree leaves)."""
+    leaves: list[Any] = []
+    for value in _results(out):
+        if isinstance(value, (list, tuple)):
+            leaves.extend(value)
+        else:
+            leaves.append(value)
+    return leaves
+
+
+# -- the tests --------------------------------------------------------------------------------------
+def _overlap(inputs: _Inputs, a: Any, b: Any) -> bool:
+    """Whether any tensor of ``a`` shares memory with any tensor of ``b`` (each a tensor or a list)."""
+    for x in inputs.tensors((a,)):
+        for y in inputs.tensors((b,)):
+            checks = checks_of(x)
+            if x is y or (checks is tensor_checks_for(y) and checks.shares_memory(x, y)):
+                return True
+    return False
+
+
+def check_schema(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> None:
+    """test_schema: what the call writes and what its results alias, against the schema."""
+    inputs = _Inputs(args, kwargs, engine)
+    if inputs.any_meta():
+        return
+    inputs = inputs.copies()
+    schema = op.schema
+    values = schema.bind(inputs.args, inputs.kwargs)
+    before = [[(t, checks_of(t).snapshot(t)) for t in inputs.tensors((v,))] for v in values]
+    with engine.AutoDispatchBelowAutograd():  # where torch's SchemaCheckMode sees the call
+        out = op(*inputs.args, **inputs.kwargs)
+    outputs = _results(out)
+    for i, argument in enumerate(schema.arguments):
+        name = "input" if argument.name == "self" else argument.name  # torch's standardize_name
+        value = values[i]
+        if value is None:
+            continue
+        for j, output in enumerate(outputs):
+            if _overlap(inputs, output, value) and i not in schema.aliased_arguments(j):
+                raise RuntimeError(f"Argument {name} is not defined to alias output but was aliasing")
+            if output is value and engine.tensor_key_set(value) is not None and not argument.is_write:
+                raise RuntimeError(
+                    "Dispatcher operators below autograd are not allowed to directly return inputs.\n"
+                    f"However, we found that `outputs[{j}] is {name}"
+                )
+        if not argument.is_write and any(checks_of(t).changed(t, snapshot) for t, snapshot in before[i]):
+            raise RuntimeError(f"Argument {name} is not defined as mutable but was mutated")
+    for i, j in itertools.combinations(range(min(len(schema.returns), len(outputs))), 2):
+        if _overlap(inputs, outputs[i], outputs[j]):
+            ai, aj = schema.returns[i].alias_info, schema.returns[j].alias_info
+            if ai is None or aj is None or not set(ai.after_set) & set(aj.after_set):
+                raise RuntimeError(f"Outputs {i} and {j} alias unexpectedly")
+
+
+def check_autograd_registration(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> None:
+    """test_autograd_registration: a kernel on an autograd key if outputs require grad."""
+    inputs = _Inputs(args, kwargs, engine)
+    if inputs.any_meta():
+        return
+    inputs = inputs.copies()
+    tensors = inputs.all_tensors()
+    if not any(_requires_grad(t) for t in tensors):
+        return  # torch's safe_autograd_registration_check: nothing to test
+    entry = custom_ops.registry.op_or_throw(op.name)
+    keys = {get_autograd_key_from_backend(engine.tensor_key_set(t).highest_backend()) for t in tensors}
+    keys |= {DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd}
+    if any(entry.has_kernel_for_dispatch_key(key) for key in keys):
+        return
+    # No autograd kernel: the Autograd<backend> fallbacks are fallthroughs
+    # (torch's autograd fallback mode "nothing"), so an output that requires
+    # grad was made so by the backend kernel itself.
+    out = op(*inputs.args, **inputs.kwargs)
+    input_ids = {id(t) for t in tensors}
+    if any(_requires_grad(t) and id(t) not in input_ids for t in inputs.tensors(_leaves(out))):
+        raise AssertionError(
+            f"{op.name}: at least one output of this operator has requires_grad=True but the operator does not "
+            "have an autograd kernel defined at an autograd key (e.g. DispatchKey::Autograd). This could mean "
+            "that you have incorrectly registered an autograd kernel to a non-Autograd DispatchKey, which may "
+            "lead to silently incorrect results. If your operator consists of other operators, consider not "
+            "using an operator at all or registering your operator as CompositeImplicitAutograd. If you have "
+            "an autograd formula registered to a backend (CPU/CUDA/...) key, the correct location for it is "
+            "the Autograd key."
+        )
+
+
+def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> None:
+    """test_faketensor: the fake implementation's results against the real ones."""
+    inputs = _Inputs(args, kwargs, engine)
+    if inputs.any_meta():
+        return
+    inputs = inputs.copies()
+    fake_inputs = inputs.map_tensors(lambda checks, t: checks.to_meta(t))
+    context = f"When comparing the output of {op.name} on meta tensors and real tensors, found"
+    with engine.AutoDispatchBelowAutograd():  # where torch's CrossRefFakeMode sees the call
+        fake_out = op(*fake_inputs.args, **fake_inputs.kwargs)
+        real_out = op(*inputs.args, **inputs.kwargs)
+    fake_leaves, real_leaves = _leaves(fake_out), _leaves(real_out)
+    if len(fake_leaves) != len(real_leaves):
+        raise AssertionError(f"{context} mismatch in number of returns {len(fake_leaves)} != {len(real_leaves)}")
+    real_inputs = inputs.all_tensors()
+    fake_inputs_list = fake_inputs.all_tensors()
+    real_are_inputs = [any(r is t for t in real_inputs) for r in real_leaves]
+    fake_are_inputs = [any(f is t for t in fake_inputs_list) for f in fake_leaves]
+    if real_are_inputs != fake_are_inputs:
+        raise MetadataMismatchError(
+            f"{context} mismatch in outputs_are_inputs check {fake_are_inputs} != {real_are_inputs}"
+        )
+    for idx, (real, fake) in enumerate(zip(real_leaves, fake_leaves)):
+        real_is_tensor = engine.tensor_key_set(real) is not None
+        if real_is_tensor != (engine.tensor_key_set(fake) is not None):
+            raise AssertionError(f"{context} mismatched number of tensor outputs")
+        if not real_is_tensor:
+            continue
+        (real_shape, real_dtype), (fake_shape, fake_dtype) = checks_of(real).metadata(real), checks_of(fake).metadata(fake)
+        problem = (f"Shapes {real_shape} and {fake_shape} are not equal!" if real_shape != fake_shape
+                   else f"Dtypes {real_dtype} and {fake_dtype} are not equal!" if real_dtype != fake_dtype else None)
+        if problem is not None:
+            which = "" if len(real_leaves) == 1 else f" for output[{idx}]"
+            raise MetadataMismatchError(f"{context} mismatched tensor metadata{which}: {problem}")
+
+
+def _skip_aot(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
+    return Skipped(_NO_COMPILER)
+
+
+Checker = Callable[[Any, tuple[Any, ...], dict[str, Any], Any], Optional[Skipped]]
+
+# In the order opcheck runs them (torch's ALL_TEST_UTILS).
+ALL_TEST_UTILS: dict[str, Checker] = {
+    "test_schema": check_schema,
+    "test_autograd_registration": check_autograd_registration,
+    "test_faketensor": check_fake,
+    "test_aot_dispatch_static": _skip_aot,
+    "test_aot_dispatch_dynamic": _skip_aot,
+}
+
+DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+
+
+def _resolve(op: Any) -> Any:
+    """The OperatorHandle to test: a CustomOpDef's, a packet's only overload, or the handle itself."""
+    if isinstance(op, CustomOpDef):
+        return op._opoverload
+    engines = _engine.loaded_engines()
+    if any(isinstance(op, engine.OverloadPacket) for engine in engines):
+        names = custom_ops.registry.overload_names(op.qualified_name)
+        if len(names) != 1:
+            raise RuntimeError(
+                "opcheck can only test operators without overloads. "
+                f"Got the following overloads for {op.qualified_name}: {names}"
+            )
+        return getattr(op, names[0] or "default")
+    if any(isinstance(op, engine.OperatorHandle) for engine in engines):
+        return op
+    raise ValueError(
+        "opcheck(op, ...): op must be an OperatorHandle (e.g. ops.mylib.foo.default), an overload packet with one "
+        f"overload, or a CustomOpDef; got {type(op)}"
+    )
+
+
+def opcheck(
+    op: Any,
+    args: tuple[Any, ...],
+    kwargs: Optional[dict[str, Any]] = None,
+    *,
+    test_utils: Union[str, Sequence[str]] = DEFAULT_TEST_UTILS,
+    raise_exception: bool = True,
+    atol: Optional[float] = None,
+    rtol: Optional[float] = None,
+) -> dict[str, Result]:
+    """Check that ``op``'s registrations agree with what it does on ``args`` and ``kwargs``.
+
+    ``op`` is a CustomOpDef, an OperatorHandle or a packet with one
+    overload.  Runs ``test_utils`` (default: test_schema,
+    test_autograd_registration, test_faketensor, test_aot_dispatch_dynamic;
+    "ALL" adds test_aot_dispatch_static) and returns ``{test: "SUCCESS"}``,
+    the exception of a failed test (or, with ``raise_exception``, raises
+    OpCheckError from the first), or ``Skipped`` for the tests that cannot
+    run without torch.  ``atol`` and ``rtol`` are torch's tolerances for the
+    compiled-versus-eager comparisons (both or neither); they have nothing
+    to compare here.  Call it with several representative inputs, some that
+    require grad.
+    """
+    if (rtol is None) ^ (atol is None):
+        raise ValueError("opcheck(op, ...): if you specify one of rtol/atol, you must specify both")
+    if kwargs is None:
+        kwargs = {}
+    if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+        raise TypeError(f"opcheck(op, args, kwargs): args must be a tuple and kwargs a dict, got {args!r}, {kwargs!r}")
+    handle = _resolve(op)
+    if test_utils == "ALL":
+        test_utils = tuple(ALL_TEST_UTILS)
+    if isinstance(test_utils, str):
+        test_utils = (test_utils,)
+    if not isinstance(test_utils, (tuple, list)) or not set(test_utils).issubset(ALL_TEST_UTILS):
+        raise ValueError(
+            f"opcheck(op, ..., test_utils={test_utils}), expected test_utils to be subset of "
+            f"{tuple(ALL_TEST_UTILS)} but it was not"
+        )
+    engine = custom_ops.registry.engine
+    results: dict[str, Result] = {}
+    for test_util in test_utils:
+        try:
+            skipped = ALL_TEST_UTILS[test_util](handle, args, kwargs, engine)
+        except Exception as ex:
+            if raise_exception:
+                raise OpCheckError(f"opcheck(op, ...): {test_util} failed with {ex} (scroll up for stack trace)") from ex
+            results[test_util] = ex
+            continue
+        results[test_util] = "SUCCESS" if skipped is None else skipped
+    return results

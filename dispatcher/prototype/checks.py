@@ -1,0 +1,66 @@
+"""What ``dispatcher.optests.opcheck`` asks about prototype tensors (dispatcher.tensor_protocols.TensorChecks).
+
+Copies are clones made under no_grad, then given the original's
+``requires_grad`` (leaves, as torch's ``clone_input`` makes them); values
+are compared through numpy; a meta tensor of the same shape and dtype
+stands for a FakeTensor; memory is shared between CPU tensors whose numpy
+arrays may overlap, and between tensors of another device that hold the
+same buffer.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from dispatcher.tensor_protocols import register_tensor_checks
+
+from .autograd import no_grad
+from .dtypes import DType
+from .meta import meta_tensor
+from .operators import OP
+from .tensor import Tensor
+
+__all__ = ["PrototypeTensorChecks"]
+
+
+class PrototypeTensorChecks:
+    """TensorChecks for dispatcher.prototype's Tensor."""
+
+    def copy(self, tensor: Tensor) -> Tensor:
+        with no_grad():
+            copy = OP["clone"](tensor)
+        copy.requires_grad = tensor.requires_grad
+        return copy
+
+    def snapshot(self, tensor: Tensor) -> Optional[np.ndarray]:
+        return None if tensor.device == "meta" else tensor.numpy().copy()
+
+    def changed(self, tensor: Tensor, snapshot: Optional[np.ndarray]) -> bool:
+        if snapshot is None:
+            return False  # a meta tensor has no values to change
+        now = tensor.numpy()
+        return now.shape != snapshot.shape or not np.array_equal(now, snapshot, equal_nan=now.dtype.kind == "f")
+
+    def to_meta(self, tensor: Tensor) -> Tensor:
+        meta = meta_tensor(tensor.shape, tensor.dtype)
+        meta.requires_grad = tensor.requires_grad
+        return meta
+
+    def is_meta(self, tensor: Tensor) -> bool:
+        return tensor.device == "meta"
+
+    def metadata(self, tensor: Tensor) -> tuple[tuple[int, ...], DType]:
+        return tuple(tensor.shape), tensor.dtype
+
+    def shares_memory(self, a: Any, b: Any) -> bool:
+        if a is b:
+            return True
+        if a.device != b.device or a.device == "meta":
+            return False
+        if a.device == "cpu":
+            return bool(np.may_share_memory(a._data, b._data))
+        return a._data is b._data
+
+
+register_tensor_checks(Tensor, PrototypeTensorChecks())

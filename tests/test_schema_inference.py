@@ -1,0 +1,94 @@
+"""infer_schema: the same functions give torch 2.13's schemas and errors (tests/golden/custom_op_golden.json)."""
+import inspect
+import typing
+
+import pytest
+
+import dispatcher
+from dispatcher import Number, Tensor, device, dtype, infer_schema
+from dispatcher.schema import FunctionSchema
+from dispatcher.schema_inference import SUPPORTED_PARAM_TYPES, SUPPORTED_RETURN_TYPES
+
+from .conftest import load_golden
+from .golden.custom_op_cases import DIFFERENT_ON_PURPOSE, Types, infer_schema_cases, normalized_error
+
+GOLDEN = load_golden("custom_op_golden.json")["infer_schema"]
+TYPES = Types(Tensor, Number, dtype, device, "cpu", 6, lambda name: name)
+CASES = {case.name: case for case in infer_schema_cases(TYPES)}
+
+
+def ours(case):
+    try:
+        return {"schema": infer_schema(case.fn, **case.kwargs)}
+    except Exception as exc:
+        message = normalized_error(str(exc), case.fn, Tensor, SUPPORTED_PARAM_TYPES, SUPPORTED_RETURN_TYPES)
+        return {"error": type(exc).__name__, "message": message.replace("dispatcher.Tensor", "<Tensor>")}
+
+
+def torch_wording(message):
+    # Tags are torch.Tag members in torch and names here.
+    return message.replace("torch.Tag.inplace", 'Tag "inplace"').replace("torch.Tag.out", 'Tag "out"')
+
+
+def test_the_cases_are_the_recorded_ones():
+    assert set(CASES) == set(GOLDEN)
+    assert sum("schema" in g for g in GOLDEN.values()) >= 30
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - DIFFERENT_ON_PURPOSE))
+def test_same_schema_or_error_as_torch(name):
+    expected = dict(GOLDEN[name])
+    if "message" in expected:
+        expected["message"] = torch_wording(expected["message"])
+    assert ours(CASES[name]) == expected
+
+
+def test_inferred_schemas_parse():
+    # What custom_op hands to Library.define (printing may normalise them:
+    # 1e-05 prints as c10 prints it).
+    for name, case in CASES.items():
+        result = ours(case)
+        if "schema" in result:
+            text = result["schema"]
+            FunctionSchema.parse(text if "op_name" in case.kwargs else "f" + text)
+
+
+def test_a_dtype_default_is_its_scalar_type_number():
+    # torch prints the dtype's name (float32), which only its parser reads; a
+    # dtype here is c10's ScalarType number, and an IntEnum one prints as that.
+    assert GOLDEN["dtype_default"] == {"schema": "(Tensor x, ScalarType dt=float32) -> Tensor"}
+    assert ours(CASES["dtype_default"]) == {"schema": "(Tensor x, ScalarType dt=6) -> Tensor"}
+
+    import enum
+
+    class DT(enum.IntEnum):
+        float64 = 7
+
+    def f(x: Tensor, dt: dtype = DT.float64) -> Tensor: ...
+
+    assert infer_schema(f, mutates_args=()) == "(Tensor x, ScalarType dt=7) -> Tensor"
+
+
+def test_the_annotation_types():
+    assert dispatcher.Tensor is dispatcher.TensorBase
+    assert Number == int | float | bool == typing.Union[int, float, bool]
+    assert device("cuda:1") == "cuda:1" and dtype(6) == 6  # NewTypes: the values are plain str and int
+
+
+def test_bad_mutates_args_and_tags_say_what_was_wrong():
+    def f(x: Tensor) -> Tensor: ...
+
+    with pytest.raises(TypeError, match="mutates_args must be an iterable of the names .* got 3"):
+        infer_schema(f, mutates_args=3)
+    with pytest.raises(TypeError, match="a tag is given by its name, a non-empty str .* got 1"):
+        infer_schema(f, mutates_args=(), tags=[1])
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'mutates_args'"):
+        infer_schema(f)  # keyword-only, as torch's
+
+
+def test_signature_is_torchs():
+    parameters = inspect.signature(infer_schema).parameters
+    assert [(p.name, p.kind.name) for p in parameters.values()] == [
+        ("prototype_function", "POSITIONAL_ONLY"), ("mutates_args", "KEYWORD_ONLY"),
+        ("op_name", "KEYWORD_ONLY"), ("tags", "KEYWORD_ONLY"),
+    ]
