@@ -714,7 +714,7 @@ def _resolve_op_for_registration(op: OpIdentifier, registration_name: str) -> Un
         raise ValueError(f"{registration_name}({op}): got unexpected type for op: {type(op)}")
     if isinstance(op, CustomOpDef):
         return op
-    name: str = op if isinstance(op, str) else op.name
+    name: str = op if isinstance(op, str) else op.name()
     opdef = OPDEFS.get(name)
     # A CustomOpDef of another registry (a test's) is not this name's operator.
     return opdef if opdef is not None and opdef._registry is registry else name

@@ -198,7 +198,7 @@ def check_autograd_registration(op: Any, args: tuple[Any, ...], kwargs: dict[str
     tensors = inputs.all_tensors()
     if not any(_requires_grad(t) for t in tensors):
         return  # torch's safe_autograd_registration_check: nothing to test
-    entry = custom_ops.registry.op_or_throw(op.name)
+    entry = custom_ops.registry.op_or_throw(op.name())
     keys = {get_autograd_key_from_backend(engine.tensor_key_set(t).highest_backend()) for t in tensors}
     keys |= {DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd}
     if any(entry.has_kernel_for_dispatch_key(key) for key in keys):
@@ -210,7 +210,7 @@ def check_autograd_registration(op: Any, args: tuple[Any, ...], kwargs: dict[str
     input_ids = {id(t) for t in tensors}
     if any(_requires_grad(t) and id(t) not in input_ids for t in inputs.tensors(_leaves(out))):
         raise AssertionError(
-            f"{op.name}: at least one output of this operator has requires_grad=True but the operator does not "
+            f"{op.name()}: at least one output of this operator has requires_grad=True but the operator does not "
             "have an autograd kernel defined at an autograd key (e.g. DispatchKey::Autograd). This could mean "
             "that you have incorrectly registered an autograd kernel to a non-Autograd DispatchKey, which may "
             "lead to silently incorrect results. If your operator consists of other operators, consider not "
@@ -227,7 +227,7 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
         return
     inputs = inputs.copies()
     fake_inputs = inputs.map_tensors(lambda checks, t: checks.to_meta(t))
-    context = f"When comparing the output of {op.name} on meta tensors and real tensors, found"
+    context = f"When comparing the output of {op.name()} on meta tensors and real tensors, found"
     with engine.AutoDispatchBelowAutograd():  # where torch's CrossRefFakeMode sees the call
         fake_out = op(*fake_inputs.args, **fake_inputs.kwargs)
         real_out = op(*inputs.args, **inputs.kwargs)

@@ -180,7 +180,7 @@ def tut():
 
 
 def kernels(op):
-    entry = default_registry.find_op(op._opoverload.name)
+    entry = default_registry.find_op(op._opoverload.name())
     return [k for k in KEYS if entry.has_kernel_for_dispatch_key(DispatchKey.parse(k))]
 
 

@@ -105,7 +105,7 @@ def T(world):
 
 
 def kernels(world, op):
-    entry = world.registry.find_op(op._opoverload.name)
+    entry = world.registry.find_op(op._opoverload.name())
     return {str(k) for k in entry.kernels if entry.has_kernel_for_dispatch_key(k)}
 
 
