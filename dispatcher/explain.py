@@ -409,8 +409,8 @@ def _hops(registry: Dispatcher, lines: list[TraceLine]) -> tuple[Hop, ...]:
     # Depths are the engine's nesting, which starts deeper inside another traced call.
     base = min((line.depth for line in lines), default=0)
     return tuple(
-        Hop(line.what, line.operator, DispatchKey[line.key], line.depth - base,
-            _hop_entry(registry, line.operator, DispatchKey[line.key]))
+        Hop(line.what, line.operator, line.key, line.depth - base,
+            _hop_entry(registry, line.operator, line.key))
         for line in lines
     )
 

@@ -254,7 +254,7 @@ def test_a_redispatch_chain_is_explained_hop_by_hop(world, lib):
     assert "    returned 'cpu:g_cpu'" in text
 
 
-def test_run_restores_the_trace_switch_and_stderr(world, lib, capsys):
+def test_run_leaves_the_trace_and_the_observer_as_they_were(world, lib, capsys):
     def boom(x, y=None):
         print("kernel output", file=sys.stderr)
         raise ValueError("boom")
@@ -265,6 +265,7 @@ def test_run_restores_the_trace_switch_and_stderr(world, lib, capsys):
     e = explain(f, t, run=True)
     assert isinstance(e.error, ValueError) and "raised ValueError: boom" in str(e)
     assert sys.stderr is stderr and not world.engine.show_dispatch_trace()
+    assert world.engine.set_dispatch_observer(None) is None  # explain's observer is gone
     assert capsys.readouterr().err == "kernel output\n"  # the kernel's own output still shows
     world.engine.set_show_dispatch_trace(True)
     try:
@@ -369,3 +370,20 @@ def test_the_readmes_example_prints_what_the_readme_shows(capsys):
     exec(compile(block, "example.py", "exec"), namespace)
     namespace["lib"].close()
     assert capsys.readouterr().out == shown
+
+
+def test_an_explain_inside_an_observed_call_tells_the_outer_observer_too(world, lib):
+    seen = []
+    lib.impl("f", lambda x, y=None: "cpu", "CPU")
+    f, t = op(world, lib), world.tensor(K.CPU)
+    world.engine.set_dispatch_observer(lambda *hop: seen.append(hop))
+    try:
+        assert explain(f, t, run=True).result == "cpu"
+    finally:
+        assert world.engine.set_dispatch_observer(None) is not None
+    assert seen == [("call", f"{lib.ns}::f", K.CPU, 0)]
+
+
+def test_a_dispatch_observer_must_be_callable(world):
+    with pytest.raises(TypeError, match="^a dispatch observer must be callable or None, not int$"):
+        world.engine.set_dispatch_observer(3)

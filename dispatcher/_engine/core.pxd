@@ -40,6 +40,7 @@ cdef uint64_t AUTOGRAD_AND_INPLACE_KEYS
 cdef tuple KEYS_BY_VALUE
 cdef tuple TAGS
 cdef bint _show_trace
+cdef int _observing
 cdef bint _trace_enabled() noexcept
 
 cdef inline int _table_index(uint64_t r) noexcept

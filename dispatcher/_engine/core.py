@@ -89,6 +89,7 @@ __all__ = [
     "compute_dispatch_key_set",
     "forget_overload_choices",
     "register_tensor_type",
+    "set_dispatch_observer",
     "set_show_dispatch_trace",
     "show_dispatch_trace",
     "tensor_key_set",
@@ -1685,12 +1686,21 @@ def _dispatch_boxed(handle, what, plan, bits, stack):
 
 
 # -- the dispatch trace: DISPATCHER_SHOW_DISPATCH_TRACE=1, or set_show_dispatch_trace() ----
-class _TraceDepth(threading.local):
+class _TraceState(threading.local):
     depth = 0
+    observer: Callable[[str, str, DispatchKey, int], object] | None = None
 
 
-_trace = _TraceDepth()
+_trace = _TraceState()
 _show_trace = os.environ.get("DISPATCHER_SHOW_DISPATCH_TRACE", "") not in ("", "0")
+# Note [Dispatch observers]
+# A thread may ask to be told of every kernel its calls run, as the trace
+# prints them (dispatcher.explain(run=True) does): set_dispatch_observer.
+# The call path tests one C flag for both the trace and observers, so it
+# pays nothing while neither is on; this count of threads with an observer
+# makes that flag.  (A thread that ends with its observer set leaves the
+# count up: later calls then look for an observer in vain, which only costs.)
+_observing = cython.declare(cython.int, 0)
 
 
 def set_show_dispatch_trace(enabled: bool) -> None:
@@ -1702,13 +1712,31 @@ def show_dispatch_trace() -> bool:
     return _show_trace
 
 
+def set_dispatch_observer(observer: Callable[[str, str, DispatchKey, int], object] | None) -> Any:
+    """Have ``observer(what, operator, key, depth)`` called before each kernel
+    this thread's calls run (``what``: "call" or "redispatch"; ``depth``: how
+    many dispatches it is nested in; see Note [Dispatch observers]); None
+    removes it.  Returns the previous observer."""
+    global _observing
+    if observer is not None and not callable(observer):
+        raise TypeError(f"a dispatch observer must be callable or None, not {type(observer).__name__}")
+    previous = _trace.observer
+    _trace.observer = observer
+    _observing += (observer is not None) - (previous is not None)
+    return previous
+
+
 def _trace_enabled():
-    return _show_trace
+    return _show_trace or _observing != 0
 
 
 def _print_trace(what, name, bits):
     key = _key_at(_highest_priority_value(bits))
-    print(f"{' ' * _trace.depth}{what} op=[{name}], key=[{key.name}]", file=sys.stderr)
+    observer = _trace.observer
+    if observer is not None:
+        observer(what[1:-1], name, key, _trace.depth)
+    if _show_trace:
+        print(f"{' ' * _trace.depth}{what} op=[{name}], key=[{key.name}]", file=sys.stderr)
 
 
 # -- operator handles -----------------------------------------------------------------------
