@@ -38,7 +38,6 @@ from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
 from .ivalue import IValue, IValueTag, Stack, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
-from .explain import explain, explain_keyset
 from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
 from .operator_tags import Tag
@@ -62,16 +61,20 @@ if TYPE_CHECKING:
         register_fake as register_fake,
         register_kernel as register_kernel,
     )
+    from .explanation import explain as explain, explain_keyset as explain_keyset
     from .optests import opcheck as opcheck
     from .schema_inference import infer_schema as infer_schema
 
 install_standard_fallbacks()
 
-# torch.library's custom-operator API, imported on first use: it needs
-# inspect and logging, which would double the time ``import dispatcher`` takes.
+# Imported on first use: torch.library's custom-operator API needs inspect
+# and logging, which would double the time ``import dispatcher`` takes, and
+# explain is a tool, not something calls need.
 _LAZY = {
     "CustomOpDef": "custom_ops",
     "custom_op": "custom_ops",
+    "explain": "explanation",
+    "explain_keyset": "explanation",
     "get_ctx": "custom_ops",
     "infer_schema": "schema_inference",
     "opcheck": "optests",

@@ -53,6 +53,6 @@ def _explain(parser: argparse.ArgumentParser, operator: str, keys: list[Dispatch
         known = f"; its overloads: {', '.join(f'{operator}.{o}' if o else operator for o in overloads)}" if overloads else ""
         parser.error(f"argument OPERATOR: no operator {operator} is defined{known} "
                      "(use --import MODULE to import the module that defines it)")
-    from .explain import explain_keyset  # not imported for the other subcommands
+    from .explanation import explain_keyset  # not imported for the other subcommands
 
     return str(explain_keyset(operator, keys))

@@ -92,7 +92,7 @@ def test_a_broken_catalog_file_is_reported(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("aten::f(Tensor x) -> Tensor\n")
     with pytest.raises(ValueError, match="the first two lines must be"):
-        Catalog(bad, "test").namespaces
+        Catalog(str(bad), "test").namespaces
     bad.write_text("# namespaces: a\n# namespaces with a DEF library: \nb::f(Tensor x) -> Tensor\n")
     with pytest.raises(ValueError, match=r"bad\.txt:3: b::f is not in a namespace of the first line"):
-        Catalog(bad, "test").names()
+        Catalog(str(bad), "test").names()

@@ -15,7 +15,7 @@ import pytest
 import dispatcher
 from dispatcher import DispatchKey as K
 from dispatcher import explain, explain_keyset, fallthrough_kernel
-from dispatcher.explain import Explanation
+from dispatcher.explanation import Explanation
 from dispatcher.ivalue import box_returns, unbox_arguments
 from dispatcher.kernel import KernelKind
 from dispatcher.operator_entry import (

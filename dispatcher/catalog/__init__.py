@@ -17,7 +17,7 @@ operator is first used.
 """
 from __future__ import annotations
 
-import pathlib
+import os
 import threading
 from typing import Optional
 
@@ -43,7 +43,7 @@ class CatalogOverload:
 class Catalog:
     """The schemas of one catalog file, by ``ns::name``; see the module docstring."""
 
-    def __init__(self, path: pathlib.Path, origin: str) -> None:
+    def __init__(self, path: str, origin: str) -> None:
         self.path = path
         # What a dump prints as the def's "registered at" (torch names its RegisterSchema.cpp).
         self.origin = origin
@@ -52,7 +52,7 @@ class Catalog:
         self._by_name: Optional[dict[str, tuple[CatalogOverload, ...]]] = None
 
     def __repr__(self) -> str:
-        return f"Catalog({self.path.name})"
+        return f"Catalog({os.path.basename(self.path)})"
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -68,7 +68,7 @@ class Catalog:
 
     def _headers(self) -> tuple[tuple[str, ...], frozenset[str]]:
         if self._header is None:
-            with self.path.open(encoding="utf-8") as f:
+            with open(self.path, encoding="utf-8") as f:
                 self._header = _parse_headers(f.readline(), f.readline(), self.path)
         return self._header
 
@@ -98,7 +98,7 @@ class Catalog:
         return index
 
 
-def _parse_headers(first: str, second: str, path: pathlib.Path) -> tuple[tuple[str, ...], frozenset[str]]:
+def _parse_headers(first: str, second: str, path: str) -> tuple[tuple[str, ...], frozenset[str]]:
     if not first.startswith(_NAMESPACES_HEADER) or not second.startswith(_DEF_NAMESPACES_HEADER):
         raise ValueError(f"{path}: the first two lines must be {_NAMESPACES_HEADER!r}... and "
                          f"{_DEF_NAMESPACES_HEADER!r}...")
@@ -109,8 +109,9 @@ def _parse_headers(first: str, second: str, path: pathlib.Path) -> tuple[tuple[s
     return namespaces, claimed
 
 
-def _read(path: pathlib.Path) -> dict[str, tuple[CatalogOverload, ...]]:
-    lines = path.read_text(encoding="utf-8").splitlines()
+def _read(path: str) -> dict[str, tuple[CatalogOverload, ...]]:
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
     namespaces = set(_parse_headers(lines[0], lines[1], path)[0])
     grouped: dict[str, list[CatalogOverload]] = {}
     for number, line in enumerate(lines[2:], start=3):
@@ -124,7 +125,8 @@ def _read(path: pathlib.Path) -> dict[str, tuple[CatalogOverload, ...]]:
     return {name: tuple(overloads) for name, overloads in grouped.items()}
 
 
+# os.path, not pathlib: importing pathlib would cost `import dispatcher` ~5 ms.
 TORCH_2_13 = Catalog(
-    pathlib.Path(__file__).with_name("torch-2.13.txt"),
+    os.path.join(os.path.dirname(__file__), "torch-2.13.txt"),
     "registered by the torch 2.13 operator catalog (dispatcher/catalog/torch-2.13.txt)",
 )

@@ -1,4 +1,4 @@
-"""``dispatcher.explain``: why a call reaches the kernel it reaches.
+"""``dispatcher.explain`` (this module: dispatcher.explanation): why a call reaches the kernel it reaches.
 
 ``explain(op, *args, **kwargs)`` follows a call through the steps the engine
 takes (Note [One plan per operator] in dispatcher/_engine/core.py), without
