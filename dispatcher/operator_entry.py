@@ -582,7 +582,8 @@ class OperatorEntry:
             self._take_fallback_table()
         previous = self.schema, self._plan_args
         self.schema, self._plan_args = schema, plan_args
-        self._forget_callback_if_out_of_use()
+        if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
+            self._forget_callback_if_out_of_use()
         if self._dispatcher.deferred is not None:
             self.refresh(())  # publish at the end of the deferral
             return
@@ -631,7 +632,8 @@ class OperatorEntry:
         kernels.remove(kernel)
         if not kernels:
             del self.kernels[key]
-            self._forget_callback_if_out_of_use()
+            if self._report_error_callback is not None:
+                self._forget_callback_if_out_of_use()
         self.refresh(_slots_changed_by(key))
 
     def set_report_error_callback(self, callback: Callable[[str], object]) -> None:
