@@ -88,7 +88,23 @@ _BACKWARD_TWICE = (
 Edge = tuple[Any, int]
 
 
-class Node:
+class _GraphNode:
+    """What every node of the graph has: a name, and ``edges`` to where the
+    gradients of its inputs flow (see Node)."""
+
+    __slots__ = ()
+    name: str
+    edges: tuple[Optional[Edge], ...]
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    @property
+    def next_functions(self) -> tuple:
+        return tuple(None if edge is None else edge[0] for edge in self.edges)
+
+
+class Node(_GraphNode):
     """One recorded call: ``apply(grads)`` returns the gradients of its tensor inputs.
 
     ``edges`` holds, per tensor input (a Tensor[] argument counts each
@@ -110,13 +126,6 @@ class Node:
         self.metadata = (metadata,)
         # (argument name, tensor, its version when saved); None once released.
         self._saved: Optional[Sequence[tuple[str, Tensor, int]]] = saved
-
-    def __repr__(self) -> str:
-        return f"<{self.name}>"
-
-    @property
-    def next_functions(self) -> tuple:
-        return tuple(None if edge is None else edge[0] for edge in self.edges)
 
     def release_saved(self) -> None:
         """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
@@ -415,7 +424,7 @@ def _flat_tensors(values: Sequence[Any], layouts: Sequence[Optional[int]]) -> li
     return flat
 
 
-class FunctionNode:
+class FunctionNode(_GraphNode):
     """The node of one call of a custom operator: its backward is the operator's
     registered formula (``function.backward``, see dispatcher.custom_op_autograd)."""
 
@@ -431,13 +440,6 @@ class FunctionNode:
         self.metadata = metadata
         self._inputs = inputs
         self._outputs = outputs
-
-    def __repr__(self) -> str:
-        return f"<{self.name}>"
-
-    @property
-    def next_functions(self) -> tuple:
-        return tuple(None if edge is None else edge[0] for edge in self.edges)
 
     def release_saved(self) -> None:
         if self.ctx._saved:
