@@ -7,7 +7,7 @@ import tarfile
 
 REQUIRED = ["pyproject.toml", "setup.py", "README.md", "MANIFEST.in", "csrc/_fastcall.pyx", "csrc/dispatcher_bits.h",
             "dispatcher/__init__.py", "dispatcher/_engine/core.py", "dispatcher/_engine/core.pxd",
-            "dispatcher/_engine/_fastcall.pyi", "dispatcher/py.typed"]
+            "dispatcher/_engine/_fastcall.pyi", "dispatcher/py.typed", "dispatcher/catalog/torch-2.13.txt"]
 FORBIDDEN = (".c", ".so", ".pyd", ".html", ".pyc")
 
 
