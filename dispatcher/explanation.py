@@ -16,16 +16,15 @@ the call and explains every kernel it reached, redispatches included (see
 dispatcher/_explain_trace.py).  ``explain_keyset(op, keys)`` explains a call
 whose dispatch arguments carry ``keys``.
 
-The value classes derive from ``Frozen`` (dispatcher/_frozen.py), the
-package's stand-in for frozen dataclasses: importing ``dataclasses`` would
-cost ``import dispatcher`` several milliseconds.
+The value classes are frozen dataclasses (this module is imported on first
+use of ``dispatcher.explain``, so ``dataclasses`` costs ``import dispatcher`` nothing).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 from ._engine import loaded_engines
-from ._frozen import Frozen
 from ._kernel_kind import KernelKind
 from ._layout import RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .keys import BackendComponent, DispatchKey
@@ -43,25 +42,19 @@ _RUNNABLE = (KernelKind.UNBOXED, KernelKind.WITH_KEYSET, KernelKind.BOXED)
 _TENSOR, _OPTIONAL_TENSOR, _TENSOR_LIST, _OPTIONAL_TENSOR_LIST = range(4)
 
 
-class DispatchArgument(Frozen):
+@dataclass(frozen=True)
+class DispatchArgument:
     """A dispatch-relevant argument of the call and the keys it carries
     (``keyset`` None: omitted, or None for an optional tensor)."""
-
-    __slots__ = _fields = ("name", "position", "keyset")
 
     name: str
     position: int  # 0-based, in the schema
     keyset: Optional[DispatchKeySet]
 
-    def __init__(self, name: str, position: int, keyset: Optional[DispatchKeySet]) -> None:
-        for field, value in zip(self._fields, (name, position, keyset)):
-            object.__setattr__(self, field, value)
 
-
-class Entry(Frozen):
+@dataclass(frozen=True)
+class Entry:
     """What one table slot of an operator holds, and why."""
-
-    __slots__ = _fields = ("operator", "key", "slot", "kind", "kernel", "rule", "why", "registered")
 
     operator: str
     key: DispatchKey  # the slot's runtime key
@@ -73,11 +66,6 @@ class Entry(Frozen):
     # The debug text of the registration that put it there ("registered at
     # FILE:LINE" unless the registration gave its own); None without one.
     registered: Optional[str]
-
-    def __init__(self, operator: str, key: DispatchKey, slot: int, kind: KernelKind,
-                 kernel: Optional[Callable[..., Any]], rule: Rule, why: str, registered: Optional[str]) -> None:
-        for field, value in zip(self._fields, (operator, key, slot, kind, kernel, rule, why, registered)):
-            object.__setattr__(self, field, value)
 
     @property
     def runs(self) -> bool:
@@ -101,21 +89,16 @@ class Entry(Frozen):
         return lines
 
 
-class Hop(Frozen):
+@dataclass(frozen=True)
+class Hop:
     """One kernel a run reached: a call or a redispatch, ``depth`` levels
     inside the first (``entry`` None if the operator is gone from every registry)."""
-
-    __slots__ = _fields = ("what", "operator", "key", "depth", "entry")
 
     what: str  # "call" or "redispatch"
     operator: str
     key: DispatchKey
     depth: int
     entry: Optional[Entry]
-
-    def __init__(self, what: str, operator: str, key: DispatchKey, depth: int, entry: Optional[Entry]) -> None:
-        for field, value in zip(self._fields, (what, operator, key, depth, entry)):
-            object.__setattr__(self, field, value)
 
     def __str__(self) -> str:
         return "\n".join(self._lines(""))
@@ -127,7 +110,8 @@ class Hop(Frozen):
         return self.entry._lines(indent, f"[{self.what}] {self.operator} at ")
 
 
-class Explanation(Frozen):
+@dataclass(frozen=True)
+class Explanation:
     """What a call of ``operator`` does, step by step (see the module's docstring).
 
     ``tls_added`` and ``tls_removed`` are the keys the TLS include and exclude
@@ -137,11 +121,6 @@ class Explanation(Frozen):
     ``keyset`` what is left, whose highest key selects ``entry``.
     With ``ran``: ``hops``, and the call's ``result`` or ``error``.
     """
-
-    __slots__ = _fields = (
-        "operator", "arguments", "union", "tls_included", "tls_excluded", "tls_added", "tls_removed",
-        "mask_backend", "mask", "skipped", "keyset", "entry", "ran", "hops", "result", "error",
-    )
 
     operator: str
     arguments: tuple[DispatchArgument, ...]
@@ -155,28 +134,14 @@ class Explanation(Frozen):
     skipped: tuple[Entry, ...]
     keyset: DispatchKeySet
     entry: Entry
-    ran: bool
-    hops: tuple[Hop, ...]
-    result: Any
-    error: Optional[Exception]
-
-    def __init__(self, operator: str, arguments: tuple[DispatchArgument, ...], union: DispatchKeySet,
-                 tls_included: DispatchKeySet, tls_excluded: DispatchKeySet, tls_added: tuple[DispatchKey, ...],
-                 tls_removed: tuple[DispatchKey, ...], mask_backend: BackendComponent, mask: DispatchKeySet,
-                 skipped: tuple[Entry, ...], keyset: DispatchKeySet, entry: Entry, ran: bool = False,
-                 hops: tuple[Hop, ...] = (), result: Any = None, error: Optional[Exception] = None) -> None:
-        values = (operator, arguments, union, tls_included, tls_excluded, tls_added, tls_removed, mask_backend,
-                  mask, skipped, keyset, entry, ran, hops, result, error)
-        for field, value in zip(self._fields, values):
-            object.__setattr__(self, field, value)
+    ran: bool = False
+    hops: tuple[Hop, ...] = ()
+    result: Any = None
+    error: Optional[Exception] = None
 
     def _with_run(self, hops: tuple[Hop, ...], result: Any, error: Optional[Exception]) -> Explanation:
         """This explanation with what running the call did."""
-        return Explanation(
-            self.operator, self.arguments, self.union, self.tls_included, self.tls_excluded, self.tls_added,
-            self.tls_removed, self.mask_backend, self.mask, self.skipped, self.keyset, self.entry,
-            ran=True, hops=hops, result=result, error=error,
-        )
+        return replace(self, ran=True, hops=hops, result=result, error=error)
 
     @property
     def key(self) -> DispatchKey:
