@@ -9,10 +9,13 @@ import tracemalloc
 from dispatcher.catalog import TORCH_2_13
 from dispatcher.kernel import AnnotatedKernel, make_kernel
 from dispatcher.keys import DispatchKey
-from dispatcher.registry import default_registry as registry
+from dispatcher._core import ENGINE
+from dispatcher.registry import Dispatcher
 from dispatcher.schema import FunctionSchema
 
 SCHEMAS = TORCH_2_13.schemas()
+# A registry without the catalog: the default one has every schema defined already.
+registry = Dispatcher(ENGINE)
 
 
 def kernel(*args, **kwargs):
