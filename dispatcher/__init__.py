@@ -38,6 +38,7 @@ from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
 from .ivalue import IValue, IValueTag, Stack, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
+from .errors import DispatcherTypeError, DispatcherValueError
 from .explain import explain, explain_keyset
 from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
@@ -104,6 +105,8 @@ __all__ = [
     "DEFAULT_INCLUDED_SET",
     "DispatchKey",
     "DispatchKeySet",
+    "DispatcherTypeError",
+    "DispatcherValueError",
     "ExcludeDispatchKeyGuard",
     "HAS_EXTENSION",
     "IValue",

@@ -32,6 +32,7 @@ from dispatcher._core import ENGINE as _engine
 from dispatcher._engine import loaded_engines
 from dispatcher._core import DispatchKeySet, IValue, Stack
 from dispatcher._ivalue_tag import Mismatch, IValueTag
+from dispatcher.errors import DispatcherTypeError
 from dispatcher.schema import (
     BaseTy,
     BaseType,
@@ -391,7 +392,7 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Boxer:
                 conv(v)
             except Mismatch as exc:
                 arg = schema.arguments[i]
-                return TypeError(
+                return DispatcherTypeError(
                     f"{schema.name}(): argument '{arg.name}' (position {i + 1}) must be "
                     f"{arg.type.strip_annotations()}, not {exc.received}"
                 )
@@ -400,7 +401,7 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Boxer:
     def return_error(i: int, mismatch: Mismatch) -> TypeError:
         ret = schema.returns[i]
         which = f"return value {i + 1}" + ("" if ret.name is None else f" ('{ret.name}')")
-        return TypeError(
+        return DispatcherTypeError(
             f"{schema.name}(): {which} must be {ret.type.strip_annotations()}, not {mismatch.received}"
         )
 

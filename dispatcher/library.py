@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union
 
 from .kernel import AnnotatedKernel, make_fallback_kernel, make_kernel, registration_site
+from .errors import DispatcherValueError
 from .keys import DispatchKey, parse_dispatch_key
 from .keysets import get_runtime_dispatch_key_set
 from .registry import Dispatcher, RegistrationHandle
@@ -351,7 +352,7 @@ def _check_namespace(ns: object) -> None:
     # What an operator name's namespace may be (schema.py's grammar): the
     # parser would reject every define of any other namespace.
     if not isinstance(ns, str) or not (ns == WILDCARD_NAMESPACE or _IDENT.match(ns)):
-        raise ValueError(
+        raise DispatcherValueError(
             f"a library namespace must be an identifier (ASCII letters, digits and underscores, "
             f"not starting with a digit) or '_', got {ns!r}"
         )

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 
 from ._core import ENGINE
 from .catalog import TORCH_2_13, Catalog
+from .errors import DispatcherValueError
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
 from .kernel import MISSING, AnnotatedKernel
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
@@ -271,7 +272,7 @@ class Dispatcher:
         The operator need not be defined yet (impl before def, as in c10).
         """
         if key == _UNDEFINED:
-            raise ValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
+            raise DispatcherValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
         op_name = str(name)
         with self._lock:
             op = self._operators.get(op_name)
@@ -292,7 +293,7 @@ class Dispatcher:
         """A backend fallback: the kernel of ``key``'s slot for every operator
         that has nothing better there."""
         if not is_runtime_key(key) or key == DispatchKey.Undefined:
-            raise ValueError(f"cannot register a backend fallback for {key.name}: it is not a runtime key")
+            raise DispatcherValueError(f"cannot register a backend fallback for {key.name}: it is not a runtime key")
         slot = SLOT_OF_KEY[key]
         with self._lock:
             previous = self._fallbacks[slot]

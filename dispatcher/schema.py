@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Callable, NamedTuple, Optional, Union
 
 from ._frozen import Frozen, slot_setters
+from .errors import DispatcherTypeError, DispatcherValueError
 
 __all__ = [
     "AliasInfo",
@@ -72,7 +73,7 @@ def _check_ident(text: object, what: str) -> None:
 # --------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------
-class SchemaParseError(ValueError):
+class SchemaParseError(DispatcherValueError):
     """A schema (or operator name) that does not parse.
 
     Like ``json.JSONDecodeError`` it carries where things went wrong
@@ -1057,13 +1058,13 @@ class _Signature:
         for key, value in kwargs.items():
             i = self.index.get(key)
             if i is None:
-                raise TypeError(f"{who} got an unexpected keyword argument '{key}'")
+                raise DispatcherTypeError(f"{who} got an unexpected keyword argument '{key}'")
             if key in self.ambiguous:
-                raise TypeError(
+                raise DispatcherTypeError(
                     f"{who} has more than one argument named '{key}'; pass it positionally"
                 )
             if i < n_args and i < n_pos:
-                raise TypeError(f"{who} got multiple values for argument '{key}'")
+                raise DispatcherTypeError(f"{who} got multiple values for argument '{key}'")
             bound[i] = value
         if n_args > n_pos and not self.is_vararg:
             if n_pos > self.n_required:
@@ -1077,7 +1078,7 @@ class _Signature:
                     f"{_plural(n_args, 'positional argument')} "
                     f"(and {_plural(n_kw, 'keyword-only argument')}) were given"
                 )
-            raise TypeError(f"{who} takes {takes} but {given}")
+            raise DispatcherTypeError(f"{who} takes {takes} but {given}")
         missing_pos: list[str] = []
         missing_kw: list[str] = []
         for i, value in enumerate(bound):
@@ -1088,7 +1089,7 @@ class _Signature:
                 bound[i] = default
         for missing, kind in ((missing_pos, "positional"), (missing_kw, "keyword-only")):
             if missing:
-                raise TypeError(
+                raise DispatcherTypeError(
                     f"{who} missing {len(missing)} required {kind} "
                     f"argument{'s' if len(missing) > 1 else ''}: {_and_list(missing)}"
                 )

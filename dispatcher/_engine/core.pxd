@@ -189,6 +189,7 @@ cdef class CallPlan:
     cdef readonly object bind
     cdef readonly object split_call
     cdef readonly object report_error
+    cdef readonly object dispatch_argument_error
     cdef readonly tuple tags
     # See Note [Last dispatch cache] in core.py.
     cdef bint cache_valid
