@@ -33,6 +33,7 @@ from dispatcher._engine import loaded_engines
 from dispatcher._core import DispatchKeySet, IValue, Stack
 from dispatcher._ivalue_tag import Mismatch, IValueTag
 from dispatcher.errors import DispatcherTypeError
+from dispatcher.value_types import device
 from dispatcher.schema import (
     BaseTy,
     BaseType,
@@ -69,14 +70,15 @@ _TENSOR, _DOUBLE, _INT, _BOOL, _COMPLEX = IValueTag.TENSOR, IValueTag.DOUBLE, IV
 # --------------------------------------------------------------------------
 # Python values accepted for the enum-like and opaque types
 # --------------------------------------------------------------------------
-# Without torch there are no torch.dtype / torch.device objects; a project
-# brings its own and registers them.  The defaults: ints (and IntEnums) for the
-# enum-like types, strings such as "cpu" for devices, random.Random generators.
+# Without torch there are no torch.dtype objects; a project brings its own
+# and registers them.  The defaults: ints (and IntEnums) for the enum-like
+# types, dispatcher.device and strings such as "cpu" for devices (a kernel
+# gets what was passed, unconverted), random.Random generators.
 _ACCEPTED: dict[IValueTag, tuple[type, ...]] = {
     IValueTag.SCALAR_TYPE: (int,),
     IValueTag.LAYOUT: (int,),
     IValueTag.MEMORY_FORMAT: (int,),
-    IValueTag.DEVICE: (str,),
+    IValueTag.DEVICE: (str, device),
     IValueTag.GENERATOR: (random.Random,),
 }
 
