@@ -152,7 +152,7 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
 
     lib.impl("grad_add", autograd, "AutogradCPU", with_keyset=True)
     # fallback_add has no kernel of its own: every call lands on this fallback.
-    fallbacks.fallback(boxed, _FALLBACK_KEY, with_keyset=True)
+    fallbacks.fallback(boxed, _FALLBACK_KEY, boxed=True)
     namespace = getattr(ops, lib.ns)
     add, add10 = namespace.add.default, namespace.add10.default
     keyset_add, boxed_add = namespace.keyset_add.default, namespace.boxed_add.default

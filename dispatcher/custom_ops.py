@@ -57,7 +57,7 @@ from .custom_op_autograd import Info, make_autograd_impl
 from .kernel import registration_site
 from .keys import DispatchKey
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
-from .library import Library
+from .library import Library, keys_for_types
 from .registry import Dispatcher, default_registry
 from .schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 from .schema_inference import infer_schema, normalize_tags
@@ -807,9 +807,7 @@ def register_kernel(op: OpIdentifier, device_types: DeviceTypes, func: Optional[
     if isinstance(resolved, CustomOpDef):
         return resolved.register_kernel(device_types, func)
     qualname = resolved
-    types = ("CompositeExplicitAutograd",) if device_types is None else \
-        (device_types,) if isinstance(device_types, str) else tuple(device_types)
-    keys = [_key_for_type(typ) for typ in types]
+    keys = keys_for_types("CompositeExplicitAutograd" if device_types is None else device_types)
     site = _user_site()
 
     def register(func: Callable[..., Any]) -> None:
@@ -824,8 +822,3 @@ def register_kernel(op: OpIdentifier, device_types: DeviceTypes, func: Optional[
     register(func)
     return None
 
-
-def _key_for_type(typ: str) -> DispatchKey:
-    """A dispatch key's name as that key (torch.library's _impl allows them), else a device type's key."""
-    key = DispatchKey.__members__.get(typ) if isinstance(typ, str) else None
-    return key if key is not None else dispatch_key_for_device(typ)
