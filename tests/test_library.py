@@ -302,7 +302,6 @@ def test_a_failed_registration_changes_nothing(world, ns):
 
 # -- decorators --------------------------------------------------------------------------------
 def test_define_and_impl_decorators(world, ns):
-    after_autograd = world.own(dispatcher.keysets.AFTER_AUTOGRAD_KEYSET)
     with world.library(ns, "FRAGMENT") as lib:
         assert dispatcher.define(f"{ns}::f", "(Tensor x) -> Tensor", lib=lib) is None  # as torch's
 
