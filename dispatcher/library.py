@@ -347,8 +347,7 @@ class Library:
         # All or nothing: check every slot before registering any.  (c10
         # registers key by key and keeps the ones before a failure.)
         for k in keys:
-            if self._registry.has_backend_fallback(k):
-                self._registry.register_fallback(k, kernel)  # raises the duplicate error
+            self._registry.check_fallback(k, kernel)
         with self._registry.defer():  # each operator is refreshed once, for all the keys
             for k in keys:
                 self._handles.append(self._registry.register_fallback(k, kernel))

@@ -59,6 +59,8 @@ class Dispatcher:
         self._lock = threading.RLock()
         self._operators: dict[str, OperatorEntry] = {}
         self._fallbacks: list[Optional[AnnotatedKernel]] = [None] * len(RUNTIME_SLOT_KEYS)
+        # Slot -> the fallbacks a newer one replaced there, newest first (Note [Overridable fallbacks]).
+        self._replaced_fallbacks: dict[int, list[AnnotatedKernel]] = {}
         # What a slot holds for an operator with no kernels, and the masks
         # that go with it: such operators hold this very tuple (Note [Shared
         # fallback tables] in operator_entry.py) and copies of the masks.
@@ -289,25 +291,49 @@ class Dispatcher:
         return deregister
 
     # -- fallbacks -----------------------------------------------------------------
-    def register_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
-        """A backend fallback: the kernel of ``key``'s slot for every operator
-        that has nothing better there."""
+    # Note [Overridable fallbacks]
+    # A key has one backend fallback: a second registration is an error, as
+    # in c10 -- except on AutogradPrivateUse1, where c10 lets an out-of-tree
+    # backend replace the framework's autograd fallback (its
+    # Dispatcher::registerFallback skips the check for that key).  There the
+    # newest fallback wins; the ones it replaced are kept, newest first, and
+    # the newest left comes back when the winner is removed.  (c10 instead
+    # empties the slot when any of them is removed, leaving no fallback at all.)
+    OVERRIDABLE_FALLBACK_KEYS = frozenset({DispatchKey.AutogradPrivateUse1})
+
+    def check_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+        """Raise what register_fallback would raise for ``key`` and ``kernel``, registering nothing."""
         if not is_runtime_key(key) or key == DispatchKey.Undefined:
             raise DispatcherValueError(f"cannot register a backend fallback for {key.name}: it is not a runtime key")
-        slot = SLOT_OF_KEY[key]
+        previous = self._fallbacks[SLOT_OF_KEY[key]]
+        if previous is not None and key not in self.OVERRIDABLE_FALLBACK_KEYS:
+            raise RuntimeError(
+                f"Tried to register multiple backend fallbacks for the same dispatch key {key.name}; "
+                f"previous registration {previous.debug}, new registration {kernel.debug}"
+            )
+
+    def register_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
+        """A backend fallback: the kernel of ``key``'s slot for every operator
+        that has nothing better there (see Note [Overridable fallbacks])."""
+        slot = SLOT_OF_KEY.get(key)
         with self._lock:
+            self.check_fallback(key, kernel)
+            assert slot is not None
             previous = self._fallbacks[slot]
             if previous is not None:
-                raise RuntimeError(
-                    f"Tried to register multiple backend fallbacks for the same dispatch key {key.name}; "
-                    f"previous registration {previous.debug}, new registration {kernel.debug}"
-                )
+                self._replaced_fallbacks.setdefault(slot, []).insert(0, previous)
             self._set_fallback(key, kernel)
 
         def deregister() -> None:
             with self._lock:
-                assert self._fallbacks[slot] is kernel, f"fallback for {key.name} removed twice"
-                self._set_fallback(key, None)
+                assert slot is not None
+                if self._fallbacks[slot] is kernel:
+                    replaced = self._replaced_fallbacks.get(slot)
+                    self._set_fallback(key, replaced.pop(0) if replaced else None)
+                else:  # replaced by a newer one, which stays
+                    replaced = self._replaced_fallbacks[slot]
+                    assert any(k is kernel for k in replaced), f"fallback for {key.name} removed twice"
+                    replaced[:] = [k for k in replaced if k is not kernel]
 
         return deregister
 
