@@ -29,7 +29,8 @@ from .keys import (
     to_backend_component,
     to_functionality_key,
 )
-from .ivalue import make_boxer
+from .call_checks import ArgumentCheck, checked_calls_enabled, checked_table
+from .ivalue import make_boxer, make_checked_boxer
 from .schema import Argument, FunctionSchema, ListType, Return, Type
 
 if TYPE_CHECKING:
@@ -383,8 +384,10 @@ class OperatorEntry:
         # a change is marked stale and takes the dispatcher's copies again
         # when a def or a kernel puts it back in use.
         self._stale = False
-        # What a plan takes from the def: see _plan_args.
+        # What a plan takes from the def: see _plan_args; and a checked plan
+        # (dispatcher/call_checks.py), made when first needed.
         self._plan_args: _PlanArgs = _NO_DEF_PLAN_ARGS
+        self._checked_boxer: Optional[tuple[Any, ArgumentCheck]] = None
         self._handle: Any = None
         # See Note [One plan while undefined].
         self._undefined_plan: Any = None
@@ -568,10 +571,31 @@ class OperatorEntry:
                     self.name, None, tuple(self._table), tuple(self._masks), *_NO_DEF_PLAN_ARGS, self.report_error
                 )
             return self._undefined_plan
-        return self._dispatcher.engine.CallPlan(
+        engine = self._dispatcher.engine
+        if checked_calls_enabled():
+            return self._checked_plan(schema, engine)
+        return engine.CallPlan(
             self.name, schema.schema, tuple(self._table), tuple(self._masks), *self._plan_args, self.report_error,
             schema.tags,
         )
+
+    def _checked_plan(self, schema: RegisteredSchema, engine: Any) -> Any:
+        """The plan while calls are checked (see dispatcher/call_checks.py):
+        plain kernels wrapped, torch's binding and texts."""
+        if self._checked_boxer is None:
+            self._checked_boxer = make_checked_boxer(schema.schema, engine)
+        boxer, check = self._checked_boxer
+        dispatch_args, span, _, _, split_call = self._plan_args
+        return engine.CallPlan(
+            self.name, schema.schema, checked_table(tuple(self._table), boxer, schema.schema, engine),
+            tuple(self._masks), dispatch_args, span, boxer, check.bind, split_call, self.report_error, schema.tags,
+            check.dispatch_argument_error,
+        )
+
+    def republish(self) -> None:
+        """Publish the plan again (checked calls were switched on or off)."""
+        if self._handle is not None and self.schema is not None:
+            self._handle._publish(self._plan())
 
     def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
         """Define (or, with None, undefine) the operator: all or nothing (a
@@ -580,8 +604,8 @@ class OperatorEntry:
         plan_args = _NO_DEF_PLAN_ARGS if schema is None else _plan_args(schema.schema, engine)
         if self._stale:
             self._take_fallback_table()
-        previous = self.schema, self._plan_args
-        self.schema, self._plan_args = schema, plan_args
+        previous = self.schema, self._plan_args, self._checked_boxer
+        self.schema, self._plan_args, self._checked_boxer = schema, plan_args, None
         self._forget_callback_if_out_of_use()
         if self._dispatcher.deferred is not None:
             self.refresh(())  # publish at the end of the deferral
@@ -590,7 +614,7 @@ class OperatorEntry:
         try:
             plan = None if handle is None and schema is None else self._plan()
         except BaseException:
-            self.schema, self._plan_args = previous
+            self.schema, self._plan_args, self._checked_boxer = previous
             raise
         if handle is not None:
             handle._publish(plan)

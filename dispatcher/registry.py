@@ -355,6 +355,12 @@ class Dispatcher:
         """What a plan's table holds for ``kernel`` (None: no kernel)."""
         return self.missing if kernel is None else kernel.function(self.engine)
 
+    def republish_plans(self) -> None:
+        """Publish every operator's plan again (checked calls were switched on or off)."""
+        with self._lock:
+            for op in self._operators.values():
+                op.republish()
+
     # -- debugging -------------------------------------------------------------------
     def check_invariants(self, name: Optional[str] = None) -> None:
         with self._lock:
