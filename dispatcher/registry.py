@@ -15,7 +15,8 @@ from ._core import ENGINE
 from .catalog import TORCH_2_13, Catalog
 from .errors import DispatcherValueError
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
-from .kernel import MISSING, AnnotatedKernel
+from ._backend_select import backend_select_kernel, tensor_options_positions
+from .kernel import MISSING, AnnotatedKernel, Kernel, KernelKind
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
 from .operator_entry import (
     BACKEND_FALLBACK,
@@ -138,7 +139,19 @@ class Dispatcher:
             for schema, overload in zip(schemas, overloads):
                 if self.find_defined(str(schema.name)) is None:  # a user's FRAGMENT def got there first
                     self.register_def(schema, catalog.origin, tags=overload.tags)
+                    self._register_backend_select(schema, catalog.origin)
         return True
+
+    def _register_backend_select(self, schema: FunctionSchema, origin: str) -> None:
+        """A catalog factory operator's BackendSelect kernel, as torch
+        generates one (see dispatcher/_backend_select.py); it stays, as the def does."""
+        positions = tensor_options_positions(schema)
+        if positions is None:
+            return
+        op = self._operators[str(schema.name)]
+        kernel = backend_select_kernel(schema, positions, op.handle, self.engine)
+        self.register_impl(schema.name, DispatchKey.BackendSelect,
+                           AnnotatedKernel(Kernel(KernelKind.WITH_KEYSET, kernel), f"{origin}: BackendSelect kernel"))
 
     def overload_names(self, qualified_name: str) -> list[str]:
         """Overload names of the defined operators called ``ns::name``, in definition order."""
