@@ -730,14 +730,13 @@ class OperatorEntry:
                 f"for the call that found no kernel for {key.name}"
             )
         if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
+            # torch's text goes on about C++'s InferenceMode; the first sentence is its.
             raise RuntimeError(
                 f"{self.name} has kernels registered to both CompositeImplicitAutograd and a backend mapped "
                 "to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
                 "prefer the CompositeImplicitAutograd lowering (see Note: [Ambiguity in AutogradOther kernel]). "
-                "If you want to override CompositeImplicitAutograd, please open an issue to request a "
-                "dedicated Autograd dispatch key for the backend.\nIf you only want to run inference instead "
-                "of training, in C++, add `c10::InferenceMode mode;` before model.forward(). Note this guard "
-                "is only available in C++ but not Python at present.\nCanonical state\n~~~~~~~~~~~\n"
+                "A kernel registered to AutogradOther itself says which is meant; or take one of the two "
+                "kernels away.\nCanonical state\n~~~~~~~~~~~\n"
                 f"{self.dump_state()}\n\n"
             )
         if key == K.Undefined:
@@ -748,11 +747,10 @@ class OperatorEntry:
                 "writer) forgot to register a fallback function.  Available functions are "
                 f"{self.list_all_dispatch_keys()}.\n\n{self.dump_computed_table()}"
             )
+        # torch's text adds its selective builds and a note for Facebook's mobile engineers.
         raise NotImplementedError(
-            f"Could not run '{self.name}' with arguments from the '{key.name}' backend. This could be "
-            "because the operator doesn't exist for this backend, or was omitted during the "
-            "selective/custom build process (if using custom build). If you are a Facebook employee using "
-            "PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible resolutions. "
+            f"Could not run '{self.name}' with arguments from the '{key.name}' backend. No kernel is registered "
+            f"for '{self.name}' there, and no alias key's kernel or backend fallback serves that key. "
             f"'{self.name}' is only available for these backends: {self.list_all_dispatch_keys()}."
             f"\n\n{self.dump_computed_table()}"
         )
