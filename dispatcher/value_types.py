@@ -70,7 +70,7 @@ class device:
             parsed = parse_device(type)
             if index is not None:
                 if isinstance(index, bool) or not isinstance(index, int):
-                    raise TypeError(f"device(): argument 'index' (position 2) must be int, not {_type_name(index)}")
+                    raise TypeError(f"device(): argument 'index' (position 2) must be int, not {_type_of(index)}")
                 if parsed[1] is not None:
                     raise DispatcherValueError(
                         f"type (string) must not include an index because index was passed explicitly: {type}"
@@ -85,7 +85,7 @@ class device:
                 f"not know; name its type, as in device('cuda:{type}')"
             )
         else:
-            raise TypeError(f"device(): argument 'type' must be a str such as 'cuda:1' or a device, not {_type_name(type)}")
+            raise TypeError(f"device(): argument 'type' must be a str such as 'cuda:1' or a device, not {_type_of(type)}")
         object.__setattr__(self, "_parsed", parsed)
 
     @property
@@ -121,8 +121,9 @@ class device:
         return (device, (self.type, self.index))
 
 
-def _type_name(value: object) -> str:
-    return "None" if value is None else type(value).__name__
+def _type_of(value: object) -> str:
+    # The parameter of device() named "type" hides the builtin there.
+    return type(value).__name__
 
 
 dtype = NewType("dtype", int)

@@ -1399,7 +1399,8 @@ class CallPlan:
     ``split_call`` come from the schema; ``report_error(kind, key)`` raises
     the error of a missing or ambiguous entry.  ``dispatch_argument_error(i,
     value)``, if given, makes the exception a call raises when the value of
-    dispatch argument ``i`` is not a tensor (else the engine words it).  A
+    dispatch argument ``i`` is not a tensor, or a list of them, as it must be
+    (else the engine words it).  A
     plan without a schema is the plan of an operator that is not defined:
     calling it says so.
     """
@@ -1542,29 +1543,31 @@ def _entry_at(plan, bits):
 def _value_bits(plan, value, kind, i):
     """The key bits of one dispatch argument's value, of any kind."""
     if kind == ARG_TENSOR:
-        return _required_tensor_bits(plan, value, i, "a tensor")
+        return _required_tensor_bits(plan, value, i, "a tensor", value)
     if kind == ARG_OPTIONAL_TENSOR:
-        return 0 if value is None else _required_tensor_bits(plan, value, i, "a tensor or None")
+        return 0 if value is None else _required_tensor_bits(plan, value, i, "a tensor or None", value)
     if not isinstance(value, (list, tuple)):
-        _wrong_type(plan, value, i, "a list of tensors")
+        _wrong_type(plan, value, i, "a list of tensors", value)
     bits = 0
     for item in tuple(value):
         if item is None and kind == ARG_OPTIONAL_TENSOR_LIST:
             continue
-        bits |= _required_tensor_bits(plan, item, i, "a tensor")
+        bits |= _required_tensor_bits(plan, item, i, "a tensor", value)
     return bits
 
 
-def _required_tensor_bits(plan, value, i, expected):
+def _required_tensor_bits(plan, value, i, expected, argument):
     bits = _tensor_bits(value)
     if bits < 0:
-        _wrong_type(plan, value, i, expected)
+        _wrong_type(plan, value, i, expected, argument)
     return bits
 
 
-def _wrong_type(plan, value, i, expected):
+def _wrong_type(plan, value, i, expected, argument):
+    """Dispatch argument ``i`` holds ``value``, which is not ``expected``;
+    ``argument`` is the argument's whole value (a list that ``value`` is in)."""
     if plan.dispatch_argument_error is not None:
-        raise plan.dispatch_argument_error(i, value)
+        raise plan.dispatch_argument_error(i, argument)
     raise DispatcherTypeError(
         f"{plan.name}: argument '{plan.arg_names[i]}' (position {plan.arg_positions[i] + 1}) must be {expected}, "
         f"not {type(value).__name__}"
