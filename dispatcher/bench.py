@@ -7,7 +7,7 @@ each case that has a torch counterpart (the same operators and Python
 kernels registered with torch.library) times it in the same rounds, and the
 table puts torch's figure beside ours.  Peers are timed like our cases when
 installed: functools.singledispatch always; multipledispatch, plum and ovld
-with ``pip install "dispatcher[bench]"``.  Then the registration steps
+with ``pip install "c10-dispatcher[bench]"``.  Then the registration steps
 (``registration_timing``) and ``import dispatcher`` are timed.
 
 Run: ``python -m dispatcher bench`` or ``python benchmarks/compare.py``.
