@@ -65,9 +65,9 @@ def set_checked_calls(enabled: bool) -> None:
     ``checked_calls()`` block).  ``DISPATCHER_CHECK_CALLS=1`` sets it at import."""
     global _enabled_for_process
     with _lock:
-        before = checked_calls_enabled()
+        before = _enabled_for_process
         _enabled_for_process = bool(enabled)
-        _republish_if_changed(before)
+        _switch(before, _depth)
 
 
 @contextmanager
@@ -75,24 +75,35 @@ def checked_calls() -> Iterator[None]:
     """Check every call made while the block runs (on every thread)."""
     global _depth
     with _lock:
-        before = checked_calls_enabled()
         _depth += 1
-        _republish_if_changed(before)
+        _switch(_enabled_for_process, _depth - 1)
     try:
         yield
     finally:
         with _lock:
-            before = checked_calls_enabled()
             _depth -= 1
-            _republish_if_changed(before)
+            _switch(_enabled_for_process, _depth + 1)
 
 
-def _republish_if_changed(before: bool) -> None:
-    if checked_calls_enabled() != before:
-        from .registry import live_registries  # the registry imports this module (through operator_entry)
+def _switch(enabled_before: bool, depth_before: int) -> None:
+    """Publish the plans again if checking changed; if that fails, go back to
+    the state before (and its plans), so that a failure changes nothing."""
+    global _enabled_for_process, _depth
+    if checked_calls_enabled() == (enabled_before or depth_before > 0):
+        return
+    try:
+        _republish()
+    except BaseException:
+        _enabled_for_process, _depth = enabled_before, depth_before
+        _republish()
+        raise
 
-        for registry in live_registries():
-            registry.republish_plans()
+
+def _republish() -> None:
+    from .registry import live_registries  # the registry imports this module (through operator_entry)
+
+    for registry in live_registries():
+        registry.republish_plans()
 
 
 # -- torch's texts ------------------------------------------------------------------------------

@@ -503,7 +503,7 @@ def test_errors_are_caught_where_torchs_are(world, ns):
         lambda: getattr(world.ops, ns).f(1, 2),  # no overload accepts
         lambda: device("nope"),
         lambda: dispatcher.backends.dispatch_key_for_device("cuda:0"),
-        lambda: DispatchKeyParse("Nope"),
+        lambda: K.parse("Nope"),
         lambda: f(world.tensor(K.XLA), 1),  # no kernel: NotImplementedError
     ]
     for make_error in bad:
@@ -511,10 +511,6 @@ def test_errors_are_caught_where_torchs_are(world, ns):
             make_error()
     with pytest.raises(AttributeError):  # as torch.ops
         getattr(world.ops, ns).nope
-
-
-def DispatchKeyParse(name):
-    return K.parse(name)
 
 
 def test_texts_do_not_talk_about_torch_internals(world, ns):
