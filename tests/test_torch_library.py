@@ -52,7 +52,11 @@ def test_device_as_torchs(case):
         assert str(info.value) == case["message"]
         return
     d = device(*case["args"])
-    assert (d.type, d.index, str(d), repr(d)) == (case["type"], case["index"], case["str"], case["repr"])
+    # torch's PrivateUse1 was not renamed; here the prototype's tests may have named it (toy).
+    name = dispatcher.get_privateuse1_backend_name()
+    expected = [case["type"], case["index"], case["str"], case["repr"]]
+    expected = [x.replace("privateuseone", name) if isinstance(x, str) else x for x in expected]
+    assert [d.type, d.index, str(d), repr(d)] == expected
 
 
 def test_device_values():
