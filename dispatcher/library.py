@@ -6,6 +6,9 @@ checks.  The underscore methods (``_def``, ``_impl``, ``_fallback``) are c10's
 ``torch::Library`` (library.cpp): they take parsed schemas and annotated
 kernels, apply the rules of the library's block kind with c10's error texts,
 and register.  ``dispatcher.compat.torch_C`` drives that layer directly.
+The module functions ``define`` and ``impl`` are torch.library's, in both
+of their forms (``impl(qualname, types, func)`` with device types, and
+the older decorators taking a Library first).
 
 A Library owns what it registered: ``close()`` (also on leaving a ``with``
 block, and when the object is garbage-collected) removes exactly that, newest
