@@ -1,6 +1,6 @@
 """Check an sdist: it holds the engine's Cython sources and no generated C or compiled module.
 
-    python .ci/check_sdist.py dist/dispatcher-X.tar.gz
+    python .ci/check_sdist.py dist/c10_dispatcher-X.tar.gz
 """
 import sys
 import tarfile
@@ -13,7 +13,7 @@ FORBIDDEN = (".c", ".so", ".pyd", ".html", ".pyc")
 
 def main(path: str) -> int:
     with tarfile.open(path) as sdist:
-        # Every member sits under the sdist's top folder (dispatcher-X/).
+        # Every member sits under the sdist's top folder (c10_dispatcher-X/).
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     missing = [name for name in REQUIRED if name not in names]
     generated = sorted(name for name in names if name.endswith(FORBIDDEN))

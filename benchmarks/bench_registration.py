@@ -6,15 +6,16 @@ measured in a separate pass) is recorded in extra_info.
 """
 import tracemalloc
 
+from dispatcher._core import ENGINE
 from dispatcher.catalog import TORCH_2_13
 from dispatcher.kernel import AnnotatedKernel, make_kernel
 from dispatcher.keys import DispatchKey
-from dispatcher._core import ENGINE
 from dispatcher.registry import Dispatcher
 from dispatcher.schema import FunctionSchema
 
 SCHEMAS = TORCH_2_13.schemas()
-# A registry without the catalog: the default one has every schema defined already.
+# A registry without the catalog: the package's has the catalog's operators
+# defined already (on first use), so defining them there is a duplicate.
 registry = Dispatcher(ENGINE)
 
 

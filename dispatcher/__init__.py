@@ -38,6 +38,8 @@ from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
 from .ivalue import IValue, IValueTag, Stack, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
+from .call_checks import checked_calls, checked_calls_enabled, set_checked_calls
+from .errors import DispatcherTypeError, DispatcherValueError
 from .keys import BackendComponent, DispatchKey
 from .library import Library, define, impl
 from .operator_tags import Tag
@@ -107,6 +109,8 @@ __all__ = [
     "DEFAULT_INCLUDED_SET",
     "DispatchKey",
     "DispatchKeySet",
+    "DispatcherTypeError",
+    "DispatcherValueError",
     "ExcludeDispatchKeyGuard",
     "HAS_EXTENSION",
     "IValue",
@@ -122,6 +126,8 @@ __all__ = [
     "TensorChecks",
     "box",
     "box_returns",
+    "checked_calls",
+    "checked_calls_enabled",
     "compute_dispatch_key_set",
     "custom_op",
     "define",
@@ -145,6 +151,7 @@ __all__ = [
     "register_tensor_type",
     "register_value_type",
     "rename_privateuse1_backend",
+    "set_checked_calls",
     "set_show_dispatch_trace",
     "show_dispatch_trace",
     "tensor_key_set",

@@ -193,7 +193,7 @@ def _run_demo(args: argparse.Namespace) -> None:
     try:
         import numpy  # noqa: F401  (the prototype's one dependency)
     except ImportError:
-        raise SystemExit('python -m dispatcher demo needs numpy: pip install "dispatcher[demo]"') from None
+        raise SystemExit('python -m dispatcher demo needs numpy: pip install "c10-dispatcher[demo]"') from None
     from .prototype.demo import main as demo_main
 
     demo_main()

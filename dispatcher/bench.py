@@ -7,7 +7,7 @@ each case that has a torch counterpart (the same operators and Python
 kernels registered with torch.library) times it in the same rounds, and the
 table puts torch's figure beside ours.  Peers are timed like our cases when
 installed: functools.singledispatch always; multipledispatch, plum and ovld
-with ``pip install "dispatcher[bench]"``.  Then the registration steps
+with ``pip install "c10-dispatcher[bench]"``.  Then the registration steps
 (``registration_timing``) and ``import dispatcher`` are timed.
 
 Run: ``python -m dispatcher bench`` or ``python benchmarks/compare.py``.
@@ -154,7 +154,7 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
 
     lib.impl("grad_add", autograd, "AutogradCPU", with_keyset=True)
     # fallback_add has no kernel of its own: every call lands on this fallback.
-    fallbacks.fallback(boxed, _FALLBACK_KEY, with_keyset=True)
+    fallbacks.fallback(boxed, _FALLBACK_KEY, boxed=True)
     namespace = getattr(ops, lib.ns)
     add, add10 = namespace.add.default, namespace.add10.default
     keyset_add, boxed_add = namespace.keyset_add.default, namespace.boxed_add.default

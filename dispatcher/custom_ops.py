@@ -52,16 +52,17 @@ import weakref
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar, Union, overload
 
 from . import _engine
-from .backends import backend_component
+from .backends import dispatch_key_for_device
 from .custom_op_autograd import Info, make_autograd_impl
 from .kernel import registration_site
-from .keys import DispatchKey, to_runtime_per_backend_functionality_key
+from .keys import DispatchKey
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
-from .library import Library
+from .library import Library, keys_for_types
 from .registry import Dispatcher, default_registry
 from .schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 from .schema_inference import infer_schema, normalize_tags
 from .tensor_protocols import autograd_engine_for, tensor_checks_for
+from .value_types import device
 
 __all__ = [
     "CustomOpDef",
@@ -83,30 +84,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 registry: Dispatcher = default_registry
 
-# Device types c10 maps to a dispatch key that is not a backend's Dense key.
-_NON_BACKEND_DEVICE_KEYS = {"fpga": DispatchKey.FPGA, "vulkan": DispatchKey.Vulkan}
 _FAKE_DEBUG = "registered by register_fake at "
-
-
-def dispatch_key_for_device(device_type: str) -> DispatchKey:
-    """The dispatch key of a device type's kernels (torch._C._dispatch_key_for_device):
-    "cpu" -> CPU, "cuda" -> CUDA, "meta" -> Meta, the PrivateUse1 backend's name -> PrivateUse1."""
-    if not isinstance(device_type, str):
-        raise TypeError(f"a device type must be a str such as 'cpu', got {type(device_type).__name__}")
-    if not device_type:
-        raise RuntimeError("Device string must not be empty")
-    if ":" in device_type:
-        raise RuntimeError(f"Expected device_type string to not have a device index; got {device_type}")
-    key = _NON_BACKEND_DEVICE_KEYS.get(device_type)
-    if key is not None:
-        return key
-    if device_type == "privateuseone":  # PrivateUse1's own name still works after a rename, as in c10
-        return DispatchKey.PrivateUse1
-    try:
-        component = backend_component(device_type)
-    except ValueError as exc:
-        raise RuntimeError(str(exc)) from None
-    return to_runtime_per_backend_functionality_key(DispatchKey.Dense, component)
 
 
 # -- the fake-implementation context -----------------------------------------------------------
@@ -597,8 +575,7 @@ class CustomOpDef:
         keyset_type = self._registry.engine.DispatchKeySet
 
         def backend_select(keyset: Any, *args: Any, **kwargs: Any) -> Any:
-            device = schema.bind(args, kwargs)[device_arg_index]
-            device_type = str(device).partition(":")[0]
+            device_type = device(schema.bind(args, kwargs)[device_arg_index]).type
             if device_type not in self._backend_fns:
                 raise RuntimeError(
                     f"{self._name} does not have a kernel registered for {device_type}. "
@@ -830,9 +807,7 @@ def register_kernel(op: OpIdentifier, device_types: DeviceTypes, func: Optional[
     if isinstance(resolved, CustomOpDef):
         return resolved.register_kernel(device_types, func)
     qualname = resolved
-    types = ("CompositeExplicitAutograd",) if device_types is None else \
-        (device_types,) if isinstance(device_types, str) else tuple(device_types)
-    keys = [_key_for_type(typ) for typ in types]
+    keys = keys_for_types("CompositeExplicitAutograd" if device_types is None else device_types)
     site = _user_site()
 
     def register(func: Callable[..., Any]) -> None:
@@ -847,8 +822,3 @@ def register_kernel(op: OpIdentifier, device_types: DeviceTypes, func: Optional[
     register(func)
     return None
 
-
-def _key_for_type(typ: str) -> DispatchKey:
-    """A dispatch key's name as that key (torch.library's _impl allows them), else a device type's key."""
-    key = DispatchKey.__members__.get(typ) if isinstance(typ, str) else None
-    return key if key is not None else dispatch_key_for_device(typ)

@@ -32,6 +32,9 @@ from dispatcher._core import ENGINE as _engine
 from dispatcher._engine import loaded_engines
 from dispatcher._core import DispatchKeySet, IValue, Stack
 from dispatcher._ivalue_tag import Mismatch, IValueTag
+from dispatcher.call_checks import ArgumentCheck
+from dispatcher.errors import DispatcherTypeError
+from dispatcher.value_types import device
 from dispatcher.schema import (
     BaseTy,
     BaseType,
@@ -68,14 +71,15 @@ _TENSOR, _DOUBLE, _INT, _BOOL, _COMPLEX = IValueTag.TENSOR, IValueTag.DOUBLE, IV
 # --------------------------------------------------------------------------
 # Python values accepted for the enum-like and opaque types
 # --------------------------------------------------------------------------
-# Without torch there are no torch.dtype / torch.device objects; a project
-# brings its own and registers them.  The defaults: ints (and IntEnums) for the
-# enum-like types, strings such as "cpu" for devices, random.Random generators.
+# Without torch there are no torch.dtype objects; a project brings its own
+# and registers them.  The defaults: ints (and IntEnums) for the enum-like
+# types, dispatcher.device and strings such as "cpu" for devices (a kernel
+# gets what was passed, unconverted), random.Random generators.
 _ACCEPTED: dict[IValueTag, tuple[type, ...]] = {
     IValueTag.SCALAR_TYPE: (int,),
     IValueTag.LAYOUT: (int,),
     IValueTag.MEMORY_FORMAT: (int,),
-    IValueTag.DEVICE: (str,),
+    IValueTag.DEVICE: (str, device),
     IValueTag.GENERATOR: (random.Random,),
 }
 
@@ -372,6 +376,18 @@ _CONVERTERS_BY_ENGINE: dict[str, _Converters] = {}
 def make_boxer(schema: FunctionSchema, engine: Any) -> Boxer:
     """``engine``'s Boxer for ``schema``: a converter and a fast path per
     argument and return, and the schema's binding and error wording."""
+    return _make_boxer(schema, engine, checked=False)[0]
+
+
+def make_checked_boxer(schema: FunctionSchema, engine: Any) -> tuple[Boxer, ArgumentCheck]:
+    """``engine``'s Boxer for ``schema`` that binds and words its errors as
+    torch does, and the ArgumentCheck it uses (see dispatcher.call_checks)."""
+    boxer, check = _make_boxer(schema, engine, checked=True)
+    assert check is not None
+    return boxer, check
+
+
+def _make_boxer(schema: FunctionSchema, engine: Any, checked: bool) -> tuple[Boxer, Optional[ArgumentCheck]]:
     if not isinstance(schema, FunctionSchema):
         raise TypeError(f"expected a FunctionSchema, got {type(schema).__name__}")
     converters = _converters_for(engine)
@@ -391,7 +407,7 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Boxer:
                 conv(v)
             except Mismatch as exc:
                 arg = schema.arguments[i]
-                return TypeError(
+                return DispatcherTypeError(
                     f"{schema.name}(): argument '{arg.name}' (position {i + 1}) must be "
                     f"{arg.type.strip_annotations()}, not {exc.received}"
                 )
@@ -400,24 +416,31 @@ def make_boxer(schema: FunctionSchema, engine: Any) -> Boxer:
     def return_error(i: int, mismatch: Mismatch) -> TypeError:
         ret = schema.returns[i]
         which = f"return value {i + 1}" + ("" if ret.name is None else f" ('{ret.name}')")
-        return TypeError(
+        return DispatcherTypeError(
             f"{schema.name}(): {which} must be {ret.type.strip_annotations()}, not {mismatch.received}"
         )
 
+    bind: Callable[..., tuple[Any, ...]] = schema.bind
+    # Without keyword-only arguments, a call passing every argument positionally needs no binding.
+    positional = not schema.is_vararg and not any(a.kwarg_only for a in schema.arguments)
+    check = None
+    if checked:
+        check = ArgumentCheck(schema, arguments)
+        bind, argument_error, positional = check.bind, check.argument_error, False  # torch checks every call
     boxer: Boxer = engine.Boxer(
         str(schema.name),
         arguments,
         tuple(_fast_path(a.type) for a in schema.arguments),
         tuple(converters.converter(r.type) for r in schema.returns),
         tuple(_fast_path(r.type) for r in schema.returns),
-        not schema.is_vararg and not any(a.kwarg_only for a in schema.arguments),
+        positional,
         schema.is_vararg,
         schema.is_varret,
-        schema.bind,
+        bind,
         argument_error,
         return_error,
     )
-    return boxer
+    return boxer, check
 
 
 # -- boxing by schema or by operator ------------------------------------------------------

@@ -24,6 +24,7 @@ __all__ = [
     "fallthrough_kernel",
     "make_fallback_kernel",
     "make_kernel",
+    "python_fallback",
     "registration_site",
     "signature_text",
 ]
@@ -72,13 +73,14 @@ _UNBOXED, _WITH_KEYSET = KernelKind.UNBOXED, KernelKind.WITH_KEYSET
 
 
 def make_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: bool = False) -> Kernel:
-    """The Kernel for a user callable, validated."""
+    """The Kernel for a user callable, validated.  ``with_keyset`` means
+    nothing for ``fallthrough_kernel`` (torch ignores it there too)."""
     if fn is fallthrough_kernel:
-        if with_keyset or boxed:
-            raise ValueError("fallthrough_kernel takes neither with_keyset nor boxed")
+        if boxed:
+            raise ValueError("fallthrough_kernel is never called, so it is not boxed: drop boxed=True")
         return Kernel(KernelKind.FALLTHROUGH)
     if not callable(fn):
-        raise TypeError(f"a kernel must be callable, got {type(fn).__name__}")
+        raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
     if with_keyset and boxed:
         raise ValueError("a kernel is either boxed or with_keyset, not both (boxed kernels get the keyset anyway)")
     if boxed:
@@ -86,14 +88,37 @@ def make_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: boo
     return Kernel(_WITH_KEYSET if with_keyset else _UNBOXED, fn)
 
 
-def make_fallback_kernel(fn: Callable[..., Any], with_keyset: bool) -> Kernel:
-    """A backend fallback is boxed: ``fn(op, keyset, stack)`` with the keyset,
-    ``fn(op, stack)`` without (adapted here, off the hot path)."""
-    if fn is fallthrough_kernel or with_keyset:
-        return make_kernel(fn, boxed=fn is not fallthrough_kernel)
+def make_fallback_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: bool = False) -> Kernel:
+    """A backend fallback.  torch's convention (its PythonFallbackKernel):
+    ``fn(op, *args, **kwargs)``, or ``fn(op, keyset, *args, **kwargs)`` with
+    ``with_keyset``, whose result is the call's.  ``boxed=True``: the
+    engine's own, ``fn(op, keyset, stack)``, which pops the arguments from
+    the stack and pushes the results."""
+    if fn is fallthrough_kernel or boxed:
+        return make_kernel(fn, with_keyset=with_keyset, boxed=boxed)
     if not callable(fn):
-        raise TypeError(f"a fallback must be callable, got {type(fn).__name__}")
-    return Kernel(KernelKind.BOXED, lambda op, keyset, stack: fn(op, stack))
+        raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
+    return Kernel(KernelKind.BOXED, python_fallback(fn, with_keyset))
+
+
+def python_fallback(fn: Callable[..., Any], with_keyset: bool) -> Callable[[Any, Any, Any], None]:
+    """``fn`` in torch's fallback convention, as a boxed kernel: the arguments
+    are unboxed and passed as torch passes them (see
+    FunctionSchema.split_call_without_defaults), the result boxed."""
+    if with_keyset:
+        def fallback_with_keyset(op: Any, keyset: Any, stack: Any) -> None:
+            boxer = op.boxer
+            args, kwargs = op.schema.split_call_without_defaults(boxer.unbox_arguments(stack))
+            boxer.box_returns(fn(op, keyset, *args, **kwargs), stack)
+
+        return fallback_with_keyset
+
+    def fallback(op: Any, keyset: Any, stack: Any) -> None:
+        boxer = op.boxer
+        args, kwargs = op.schema.split_call_without_defaults(boxer.unbox_arguments(stack))
+        boxer.box_returns(fn(op, *args, **kwargs), stack)
+
+    return fallback
 
 
 class AnnotatedKernel(Frozen):

@@ -21,6 +21,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Callable, ClassVar, Union
 
+from .errors import DispatcherValueError
+
 __all__ = [
     "BackendComponent",
     "DispatchKey",
@@ -371,7 +373,7 @@ def parse_dispatch_key(name: str) -> DispatchKey:
 
     close = difflib.get_close_matches(name, list(DispatchKey.__members__) + list(_LEGACY_SPELLINGS), n=3)
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
-    raise ValueError(f"could not parse dispatch key: {name}{hint}")
+    raise DispatcherValueError(f"could not parse dispatch key: {name}{hint}")
 
 
 def as_dispatch_key(key: KeyLike) -> DispatchKey:

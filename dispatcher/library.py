@@ -6,6 +6,9 @@ checks.  The underscore methods (``_def``, ``_impl``, ``_fallback``) are c10's
 ``torch::Library`` (library.cpp): they take parsed schemas and annotated
 kernels, apply the rules of the library's block kind with c10's error texts,
 and register.  ``dispatcher.compat.torch_C`` drives that layer directly.
+The module functions ``define`` and ``impl`` are torch.library's, in both
+of their forms (``impl(qualname, types, func)`` with device types, and
+the older decorators taking a Library first).
 
 A Library owns what it registered: ``close()`` (also on leaving a ``with``
 block, and when the object is garbage-collected) removes exactly that, newest
@@ -14,10 +17,14 @@ dispatcher as it was.
 """
 from __future__ import annotations
 
+import re
 from functools import partial
-from typing import Any, Callable, Iterable, Optional, TypeVar, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union, overload
 
-from .kernel import AnnotatedKernel, make_fallback_kernel, make_kernel, registration_site
+from .kernel import AnnotatedKernel, fallthrough_kernel, make_fallback_kernel, make_kernel, registration_site
+from ._engine import loaded_engines
+from .backends import dispatch_key_for_device
+from .errors import DispatcherTypeError, DispatcherValueError
 from .keys import DispatchKey, parse_dispatch_key
 from .keysets import get_runtime_dispatch_key_set
 from .registry import Dispatcher, RegistrationHandle
@@ -25,7 +32,7 @@ from .registry import default_registry
 from .operator_tags import Tag, tag_names
 from .schema import _IDENT, FunctionSchema, OperatorName
 
-__all__ = ["Library", "define", "impl"]
+__all__ = ["Library", "define", "fallthrough_kernel", "impl", "keys_for_types"]
 
 _KINDS = {"DEF": "TORCH_LIBRARY", "IMPL": "TORCH_LIBRARY_IMPL", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT"}
 _RESERVED_NAMESPACES = ("prim",)  # torch.library._reserved_namespaces in 2.13
@@ -162,47 +169,71 @@ class Library:
 
     def impl(
         self,
-        name: str,
+        op_name: Union[str, Any],
         fn: Callable[..., Any],
         dispatch_key: KeyArg = "",
         *,
         with_keyset: bool = False,
+        allow_override: bool = True,
         boxed: bool = False,
         debug: Optional[str] = None,
-        allow_override: bool = True,
     ) -> None:
-        """Register ``fn`` as the kernel of operator ``name`` for ``dispatch_key``.
+        """Register ``fn`` as the kernel of operator ``op_name`` (a name, with
+        its overload, or an operator handle: ``ops.ns.f.default``) for
+        ``dispatch_key`` (a DispatchKey or its name).
 
         No key (here and on the library) means CompositeImplicitAutograd, as
         in PyTorch.  ``with_keyset=True`` kernels are called as
-        ``fn(keyset, *args, **kwargs)``; ``boxed=True`` ones as
-        ``fn(op, keyset, stack)``.  A kernel already registered for the key
-        is overridden (with a warning) unless ``allow_override=False``.
+        ``fn(keyset, *args, **kwargs)``; ``boxed=True`` ones (ours, not
+        torch's) as ``fn(op, keyset, stack)``.  ``fn`` may be
+        ``fallthrough_kernel``.  A kernel already registered for the key is
+        overridden (with a warning) unless ``allow_override=False``.
+        ``debug`` replaces the ``registered at FILE:LINE`` dumps show.
         """
+        name = _resolve_op_name(op_name, "impl")
         kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
         key = _parse_key(dispatch_key)
-        if not allow_override:
+        target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
+        if not allow_override or target == DispatchKey.Meta:
             op = self._name_for_impl(name)
-            target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
             existing = self._registry.find_op(str(op))
-            if existing is not None and existing.kernel_for(target) is not None:
+            if not allow_override and existing is not None and existing.kernel_for(target) is not None:
                 raise RuntimeError(
                     "This is not allowed since there's already a kernel registered from python overriding "
                     f"{str(op).partition('::')[2]}'s behavior for {target} dispatch key and {self.ns} namespace."
                 )
+            if target == DispatchKey.Meta and existing is not None and existing.kernel_for(DispatchKey.CompositeImplicitAutograd):
+                # torch.library's rule: such an operator decomposes, and its parts have the meta kernels.
+                raise RuntimeError(
+                    f"We should not register a meta kernel directly to the operator '{name}', because it has a "
+                    "CompositeImplicitAutograd kernel in core. Instead we should let the operator decompose, and "
+                    "ensure that we have meta kernels for the base ops that it decomposes into."
+                )
         self._impl(name, key, kernel)
 
     def fallback(self, fn: Callable[..., Any], dispatch_key: KeyArg = "", *, with_keyset: bool = False,
-                 debug: Optional[str] = None) -> None:
-        """Register a boxed backend fallback: ``fn(op, stack)``, or
-        ``fn(op, keyset, stack)`` with ``with_keyset=True``.  An alias key
-        registers the fallback for each of its runtime keys."""
+                 boxed: bool = False, debug: Optional[str] = None) -> None:
+        """Register ``fn`` as the backend fallback of ``dispatch_key`` (default:
+        the library's key): what every operator without a kernel of its own
+        there runs.  Only in a library of the wildcard namespace ``"_"``.
+
+        As torch's: ``fn(op, *args, **kwargs)``, or ``fn(op, keyset, *args,
+        **kwargs)`` with ``with_keyset=True``, where ``op`` is the operator's
+        handle (an OpOverload), and what ``fn`` returns is the call's result.
+        ``boxed=True`` (ours, the engine's own convention, cheaper for a
+        fallback that passes values through untouched): ``fn(op, keyset,
+        stack)``, which pops the arguments from the stack (an IValue
+        ``Stack``) and pushes the results.  ``fn`` may be
+        ``fallthrough_kernel``.  An alias key registers the fallback for each
+        of its runtime keys.
+        """
         if self.ns != WILDCARD_NAMESPACE:
             raise RuntimeError(
                 'Fallback can only be registered using library fragment on the global namespace "_" '
                 f"but it is {self.ns}"
             )
-        kernel = AnnotatedKernel(make_fallback_kernel(fn, with_keyset), debug or self._default_debug())
+        kernel = AnnotatedKernel(make_fallback_kernel(fn, with_keyset=with_keyset, boxed=boxed),
+                                 debug or self._default_debug())
         self._fallback(_parse_key(dispatch_key), kernel)
 
     # -- the c10 layer (torch::Library) ------------------------------------------------
@@ -319,8 +350,7 @@ class Library:
         # All or nothing: check every slot before registering any.  (c10
         # registers key by key and keeps the ones before a failure.)
         for k in keys:
-            if self._registry.has_backend_fallback(k):
-                self._registry.register_fallback(k, kernel)  # raises the duplicate error
+            self._registry.check_fallback(k, kernel)
         with self._registry.defer():  # each operator is refreshed once, for all the keys
             for k in keys:
                 self._handles.append(self._registry.register_fallback(k, kernel))
@@ -351,44 +381,179 @@ def _check_namespace(ns: object) -> None:
     # What an operator name's namespace may be (schema.py's grammar): the
     # parser would reject every define of any other namespace.
     if not isinstance(ns, str) or not (ns == WILDCARD_NAMESPACE or _IDENT.match(ns)):
-        raise ValueError(
+        raise DispatcherValueError(
             f"a library namespace must be an identifier (ASCII letters, digits and underscores, "
             f"not starting with a digit) or '_', got {ns!r}"
         )
 
 
-# Libraries created by the decorator forms live as long as the process, as
+# Libraries created by the module functions live as long as the process, as
 # torch.library's do (they are kept here so garbage collection keeps them).
 _DECORATOR_LIBRARIES: list[Library] = []
 
 
-def _decorator_library(qualname: str) -> Library:
-    """A FRAGMENT library for ``qualname``'s namespace, kept for the process."""
-    ns, sep, _ = qualname.partition("::")
-    if not sep:
-        raise ValueError(f"expected a qualified operator name 'namespace::name', got {qualname!r}")
-    library = Library(ns, "FRAGMENT")
+def _parse_qualname(qualname: object) -> tuple[str, str]:
+    """torch.library's parse_namespace: ``"ns::name"`` -> ("ns", "name")."""
+    if not isinstance(qualname, str):
+        raise TypeError(f"expected a qualified operator name 'namespace::name' (a str), got {type(qualname).__name__}")
+    splits = qualname.split("::")
+    if len(splits) != 2:
+        raise ValueError(
+            f'Expected `qualname` to be of the form "namespace::name", but got {qualname}. The qualname passed to '
+            "the dispatcher.library APIs must consist of a namespace and a name, e.g. aten::sin"
+        )
+    return splits[0], splits[1]
+
+
+def _library_for(namespace: str, lib: Optional[Library]) -> Library:
+    """``lib``, or a FRAGMENT library of ``namespace`` kept for the process."""
+    if lib is not None:
+        if not isinstance(lib, Library):
+            raise TypeError(f"lib must be a dispatcher.Library, got {type(lib).__name__}")
+        return lib
+    library = Library(namespace, "FRAGMENT")
     _DECORATOR_LIBRARIES.append(library)
     return library
 
 
-def define(qualname: str, schema: str, *, lib: Optional[Library] = None, alias_analysis: str = "",
-           tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> str:
-    """Define ``qualname`` with ``schema`` (the part after the name, e.g.
-    ``"(Tensor x) -> Tensor"``), in ``lib`` or a fresh FRAGMENT library."""
-    if lib is None:
-        lib = _decorator_library(qualname)
-    name = qualname.partition("::")[2]
-    return lib.define(name + schema, alias_analysis=alias_analysis, tags=tags)
+def _resolve_op_name(op_name: object, api_name: str) -> str:
+    """An operator name given as a str or an operator handle (torch's OpOverload)."""
+    if isinstance(op_name, str):
+        return op_name
+    if any(isinstance(op_name, engine.OperatorHandle) for engine in loaded_engines()):
+        return op_name.name()  # type: ignore[attr-defined, no-any-return]
+    raise DispatcherTypeError(
+        f"{api_name} should be passed either a name or an OpOverload object as the first argument, got {type(op_name)}"
+    )
 
 
-def impl(qualname: str, dispatch_key: KeyArg = "", *, lib: Optional[Library] = None,
-         with_keyset: bool = False, boxed: bool = False) -> Callable[[_F], _F]:
-    """Decorator: register the function as the kernel of ``qualname`` for ``dispatch_key``."""
+_NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
 
-    def register(fn: _F) -> _F:
-        library = lib if lib is not None else _decorator_library(qualname)
-        library.impl(qualname, fn, dispatch_key, with_keyset=with_keyset, boxed=boxed)
-        return fn
 
-    return register
+@overload
+def define(qualname: str, schema: str, *, lib: Optional[Library] = None,
+           tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> None: ...
+
+
+@overload
+def define(qualname: Library, schema: str, alias_analysis: str = "") -> Callable[[_F], _F]: ...
+
+
+def define(qualname: Any, schema: str, *args: Any, **kwargs: Any) -> Any:
+    """Define the operator ``qualname`` ("namespace::name") with ``schema``, the
+    part after the name (``"(Tensor x) -> Tensor"``), as torch.library.define:
+    in ``lib``, or in a FRAGMENT library kept for the process.  ``tags``: tag
+    names or Tags.
+
+    ``define(lib, "name(Tensor x) -> Tensor", alias_analysis="")`` is
+    torch's older form: a decorator that defines the operator in ``lib`` and
+    registers the decorated function as its CompositeImplicitAutograd kernel.
+    """
+    if isinstance(qualname, Library):
+        return _define_decorator(qualname, schema, *args, **kwargs)
+    return _define(qualname, schema, *args, **kwargs)
+
+
+def _define(qualname: str, schema: str, *, lib: Optional[Library] = None,
+            tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> None:
+    if not isinstance(qualname, str):
+        raise ValueError(f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
+    namespace, name = _parse_qualname(qualname)
+    if not isinstance(schema, str) or not _NAMELESS_SCHEMA.fullmatch(schema):
+        raise ValueError(
+            f'define(qualname, schema, ...): expected schema to look like e.g. "(Tensor x) -> Tensor" but got "{schema}"'
+        )
+    _library_for(namespace, lib).define(name + schema, alias_analysis="", tags=tags)
+
+
+def _define_decorator(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[_F], _F]:
+    def wrap(f: _F) -> _F:
+        name = lib.define(schema, alias_analysis)
+        lib.impl(name, f)
+        return f
+
+    return wrap
+
+
+DeviceTypes = Union[str, Sequence[str]]
+
+
+@overload
+def impl(qualname: str, types: DeviceTypes, func: None = None, *, lib: Optional[Library] = None) -> Callable[[_F], _F]: ...
+
+
+@overload
+def impl(qualname: str, types: DeviceTypes, func: Callable[..., Any], *, lib: Optional[Library] = None) -> None: ...
+
+
+@overload
+def impl(qualname: Library, types: str, func: KeyArg = "") -> Callable[[_F], _F]: ...
+
+
+def impl(qualname: Any, types: Any, func: Any = None, **kwargs: Any) -> Any:
+    """Register an implementation of the operator ``qualname`` ("namespace::name",
+    with an overload: "ns::f.out") for device types, as torch.library.impl.
+
+    ``types``: a device type ("cpu", "cuda", the renamed PrivateUse1
+    backend's name, ...; its dispatch key is ``dispatch_key_for_device``'s),
+    ``"default"`` (CompositeExplicitAutograd: every device type), a dispatch
+    key's name ("CPU", "AutogradCUDA"; torch allows these too), or a
+    sequence of these.  With ``func`` it registers ``func``; without, it is
+    a decorator (which returns the function; torch's returns None).  The
+    registrations belong to ``lib``, else to a library kept for the process.
+
+    ``impl(lib, name, dispatch_key="")`` is torch's older form: a decorator
+    registering the function in ``lib`` as ``lib.impl(name, f, dispatch_key)``.
+    """
+    if isinstance(qualname, Library):
+        return _impl_decorator(qualname, types, func if func is not None else kwargs.pop("dispatch_key", ""), **kwargs)
+    return _impl_for_types(qualname, types, func, **kwargs)
+
+
+def _impl_decorator(lib: Library, name: str, dispatch_key: KeyArg = "") -> Callable[[_F], _F]:
+    def wrap(f: _F) -> _F:
+        lib.impl(name, f, dispatch_key)
+        return f
+
+    return wrap
+
+
+def _impl_for_types(qualname: str, types: DeviceTypes, func: Optional[Callable[..., Any]] = None, *,
+                    lib: Optional[Library] = None) -> Any:
+    namespace, _ = _parse_qualname(qualname)
+    keys = keys_for_types(types)  # every type checked before anything is registered
+
+    def register(f: _F) -> _F:
+        use_lib = _library_for(namespace, lib)
+        for key in keys:
+            use_lib.impl(qualname, f, key)
+        return f
+
+    if func is None:
+        return register
+    register(func)
+    return None
+
+
+def keys_for_types(types: DeviceTypes) -> list[DispatchKey]:
+    """The dispatch keys of torch.library.impl's ``types``: each a dispatch key's
+    name, "default" (CompositeExplicitAutograd) or a device type (its key,
+    as dispatch_key_for_device gives it); duplicates once, in order."""
+    if isinstance(types, str):
+        types = (types,)
+    try:
+        listed = list(types)
+    except TypeError:
+        raise TypeError(
+            f"types must be a device type such as 'cpu', a dispatch key name, or a sequence of these; got "
+            f"{type(types).__name__}"
+        ) from None
+    keys: dict[DispatchKey, None] = {}
+    for typ in listed:
+        if not isinstance(typ, str):
+            raise TypeError(f"a device type is a str such as 'cpu', got {type(typ).__name__}")
+        key = DispatchKey.__members__.get(typ)  # torch's parser: canonical names only
+        if key is None:
+            key = DispatchKey.CompositeExplicitAutograd if typ == "default" else dispatch_key_for_device(typ)
+        keys[key] = None
+    return list(keys)

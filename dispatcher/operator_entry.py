@@ -29,7 +29,8 @@ from .keys import (
     to_backend_component,
     to_functionality_key,
 )
-from .ivalue import make_boxer
+from .call_checks import ArgumentCheck, checked_calls_enabled, checked_table
+from .ivalue import make_boxer, make_checked_boxer
 from .schema import Argument, FunctionSchema, ListType, Return, Type
 
 if TYPE_CHECKING:
@@ -383,8 +384,10 @@ class OperatorEntry:
         # a change is marked stale and takes the dispatcher's copies again
         # when a def or a kernel puts it back in use.
         self._stale = False
-        # What a plan takes from the def: see _plan_args.
+        # What a plan takes from the def: see _plan_args; and a checked plan
+        # (dispatcher/call_checks.py), made when first needed.
         self._plan_args: _PlanArgs = _NO_DEF_PLAN_ARGS
+        self._checked_boxer: Optional[tuple[Any, ArgumentCheck]] = None
         self._handle: Any = None
         # See Note [One plan while undefined].
         self._undefined_plan: Any = None
@@ -568,10 +571,31 @@ class OperatorEntry:
                     self.name, None, tuple(self._table), tuple(self._masks), *_NO_DEF_PLAN_ARGS, self.report_error
                 )
             return self._undefined_plan
-        return self._dispatcher.engine.CallPlan(
+        engine = self._dispatcher.engine
+        if checked_calls_enabled():
+            return self._checked_plan(schema, engine)
+        return engine.CallPlan(
             self.name, schema.schema, tuple(self._table), tuple(self._masks), *self._plan_args, self.report_error,
             schema.tags,
         )
+
+    def _checked_plan(self, schema: RegisteredSchema, engine: Any) -> Any:
+        """The plan while calls are checked (see dispatcher/call_checks.py):
+        plain kernels wrapped, torch's binding and texts."""
+        if self._checked_boxer is None:
+            self._checked_boxer = make_checked_boxer(schema.schema, engine)
+        boxer, check = self._checked_boxer
+        dispatch_args, span, _, _, split_call = self._plan_args
+        return engine.CallPlan(
+            self.name, schema.schema, checked_table(tuple(self._table), boxer, schema.schema, engine),
+            tuple(self._masks), dispatch_args, span, boxer, check.bind, split_call, self.report_error, schema.tags,
+            check.dispatch_argument_error,
+        )
+
+    def republish(self) -> None:
+        """Publish the plan again (checked calls were switched on or off)."""
+        if self._handle is not None and self.schema is not None:
+            self._handle._publish(self._plan())
 
     def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
         """Define (or, with None, undefine) the operator: all or nothing (a
@@ -580,8 +604,8 @@ class OperatorEntry:
         plan_args = _NO_DEF_PLAN_ARGS if schema is None else _plan_args(schema.schema, engine)
         if self._stale:
             self._take_fallback_table()
-        previous = self.schema, self._plan_args
-        self.schema, self._plan_args = schema, plan_args
+        previous = self.schema, self._plan_args, self._checked_boxer
+        self.schema, self._plan_args, self._checked_boxer = schema, plan_args, None
         if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
             self._forget_callback_if_out_of_use()
         if self._dispatcher.deferred is not None:
@@ -591,7 +615,7 @@ class OperatorEntry:
         try:
             plan = None if handle is None and schema is None else self._plan()
         except BaseException:
-            self.schema, self._plan_args = previous
+            self.schema, self._plan_args, self._checked_boxer = previous
             raise
         if handle is not None:
             handle._publish(plan)
@@ -708,14 +732,13 @@ class OperatorEntry:
                 f"for the call that found no kernel for {key.name}"
             )
         if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
+            # torch's text goes on about C++'s InferenceMode; the first sentence is its.
             raise RuntimeError(
                 f"{self.name} has kernels registered to both CompositeImplicitAutograd and a backend mapped "
                 "to AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
                 "prefer the CompositeImplicitAutograd lowering (see Note: [Ambiguity in AutogradOther kernel]). "
-                "If you want to override CompositeImplicitAutograd, please open an issue to request a "
-                "dedicated Autograd dispatch key for the backend.\nIf you only want to run inference instead "
-                "of training, in C++, add `c10::InferenceMode mode;` before model.forward(). Note this guard "
-                "is only available in C++ but not Python at present.\nCanonical state\n~~~~~~~~~~~\n"
+                "A kernel registered to AutogradOther itself says which is meant; or take one of the two "
+                "kernels away.\nCanonical state\n~~~~~~~~~~~\n"
                 f"{self.dump_state()}\n\n"
             )
         if key == K.Undefined:
@@ -726,11 +749,10 @@ class OperatorEntry:
                 "writer) forgot to register a fallback function.  Available functions are "
                 f"{self.list_all_dispatch_keys()}.\n\n{self.dump_computed_table()}"
             )
+        # torch's text adds its selective builds and a note for Facebook's mobile engineers.
         raise NotImplementedError(
-            f"Could not run '{self.name}' with arguments from the '{key.name}' backend. This could be "
-            "because the operator doesn't exist for this backend, or was omitted during the "
-            "selective/custom build process (if using custom build). If you are a Facebook employee using "
-            "PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible resolutions. "
+            f"Could not run '{self.name}' with arguments from the '{key.name}' backend. No kernel is registered "
+            f"for '{self.name}' there, and no alias key's kernel or backend fallback serves that key. "
             f"'{self.name}' is only available for these backends: {self.list_all_dispatch_keys()}."
             f"\n\n{self.dump_computed_table()}"
         )

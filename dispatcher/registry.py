@@ -13,8 +13,10 @@ from typing import Any, Callable, Optional
 
 from ._core import ENGINE
 from .catalog import TORCH_2_13, Catalog
+from .errors import DispatcherValueError
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
-from .kernel import MISSING, AnnotatedKernel
+from ._backend_select import backend_select_kernel, tensor_options_positions
+from .kernel import MISSING, AnnotatedKernel, Kernel, KernelKind
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
 from .operator_entry import (
     BACKEND_FALLBACK,
@@ -58,6 +60,8 @@ class Dispatcher:
         self._lock = threading.RLock()
         self._operators: dict[str, OperatorEntry] = {}
         self._fallbacks: list[Optional[AnnotatedKernel]] = [None] * len(RUNTIME_SLOT_KEYS)
+        # Slot -> the fallbacks a newer one replaced there, newest first (Note [Overridable fallbacks]).
+        self._replaced_fallbacks: dict[int, list[AnnotatedKernel]] = {}
         # What a slot holds for an operator with no kernels, and the masks
         # that go with it: such operators hold this very tuple (Note [Shared
         # fallback tables] in operator_entry.py) and copies of the masks.
@@ -135,7 +139,19 @@ class Dispatcher:
             for schema, overload in zip(schemas, overloads):
                 if self.find_defined(str(schema.name)) is None:  # a user's FRAGMENT def got there first
                     self.register_def(schema, catalog.origin, tags=overload.tags)
+                    self._register_backend_select(schema, catalog.origin)
         return True
+
+    def _register_backend_select(self, schema: FunctionSchema, origin: str) -> None:
+        """A catalog factory operator's BackendSelect kernel, as torch
+        generates one (see dispatcher/_backend_select.py); it stays, as the def does."""
+        positions = tensor_options_positions(schema)
+        if positions is None:
+            return
+        op = self._operators[str(schema.name)]
+        kernel = backend_select_kernel(schema, positions, op.handle, self.engine)
+        self.register_impl(schema.name, DispatchKey.BackendSelect,
+                           AnnotatedKernel(Kernel(KernelKind.WITH_KEYSET, kernel), f"{origin}: BackendSelect kernel"))
 
     def overload_names(self, qualified_name: str) -> list[str]:
         """Overload names of the defined operators called ``ns::name``, in definition order."""
@@ -271,7 +287,7 @@ class Dispatcher:
         The operator need not be defined yet (impl before def, as in c10).
         """
         if key == _UNDEFINED:
-            raise ValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
+            raise DispatcherValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
         op_name = str(name)
         with self._lock:
             op = self._operators.get(op_name)
@@ -288,25 +304,49 @@ class Dispatcher:
         return deregister
 
     # -- fallbacks -----------------------------------------------------------------
+    # Note [Overridable fallbacks]
+    # A key has one backend fallback: a second registration is an error, as
+    # in c10 -- except on AutogradPrivateUse1, where c10 lets an out-of-tree
+    # backend replace the framework's autograd fallback (its
+    # Dispatcher::registerFallback skips the check for that key).  There the
+    # newest fallback wins; the ones it replaced are kept, newest first, and
+    # the newest left comes back when the winner is removed.  (c10 instead
+    # empties the slot when any of them is removed, leaving no fallback at all.)
+    OVERRIDABLE_FALLBACK_KEYS = frozenset({DispatchKey.AutogradPrivateUse1})
+
+    def check_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+        """Raise what register_fallback would raise for ``key`` and ``kernel``, registering nothing."""
+        if not is_runtime_key(key) or key == DispatchKey.Undefined:
+            raise DispatcherValueError(f"cannot register a backend fallback for {key.name}: it is not a runtime key")
+        previous = self._fallbacks[SLOT_OF_KEY[key]]
+        if previous is not None and key not in self.OVERRIDABLE_FALLBACK_KEYS:
+            raise RuntimeError(
+                f"Tried to register multiple backend fallbacks for the same dispatch key {key.name}; "
+                f"previous registration {previous.debug}, new registration {kernel.debug}"
+            )
+
     def register_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
         """A backend fallback: the kernel of ``key``'s slot for every operator
-        that has nothing better there."""
-        if not is_runtime_key(key) or key == DispatchKey.Undefined:
-            raise ValueError(f"cannot register a backend fallback for {key.name}: it is not a runtime key")
-        slot = SLOT_OF_KEY[key]
+        that has nothing better there (see Note [Overridable fallbacks])."""
+        slot = SLOT_OF_KEY.get(key)
         with self._lock:
+            self.check_fallback(key, kernel)
+            assert slot is not None
             previous = self._fallbacks[slot]
             if previous is not None:
-                raise RuntimeError(
-                    f"Tried to register multiple backend fallbacks for the same dispatch key {key.name}; "
-                    f"previous registration {previous.debug}, new registration {kernel.debug}"
-                )
+                self._replaced_fallbacks.setdefault(slot, []).insert(0, previous)
             self._set_fallback(key, kernel)
 
         def deregister() -> None:
             with self._lock:
-                assert self._fallbacks[slot] is kernel, f"fallback for {key.name} removed twice"
-                self._set_fallback(key, None)
+                assert slot is not None
+                if self._fallbacks[slot] is kernel:
+                    replaced = self._replaced_fallbacks.get(slot)
+                    self._set_fallback(key, replaced.pop(0) if replaced else None)
+                else:  # replaced by a newer one, which stays
+                    replaced = self._replaced_fallbacks[slot]
+                    assert any(k is kernel for k in replaced), f"fallback for {key.name} removed twice"
+                    replaced[:] = [k for k in replaced if k is not kernel]
 
         return deregister
 
@@ -327,6 +367,12 @@ class Dispatcher:
     def function_of(self, kernel: Optional[AnnotatedKernel]) -> Any:
         """What a plan's table holds for ``kernel`` (None: no kernel)."""
         return self.missing if kernel is None else kernel.function(self.engine)
+
+    def republish_plans(self) -> None:
+        """Publish every operator's plan again (checked calls were switched on or off)."""
+        with self._lock:
+            for op in self._operators.values():
+                op.republish()
 
     # -- debugging -------------------------------------------------------------------
     def check_invariants(self, name: Optional[str] = None) -> None:

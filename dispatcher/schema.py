@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Callable, NamedTuple, Optional, Union
 
 from ._frozen import Frozen, slot_setters
+from .errors import DispatcherTypeError, DispatcherValueError
 
 __all__ = [
     "AliasInfo",
@@ -72,7 +73,7 @@ def _check_ident(text: object, what: str) -> None:
 # --------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------
-class SchemaParseError(ValueError):
+class SchemaParseError(DispatcherValueError):
     """A schema (or operator name) that does not parse.
 
     Like ``json.JSONDecodeError`` it carries where things went wrong
@@ -958,6 +959,43 @@ class FunctionSchema(Frozen):
         args = tuple(values[:n_pos]) + tuple(values[n_declared:])
         return args, dict(zip(sig.names[n_pos:n_declared], values[n_pos:n_declared]))
 
+    def split_call_without_defaults(self, values: Union[tuple[Any, ...], list[Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``split_call`` as torch calls a Python kernel or fallback (its
+        parseIValuesToPyArgsKwargs): the trailing positional arguments that
+        equal their defaults and the keyword-only ones that do are left out,
+        so the Python function sees its own defaults there."""
+        sig = self._sig
+        n_pos, n_declared, defaults = sig.n_positional, sig.n_declared, sig.defaults
+        end = n_pos
+        while end > 0 and _is_default(values[end - 1], defaults[end - 1]):
+            end -= 1
+        if end < n_pos and n_declared < len(values):  # a "..."'s extras follow: keep every positional
+            end = n_pos
+        args = tuple(values[:end]) + tuple(values[n_declared:])
+        kwargs = {name: value for name, value, default in zip(sig.names[n_pos:n_declared], values[n_pos:n_declared],
+                                                              defaults[n_pos:n_declared])
+                  if not _is_default(value, default)}
+        return args, kwargs
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether an argument's value is its default, as c10 compares IValues: of
+    the same kind (1 is not 1.0, nor True) and equal; a list default (a tuple
+    here) equals a list or tuple of the same elements; a Device default (a
+    string here) equals a device that prints as it."""
+    if default is NO_DEFAULT:
+        return False
+    if default is None or value is None:
+        return value is default
+    if isinstance(default, tuple):
+        return (type(value) in (list, tuple) and len(value) == len(default)
+                and all(_is_default(v, d) for v, d in zip(value, default)))
+    if type(default) is int:  # an int, or an enum's number (ScalarType, Layout, MemoryFormat)
+        return isinstance(value, int) and not isinstance(value, bool) and value == default
+    if type(default) is str and type(value) is not str:
+        return type(value).__name__ == "device" and str(value) == default
+    return type(value) is type(default) and bool(value == default)
+
 
 # Every def renames a schema (with_name): see slot_setters.
 (_set_schema_name, _set_arguments, _set_returns, _set_is_vararg, _set_is_varret, _set_dispatch_args,
@@ -1057,13 +1095,13 @@ class _Signature:
         for key, value in kwargs.items():
             i = self.index.get(key)
             if i is None:
-                raise TypeError(f"{who} got an unexpected keyword argument '{key}'")
+                raise DispatcherTypeError(f"{who} got an unexpected keyword argument '{key}'")
             if key in self.ambiguous:
-                raise TypeError(
+                raise DispatcherTypeError(
                     f"{who} has more than one argument named '{key}'; pass it positionally"
                 )
             if i < n_args and i < n_pos:
-                raise TypeError(f"{who} got multiple values for argument '{key}'")
+                raise DispatcherTypeError(f"{who} got multiple values for argument '{key}'")
             bound[i] = value
         if n_args > n_pos and not self.is_vararg:
             if n_pos > self.n_required:
@@ -1077,7 +1115,7 @@ class _Signature:
                     f"{_plural(n_args, 'positional argument')} "
                     f"(and {_plural(n_kw, 'keyword-only argument')}) were given"
                 )
-            raise TypeError(f"{who} takes {takes} but {given}")
+            raise DispatcherTypeError(f"{who} takes {takes} but {given}")
         missing_pos: list[str] = []
         missing_kw: list[str] = []
         for i, value in enumerate(bound):
@@ -1088,7 +1126,7 @@ class _Signature:
                 bound[i] = default
         for missing, kind in ((missing_pos, "positional"), (missing_kw, "keyword-only")):
             if missing:
-                raise TypeError(
+                raise DispatcherTypeError(
                     f"{who} missing {len(missing)} required {kind} "
                     f"argument{'s' if len(missing) > 1 else ''}: {_and_list(missing)}"
                 )

@@ -216,7 +216,7 @@ def _default_repr(name: str, default: Any, error_fn: Callable[[str], NoReturn]) 
         return repr(int(default))
     if default is None or isinstance(default, (float, bool)):
         return str(default)
-    if isinstance(default, str):  # a str, or a Device given as a string
+    if isinstance(default, (str, device)):  # a str, or a Device (torch prints torch.device("cpu") as "cpu")
         return f'"{default}"'
     error_fn(
         f"Parameter {name} has an unsupported default value type {type(default)}. "

@@ -320,7 +320,7 @@ def test_boxed_fallback(world, lib):
     lib.impl("f", lambda x, s: x, "CPU")
     t = world.tensor(K.CPU, K.TESTING_ONLY_GenericMode)
     with world.library("_", "IMPL") as fb:
-        fb.fallback(fallback, "TESTING_ONLY_GenericMode", with_keyset=True)
+        fb.fallback(fallback, "TESTING_ONLY_GenericMode", boxed=True)
         assert handle(world, lib, "f")(t, 1.0) is t
     assert seen == [(f"{lib.ns}::f", K.TESTING_ONLY_GenericMode)]
     with pytest.raises(NotImplementedError, match="from the 'TESTING_ONLY_GenericMode' backend"):

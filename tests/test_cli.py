@@ -182,7 +182,10 @@ def test_version_is_the_packages(capsys):
     code, out, _ = run(capsys, "--version")
     engine = "compiled" if dispatcher.HAS_EXTENSION else "pure-Python"
     assert (code, out) == (0, f"dispatcher {dispatcher.__version__} ({engine} engine)\n")
-    assert dispatcher.__version__ == importlib.metadata.version("dispatcher")
+    # The distribution that installed the package (c10-dispatcher; an older
+    # install of this checkout may still be called dispatcher).
+    distribution = importlib.metadata.packages_distributions()["dispatcher"][0]
+    assert dispatcher.__version__ == importlib.metadata.version(distribution)
 
 
 def test_help_lists_every_command_on_one_line(capsys, monkeypatch):

@@ -98,20 +98,23 @@ def test_python_kernels_and_fallbacks_are_boxed_and_called_like_torchs(ns, world
     m.def_("f(Tensor x, int n, *, int k=3) -> int")
     seen = []
 
-    def autograd(keyset, x, n, *, k):
-        seen.append(("AutogradCPU", keyset.has(DispatchKey.AutogradCPU), n, k))
-        return getattr(world.ops, ns).f.default.redispatch(keyset & world.own(keysets.AFTER_AUTOGRAD_KEYSET), x, n, k=k)
+    def autograd(keyset, x, n, **kwargs):
+        seen.append(("AutogradCPU", keyset.has(DispatchKey.AutogradCPU), n, kwargs))
+        return getattr(world.ops, ns).f.default.redispatch(keyset & world.own(keysets.AFTER_AUTOGRAD_KEYSET), x, n, **kwargs)
 
     m.impl("f", "AutogradCPU", autograd, True)
-    m.impl("f", DispatchKey.CPU, lambda x, n, *, k: n * k)
+    m.impl("f", DispatchKey.CPU, lambda x, n, *, k=3: n * k)
     assert getattr(world.ops, ns).f.default(cpu_tensor(world), 2) == 6
-    assert seen == [("AutogradCPU", True, 2, 3)]
+    assert getattr(world.ops, ns).f.default(cpu_tensor(world), 2, k=3) == 6
+    assert getattr(world.ops, ns).f.default(cpu_tensor(world), 2, k=4) == 8
+    # As torch's parseIValuesToPyArgsKwargs: an argument equal to its default is left out.
+    assert seen == [("AutogradCPU", True, 2, {}), ("AutogradCPU", True, 2, {}), ("AutogradCPU", True, 2, {"k": 4})]
     assert "CPU: registered at /dev/null:0 :: (none) [ boxed ]" in C._dispatch_dump(f"{ns}::f")
 
     calls = []
     fb = C._dispatch_library("IMPL", "_", "")
     fb.fallback("XLA", lambda op, x, n, *, k: calls.append((op.name(), n, k)) or -1, False)
-    fb.fallback("Lazy", lambda op, keyset, x, n, *, k: calls.append((repr(keyset), n)) or -2, True)
+    fb.fallback("Lazy", lambda op, keyset, x, n, *, k=3: calls.append((repr(keyset), n)) or -2, True)
     f = getattr(world.ops, ns).f.default
     assert f(world.tensor(DispatchKey.XLA), 5, k=1) == -1
     assert f(world.tensor(DispatchKey.Lazy), 7) == -2

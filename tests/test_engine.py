@@ -101,7 +101,7 @@ def test_boxed_kernel_and_fallback_entry_points(world):
     assert stack == [engine.IValue(IValueTag.INT, 6)]
 
     fallback = world.library("_", "IMPL")
-    fallback.fallback(boxed, "XLA", with_keyset=True)
+    fallback.fallback(boxed, "XLA", boxed=True)
     x = world.tensor(K.XLA)
     assert b(x, 10) == 11
     assert b.__call__(x, 11) == 12

@@ -110,7 +110,7 @@ def test_each_rule_is_explained_and_the_call_agrees(world, lib, rule):
     t = world.tensor(*tensor_keys)
     with world.library("_", "IMPL") as fallbacks:
         for key in fallback_keys:
-            fallbacks.fallback(_recording_fallback, key, with_keyset=True)
+            fallbacks.fallback(_recording_fallback, key, boxed=True)
         e = explain(f, t)
         entry = e.entry if where == "entry" else next(s for s in e.skipped if s.key == where)
         assert entry.rule is rule

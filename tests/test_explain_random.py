@@ -16,7 +16,7 @@ import pytest
 from dispatcher import DispatchKey as K
 from dispatcher import explain, fallthrough_kernel
 from dispatcher.ivalue import box_returns, unbox_arguments
-from dispatcher.kernel import KernelKind
+from dispatcher.kernel import AnnotatedKernel, KernelKind, make_kernel
 from dispatcher.keys import get_autograd_key_from_backend
 from dispatcher.operator_entry import RULES
 from dispatcher.standard_fallbacks import standard_fallbacks_library
@@ -72,22 +72,28 @@ class Case:
     def _impl(self, key):
         choice = self.rng.choice(["plain", "plain", "below", "boxed", "fallthrough"])
         if choice == "fallthrough":
-            self.lib.impl("f", fallthrough_kernel, key)
+            self._register(fallthrough_kernel, key)
         elif choice == "plain":
             def plain(x, y=None):
                 self.log.append(plain)
-            self.lib.impl("f", plain, key)
+            self._register(plain, key)
         elif choice == "below":
             def below(keyset, x, y=None):
                 self.log.append(below)
                 self._redispatch_below(keyset, x, y)
-            self.lib.impl("f", below, key, with_keyset=True)
+            self._register(below, key, with_keyset=True)
         else:
             def boxed(op, keyset, stack):
                 self.log.append(boxed)
                 unbox_arguments(op, stack)
                 box_returns(op, None, stack)
-            self.lib.impl("f", boxed, key, boxed=True)
+            self._register(boxed, key, boxed=True)
+
+    def _register(self, fn, key, **how):
+        # Through the c10 layer, as a C++ TORCH_LIBRARY_IMPL block would:
+        # torch.library's impl refuses a Meta kernel beside a
+        # CompositeImplicitAutograd one, c10 takes any combination.
+        self.lib._impl("f", key, AnnotatedKernel(make_kernel(fn, **how), self.lib._default_debug()))
 
     def _fallback(self, key):
         if self.rng.random() < 0.3:
@@ -102,7 +108,7 @@ class Case:
                 self._redispatch_below(keyset, x, y)
             box_returns(op, None, stack)
 
-        self.fallbacks.fallback(fallback, key, with_keyset=True)
+        self.fallbacks.fallback(fallback, key, boxed=True)
 
     def _redispatch_below(self, keyset, x, y):
         lower = keyset.remove(keyset.highest_priority_key())

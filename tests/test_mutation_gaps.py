@@ -28,7 +28,7 @@ def cpu(world):
 def test_register_fallback_rejects_undefined():
     """Mutant: register_fallback accepts Undefined (the Library layer maps
     "Undefined" to "no key", so only a direct call reaches the check)."""
-    kernel = AnnotatedKernel(make_fallback_kernel(lambda op, stack: None, False), "test_mutation_gaps")
+    kernel = AnnotatedKernel(make_fallback_kernel(lambda op, *args, **kwargs: None), "test_mutation_gaps")
     handle = None
     try:
         with pytest.raises(ValueError, match="Undefined"):

@@ -104,7 +104,7 @@ def test_table_picture_of_an_operator_with_a_fallback_and_a_fallthrough(capsys):
         lib.impl("f", lambda x: x, "CPU", debug="cpu")
         lib.impl("f", fallthrough_kernel, "AutogradCPU")
         lib.impl("f", lambda x: x, "CompositeExplicitAutograd", debug="explicit")
-        fallbacks.fallback(boxed, "TESTING_ONLY_GenericMode", with_keyset=True, debug="a test fallback")
+        fallbacks.fallback(boxed, "TESTING_ONLY_GenericMode", boxed=True, debug="a test fallback")
         root = table_svg(capsys, "--op", "clipic::f")
         drawn = check_against_the_engine(root, "clipic::f", [K.CPU, K.AutogradCPU, K.CompositeExplicitAutograd])
     source = {key: slot.get("data-source") for key, slot in drawn.items()}

@@ -33,4 +33,4 @@ def test_demo_without_numpy_says_so_in_one_line():
               "main(['demo'])\n")
     out = run("-c", script)
     assert out.returncode == 1
-    assert out.stderr == 'python -m dispatcher demo needs numpy: pip install "dispatcher[demo]"\n'
+    assert out.stderr == 'python -m dispatcher demo needs numpy: pip install "c10-dispatcher[demo]"\n'

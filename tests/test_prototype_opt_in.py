@@ -32,14 +32,15 @@ def test_importing_the_prototype_takes_over_nothing():
     # The user's own backend can be named and given a fallback after the import.
     dispatcher.rename_privateuse1_backend("mine")
     lib = dispatcher.Library("_", "IMPL")
-    lib.fallback(lambda op, stack: None, "PrivateUse1")
+    lib.fallback(lambda op, *args, **kwargs: None, "PrivateUse1")
     assert P.tensor([1.0]).exp().item() > 2  # the prototype works on CPU regardless
     try:
         P.enable_toy_device()
     except RuntimeError as exc:
         print(exc)
     """)
-    assert out == "torch.register_privateuse1_backend() has already been set! Current backend: mine\n"
+    assert out == ("the PrivateUse1 backend is already named 'mine', and is named once per process "
+                   "(rename_privateuse1_backend); it cannot also be named 'toy'\n")
 
 
 def test_enable_toy_device_and_install_do_it_on_request():

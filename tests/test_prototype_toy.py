@@ -32,7 +32,7 @@ def test_privateuse1_is_named_toy():
     assert backend_component("toy") == backend_component("toy:0") == BackendComponent.PrivateUse1Bit
     assert device_type(BackendComponent.PrivateUse1Bit) == "toy"
     dispatcher.rename_privateuse1_backend("toy")  # the same name again is allowed
-    with pytest.raises(RuntimeError, match="has already been set! Current backend: toy"):
+    with pytest.raises(RuntimeError, match="the PrivateUse1 backend is already named 'toy'"):
         dispatcher.rename_privateuse1_backend("other")
 
 
@@ -42,7 +42,8 @@ def test_rename_privateuse1_backend_in_a_fresh_process():
         from dispatcher.backends import backend_component, get_privateuse1_backend_name
         assert get_privateuse1_backend_name() == "privateuseone"
         assert backend_component("privateuseone").name == "PrivateUse1Bit"
-        for bad, error in (("cuda", RuntimeError), ("meta", RuntimeError), ("my device", ValueError), (3, TypeError)):
+        for bad, error in (("cuda", RuntimeError), ("meta", RuntimeError), ("my device", ValueError), ("npu2", ValueError),
+                           (3, TypeError)):
             try:
                 dispatcher.rename_privateuse1_backend(bad)
             except error as exc:
@@ -51,20 +52,24 @@ def test_rename_privateuse1_backend_in_a_fresh_process():
                 raise AssertionError(bad)
         dispatcher.rename_privateuse1_backend("npu")
         assert backend_component("npu").name == "PrivateUse1Bit"
+        assert backend_component("privateuseone").name == "PrivateUse1Bit"  # its own name still parses, as in c10
         try:
-            backend_component("privateuseone")
-        except ValueError as exc:
-            print("ValueError", exc)
+            backend_component("nope")
+        except RuntimeError as exc:  # a DispatcherValueError: a ValueError and, as torch's, a RuntimeError
+            print("RuntimeError", exc)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "RuntimeError Cannot register privateuse1 backend with in-tree device name: cuda",
         "RuntimeError Cannot register privateuse1 backend with in-tree device name: meta",
-        "ValueError a backend name must be an identifier (letters, digits, _), got 'my device'",
+        "DispatcherValueError a backend name must be ASCII letters and underscores (what a device string's type may be), "
+        "got 'my device'",
+        "DispatcherValueError a backend name must be ASCII letters and underscores (what a device string's type may be), "
+        "got 'npu2'",
         "TypeError a backend name must be a str, got int",
-        "ValueError unknown device type 'privateuseone' in 'privateuseone'; known device types: cpu, cuda, hip, "
-        "xla, mps, ipu, xpu, hpu, ve, lazy, mtia, maia, meta, npu",
+        "RuntimeError Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, "
+        "vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: nope",
     ]
 
 

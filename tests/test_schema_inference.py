@@ -72,7 +72,8 @@ def test_a_dtype_default_is_its_scalar_type_number():
 def test_the_annotation_types():
     assert dispatcher.Tensor is dispatcher.TensorBase
     assert Number == int | float | bool == typing.Union[int, float, bool]
-    assert device("cuda:1") == "cuda:1" and dtype(6) == 6  # NewTypes: the values are plain str and int
+    assert dtype(6) == 6  # a NewType: the values are plain ints
+    assert device("cuda:1") == device("cuda", 1) != "cuda:1"  # a class, as torch.device (not equal to strings)
 
 
 def test_bad_mutates_args_and_tags_say_what_was_wrong():

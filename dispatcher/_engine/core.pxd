@@ -190,6 +190,7 @@ cdef class CallPlan:
     cdef readonly object bind
     cdef readonly object split_call
     cdef readonly object report_error
+    cdef readonly object dispatch_argument_error
     cdef readonly tuple tags
     # See Note [Last dispatch cache] in core.py.
     cdef bint cache_valid
@@ -207,8 +208,8 @@ cdef uint64_t _skip_fallthroughs(CallPlan plan, uint64_t bits, str name) except?
 cdef object _settled_plan(OperatorHandle handle, CallPlan plan)
 cdef object _raise_not_defined(CallPlan plan)
 cdef object _missing_argument(CallPlan plan, tuple args, dict kwargs, str name)
-cdef object _wrong_type(CallPlan plan, object value, Py_ssize_t i, str expected)
-cdef uint64_t _required_tensor_bits(CallPlan plan, object value, Py_ssize_t i, str expected) except? 0
+cdef object _wrong_type(CallPlan plan, object value, Py_ssize_t i, str expected, object argument)
+cdef uint64_t _required_tensor_bits(CallPlan plan, object value, Py_ssize_t i, str expected, object argument) except? 0
 cdef uint64_t _extract_bits(CallPlan plan, tuple args, dict kwargs) except? 0
 cdef object _too_many_replans(OperatorHandle handle)
 cdef tuple _plan_and_keys(OperatorHandle handle, tuple args, dict kwargs)

@@ -39,6 +39,7 @@ if not cython.compiled:
     from dispatcher._engine import _cython_shim as cython
 
 from dispatcher import _layout
+from dispatcher.errors import DispatcherTypeError
 from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, IValueTag
 from dispatcher._kernel_kind import DUMP_STATE, KernelKind
 from dispatcher.operator_tags import Tag as OperatorTag
@@ -1275,18 +1276,18 @@ def _returned_values(boxer, result):
     if boxer.varret:
         # "-> ..." (or "-> (Tensor, ...)"): the kernel returns a tuple of all its values.
         if type(result) is not tuple or len(result) < n:
-            raise TypeError(
+            raise DispatcherTypeError(
                 f"{boxer.name}() returns a tuple of at least {n} values, but the kernel returned {_described(result)}"
             )
         return result
     if n == 0:
         if result is not None:
-            raise TypeError(f"{boxer.name}() returns nothing, but the kernel returned {_type_name(result)}")
+            raise DispatcherTypeError(f"{boxer.name}() returns nothing, but the kernel returned {_type_name(result)}")
         return ()
     if n == 1:
         return (result,)
     if type(result) is not tuple or len(result) != n:
-        raise TypeError(f"{boxer.name}() returns a tuple of {n}, but the kernel returned {_described(result)}")
+        raise DispatcherTypeError(f"{boxer.name}() returns a tuple of {n}, but the kernel returned {_described(result)}")
     return result
 
 
@@ -1397,8 +1398,12 @@ class CallPlan:
     arguments a call must pass to pass them all (-1 otherwise).  ``schema``
     is only held, for ``OperatorHandle.schema``.  ``boxer``, ``bind`` and
     ``split_call`` come from the schema; ``report_error(kind, key)`` raises
-    the error of a missing or ambiguous entry.  A plan without a schema is
-    the plan of an operator that is not defined: calling it says so.
+    the error of a missing or ambiguous entry.  ``dispatch_argument_error(i,
+    value)``, if given, makes the exception a call raises when the value of
+    dispatch argument ``i`` is not a tensor, or a list of them, as it must be
+    (else the engine words it).  A
+    plan without a schema is the plan of an operator that is not defined:
+    calling it says so.
     """
 
     name: str | None
@@ -1407,7 +1412,7 @@ class CallPlan:
     c_kinds: Any
 
     def __init__(self, name, schema, table, masks, dispatch_args, positional_span, boxer, bind, split_call,
-                 report_error, tags=()):
+                 report_error, tags=(), dispatch_argument_error=None):
         if self.name is not None:
             raise TypeError("a CallPlan is built once")
         if not isinstance(name, str):
@@ -1428,6 +1433,8 @@ class CallPlan:
                     raise TypeError(f"a CallPlan's {what} must be callable, not {type(fn).__name__}")
         if not callable(report_error):
             raise TypeError("a CallPlan's report_error must be callable")
+        if dispatch_argument_error is not None and not callable(dispatch_argument_error):
+            raise TypeError("a CallPlan's dispatch_argument_error must be callable or None")
         if type(positional_span) is not int:
             raise TypeError("a CallPlan's positional_span is an int")
         arguments = _check_dispatch_args(dispatch_args)
@@ -1440,6 +1447,7 @@ class CallPlan:
         self.bind = bind
         self.split_call = split_call
         self.report_error = report_error
+        self.dispatch_argument_error = dispatch_argument_error
         self.dispatch_args = arguments
         self.n_args = len(arguments)
         self.arg_positions = tuple([a[0] for a in arguments])
@@ -1536,28 +1544,32 @@ def _entry_at(plan, bits):
 def _value_bits(plan, value, kind, i):
     """The key bits of one dispatch argument's value, of any kind."""
     if kind == ARG_TENSOR:
-        return _required_tensor_bits(plan, value, i, "a tensor")
+        return _required_tensor_bits(plan, value, i, "a tensor", value)
     if kind == ARG_OPTIONAL_TENSOR:
-        return 0 if value is None else _required_tensor_bits(plan, value, i, "a tensor or None")
+        return 0 if value is None else _required_tensor_bits(plan, value, i, "a tensor or None", value)
     if not isinstance(value, (list, tuple)):
-        _wrong_type(plan, value, i, "a list of tensors")
+        _wrong_type(plan, value, i, "a list of tensors", value)
     bits = 0
     for item in tuple(value):
         if item is None and kind == ARG_OPTIONAL_TENSOR_LIST:
             continue
-        bits |= _required_tensor_bits(plan, item, i, "a tensor")
+        bits |= _required_tensor_bits(plan, item, i, "a tensor", value)
     return bits
 
 
-def _required_tensor_bits(plan, value, i, expected):
+def _required_tensor_bits(plan, value, i, expected, argument):
     bits = _tensor_bits(value)
     if bits < 0:
-        _wrong_type(plan, value, i, expected)
+        _wrong_type(plan, value, i, expected, argument)
     return bits
 
 
-def _wrong_type(plan, value, i, expected):
-    raise TypeError(
+def _wrong_type(plan, value, i, expected, argument):
+    """Dispatch argument ``i`` holds ``value``, which is not ``expected``;
+    ``argument`` is the argument's whole value (a list that ``value`` is in)."""
+    if plan.dispatch_argument_error is not None:
+        raise plan.dispatch_argument_error(i, argument)
+    raise DispatcherTypeError(
         f"{plan.name}: argument '{plan.arg_names[i]}' (position {plan.arg_positions[i] + 1}) must be {expected}, "
         f"not {type(value).__name__}"
     )
@@ -1565,7 +1577,7 @@ def _wrong_type(plan, value, i, expected):
 
 def _missing_argument(plan, args, kwargs, name):
     plan.bind(args, kwargs)  # raises Python's own TypeError wording
-    raise TypeError(f"{plan.name}() missing required argument: '{name}'")
+    raise DispatcherTypeError(f"{plan.name}() missing required argument: '{name}'")
 
 
 def _extract_bits(plan, args, kwargs):
@@ -2110,4 +2122,4 @@ def _chosen_overload(packet, pattern, args, kwargs):
         choice = (handle,) + pattern[1:]
         choices[pattern] = choice
         return choice
-    raise TypeError(f"no overload of {packet.qualified_name} accepts these arguments:\n" + "\n".join(errors))
+    raise DispatcherTypeError(f"no overload of {packet.qualified_name} accepts these arguments:\n" + "\n".join(errors))

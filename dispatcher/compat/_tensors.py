@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .._layout import KEY_REPRS
+from ..backends import parse_device_type, split_device_string
 from ..keys import BackendComponent, DispatchKey
 from ._common import shim_registry, str_arg
 
@@ -66,36 +67,14 @@ _DEVICE_KEYS: dict[str, Optional[str]] = {
 _INT32_MAX = 2**31 - 1
 
 
-def _is_name_char(ch: str) -> bool:
-    # std::isalpha in the C locale: ASCII letters only.
-    return ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z")
-
-
-def _split_device(device: str) -> tuple[str, str]:
-    """c10::Device's parse of ``name[:index]``: the regex ``([a-zA-Z_]+)(?::([1-9]\\d*|0))?``."""
-    if not device:
-        raise RuntimeError("Device string must not be empty")
-    name, sep, index = device.partition(":")
-    valid = (
-        name != "" and all(_is_name_char(ch) for ch in name)
-        and (not sep or (index != "" and index.isascii() and index.isdigit() and (index == "0" or index[0] != "0")))
-    )
-    if not valid:
-        raise RuntimeError(f"Invalid device string: '{device}'")
-    return name, index
-
-
 def _dispatch_key_for_device(device_type: str) -> str:
     """The name of the dispatch key of a (strided) tensor on ``device_type``
     (a device string without an index: "cpu", "cuda", "meta", ...)."""
     device = str_arg(device_type, "_dispatch_key_for_device", "device_type")
-    name, index = _split_device(device)
+    name, index = split_device_string(device)
     if index and int(index) > _INT32_MAX:  # std::stoi
         raise RuntimeError(f"Could not parse device index '{index}' in device string '{device}'")
-    if name not in _DEVICE_KEYS:
-        raise RuntimeError(
-            f"Expected one of {', '.join(_DEVICE_KEYS)} device type at start of device string: {name}"
-        )
+    name = parse_device_type(name)  # the renamed PrivateUse1 backend's name is "privateuseone"
     # c10::DeviceIndex is an int8_t: the index is truncated to its low byte,
     # and one that becomes -1 (255, 65535, ...) reads as "no index", as in torch.
     if index and (int(index) & 0xFF) != 0xFF:

@@ -56,7 +56,7 @@ from .. import ivalue
 from .._core import DispatchKeySet
 from .._kernel_kind import KernelKind
 from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
-from ..kernel import AnnotatedKernel, Kernel, fallthrough_kernel
+from ..kernel import AnnotatedKernel, Kernel, fallthrough_kernel, python_fallback
 from ..keys import NUM_BACKENDS, DispatchKey, is_alias_key
 from ..keysets import AUTOGRADOTHER_BACKENDS, get_backend_key_set_from_autograd, is_included_in_alias
 from ..library import Library
@@ -261,12 +261,13 @@ _FALLTHROUGH = Kernel(KernelKind.FALLTHROUGH, None)
 
 def _python_kernel(func: Callable[..., Any], with_keyset: bool) -> Kernel:
     """torch's PythonKernelHolder: a boxed kernel calling ``func(*args, **kwargs)``
-    (``func(keyset, ...)`` with ``with_keyset``)."""
+    (``func(keyset, ...)`` with ``with_keyset``), the arguments passed as torch
+    passes them (FunctionSchema.split_call_without_defaults)."""
 
     # The operator's own boxer (not one made from its schema), which is its
     # registry's engine's: the shim may be on any registry.
     def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
-        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op, stack))
+        args, kwargs = op.schema.split_call_without_defaults(ivalue.unbox_arguments(op, stack))
         result = func(keyset, *args, **kwargs) if with_keyset else func(*args, **kwargs)
         ivalue.box_returns(op, result, stack)
 
@@ -275,14 +276,8 @@ def _python_kernel(func: Callable[..., Any], with_keyset: bool) -> Kernel:
 
 def _python_fallback(func: Callable[..., Any], with_keyset: bool) -> Kernel:
     """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(op,
-    keyset, ...)`` with ``with_keyset``)."""
-
-    def kernel(op: Any, keyset: DispatchKeySet, stack: ivalue.Stack) -> None:
-        args, kwargs = op.schema.split_call(ivalue.unbox_arguments(op, stack))
-        result = func(op, keyset, *args, **kwargs) if with_keyset else func(op, *args, **kwargs)
-        ivalue.box_returns(op, result, stack)
-
-    return Kernel(KernelKind.BOXED, kernel)
+    keyset, ...)`` with ``with_keyset``), as Library.fallback registers it."""
+    return Kernel(KernelKind.BOXED, python_fallback(func, with_keyset))
 
 
 # -- libraries -------------------------------------------------------------------------

@@ -33,7 +33,7 @@ that ``opcheck`` uses.
 try:
     import numpy  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError('dispatcher.prototype needs numpy: pip install "dispatcher[demo]"') from exc
+    raise ImportError('dispatcher.prototype needs numpy: pip install "c10-dispatcher[demo]"') from exc
 
 # Each module registers its kernels when imported.
 from . import operators

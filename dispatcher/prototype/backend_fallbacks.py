@@ -33,8 +33,9 @@ def install() -> None:
     if _library is not None:
         return
     library = Library("_", "IMPL")
-    library.fallback(batched_fallback, "FuncTorchBatched", with_keyset=True)
-    library.fallback(tracer_fallback, "Tracer", with_keyset=True)
+    # Both take the engine's IValue stack: fn(op, keyset, stack).
+    library.fallback(batched_fallback, "FuncTorchBatched", boxed=True)
+    library.fallback(tracer_fallback, "Tracer", boxed=True)
     if is_toy_device_enabled():
         try:
             use_cpu_fallback()

@@ -168,7 +168,7 @@ def use_cpu_fallback(operators: Optional[Iterable[str]] = None) -> None:
         _fallbacks.pop().close()
     if operators is None:
         library = Library("_", "IMPL")
-        library.fallback(cpu_fallback, "PrivateUse1", with_keyset=True)
+        library.fallback(cpu_fallback, "PrivateUse1", boxed=True)
         _fallbacks.append(library)
         return
     try:
