@@ -611,6 +611,21 @@ def _format_default(t: Type, value: Any) -> str:
     return _format_value(value)
 
 
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether an argument's ``value`` is its ``default`` (as IValues compare:
+    numbers by value, but a bool is no number; a list equal to a tuple default)."""
+    if default is NO_DEFAULT:
+        return False
+    if default is None or type(default) is bool:
+        return value is default
+    if type(default) is tuple:
+        return (type(value) in (list, tuple) and len(value) == len(default)
+                and all(_is_default(v, d) for v, d in zip(value, default)))
+    if type(default) in (int, float):
+        return type(value) in (int, float) and value == default
+    return type(value) is type(default) and bool(value == default)
+
+
 def _default_key(value: Any) -> Any:
     # Equality must tell 1, 1.0 and True apart: they print differently.
     if type(value) is tuple:
@@ -957,6 +972,34 @@ class FunctionSchema(Frozen):
         n_pos, n_declared = sig.n_positional, sig.n_declared
         args = tuple(values[:n_pos]) + tuple(values[n_declared:])
         return args, dict(zip(sig.names[n_pos:n_declared], values[n_pos:n_declared]))
+
+    @property
+    def handler_arity(self) -> int:
+        """How many arguments a call passes, all positionally, when it is already
+        in the form a Python-key handler gets (see ``handler_call``): those
+        before the first default, when every later one has a default; -1 if
+        there is no such form (a required keyword-only argument, a ``...``)."""
+        sig = self._sig
+        return sig.n_required if sig.tail is not None and not sig.is_vararg else -1
+
+    def handler_call(self, args: Union[tuple[Any, ...], list[Any]],
+                     kwargs: Optional[Mapping[str, Any]] = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``(args, kwargs)`` as a ``__torch_dispatch__`` handler gets the call
+        ``op(*args, **kwargs)``, as torch's parseIValuesToPyArgsKwargs makes
+        them: the positional arguments up to the last one that is not its
+        default, the keyword-only ones that are not their defaults, by name.
+        Raises ``bind``'s TypeError for a call the schema does not accept."""
+        values = self.bind(args, kwargs)
+        sig = self._sig
+        n_pos, n_declared, defaults = sig.n_positional, sig.n_declared, sig.defaults
+        end = n_pos
+        if len(values) == n_declared:  # a ``...``'s extras keep every positional before them
+            while end > 0 and _is_default(values[end - 1], defaults[end - 1]):
+                end -= 1
+        handler_kwargs = {
+            sig.names[i]: values[i] for i in range(n_pos, n_declared) if not _is_default(values[i], defaults[i])
+        }
+        return tuple(values[:end]) + tuple(values[n_declared:]), handler_kwargs
 
 
 # Every def renames a schema (with_name): see slot_setters.
