@@ -69,6 +69,12 @@ if TYPE_CHECKING:
     redispatch_vectorcall_impl: object
     packet_vectorcall_impl: object
 
+    # C functions of core.pxd, called only by the compiled branches.
+    def _type_lookup(tp: type, name: str) -> bool: ...
+    def _python_state_get(key: str, type: type) -> Any: ...
+    def _python_state_set(key: str, state: Any) -> None: ...
+    def _python_state_forget(state: Any) -> None: ...
+
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
     "AutoDispatchBelowAutograd",
@@ -2214,6 +2220,7 @@ def _above_python_excluded(handle, plan, bits, args, kwargs, state):
 def _call_handlers(handle, plan, bits, args, kwargs, state):
     mode_active = state.depth > 0 and not tls_excluded_bits() & PYTHON_BIT
     overloaded = _python_tensors(plan, args, kwargs)
+    types: tuple[type, ...]
     if overloaded is None:
         types = ()
         if not mode_active:
