@@ -70,10 +70,10 @@ if TYPE_CHECKING:
     packet_vectorcall_impl: object
 
     # C functions of core.pxd, called only by the compiled branches.
-    def _type_lookup(tp: type, name: str) -> bool: ...
-    def _python_state_get(key: str, type: type) -> Any: ...
-    def _python_state_set(key: str, state: Any) -> None: ...
-    def _python_state_forget(state: Any) -> None: ...
+    _type_lookup: Callable[[type, str], bool]
+    _python_state_get: Callable[[str, type], Any]
+    _python_state_set: Callable[[str, Any], None]
+    _python_state_forget: Callable[[Any], None]
 
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
@@ -699,7 +699,8 @@ def _set_tensor_key_set(tensor, ks):
 
 def _defines_torch_dispatch(tp):
     if cython.compiled:
-        return _type_lookup(tp, "__torch_dispatch__")  # the interpreter's type attribute cache
+        # The interpreter's type attribute cache (_type_lookup: a C function of core.pxd).
+        return _type_lookup(tp, "__torch_dispatch__")  # noqa: F821
     return getattr(tp, "__torch_dispatch__", None) is not None
 
 
@@ -2034,7 +2035,7 @@ class PythonKeyState:
 
     def __dealloc__(self):
         if cython.compiled:
-            _python_state_forget(self)
+            _python_state_forget(self)  # noqa: F821  (C functions of core.pxd, here and in _python_state)
 
 
 if not cython.compiled:
@@ -2052,10 +2053,10 @@ _STATE_KEY = "dispatcher._engine.core.PythonKeyState"
 
 def _python_state():
     if cython.compiled:
-        state = _python_state_get(_STATE_KEY, PythonKeyState)
+        state = _python_state_get(_STATE_KEY, PythonKeyState)  # noqa: F821
         if state is None:
             state = PythonKeyState()
-            _python_state_set(_STATE_KEY, state)
+            _python_state_set(_STATE_KEY, state)  # noqa: F821
         return state
     return _python_tls.state
 
@@ -2289,10 +2290,17 @@ def _arg_kind(plan, i):
 
 
 def _has_python_key(value):
+    """Whether ``value`` is a tensor whose handler the Python key calls: it
+    carries the key and its type defines __torch_dispatch__ (a tensor given
+    the key by hand has no handler, as torch skips a disabled one)."""
     if isinstance(value, TensorBase):
-        return (cython.cast(TensorBase, value)._bits & PYTHON_BIT) != 0
-    bits = _tensor_bits(value)
-    return bits >= 0 and (bits & PYTHON_BIT) != 0
+        if not cython.cast(TensorBase, value)._bits & PYTHON_BIT:
+            return False
+    else:
+        bits = _tensor_bits(value)
+        if bits < 0 or not bits & PYTHON_BIT:
+            return False
+    return _defines_torch_dispatch(type(value))
 
 
 def _add_overloaded(overloaded, tensor):
@@ -2314,8 +2322,9 @@ def _add_overloaded(overloaded, tensor):
 
 
 def _without_python_key(handle, plan, bits, args, kwargs):
-    # No mode and no tensor with the Python key (the key was included by
-    # hand): run the operator without it, as torch does (its issue 136565).
+    # No mode and no tensor with a handler (the key was included by hand, or
+    # given to a tensor whose type has no __torch_dispatch__): run the
+    # operator without it, as torch does (its issue 136565).
     # torch needs a tensor argument for this (it asserts there is one); so
     # do we, to match.
     if not _has_tensor(plan, args, kwargs):
