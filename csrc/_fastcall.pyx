@@ -46,7 +46,7 @@ from dispatcher._engine.core cimport (
     _make,
     _missing_argument,
     _raise_not_defined,
-    _run_kernel,
+    _run_with_operator,
     _settled_plan,
     _too_many_replans,
     _trace_enabled,
@@ -177,7 +177,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             # The call packed once, straight to the kernel (the mask left no
             # fallthrough on top): the Python key's way in.
             packed, kw = _pack_call(args, 0, nargs, kwnames)
-            return _run_kernel(self, plan, bits, packed, kw)
+            return _run_with_operator(self, plan, bits, entry, packed, kw)
     # Everything else takes the general path, with the arguments packed.
     packed, kw = _pack_call(args, 0, nargs, kwnames)
     return dispatch(self, "[call]", plan, bits, packed, kw)

@@ -283,6 +283,8 @@ cdef object redispatch(OperatorHandle handle, object keyset, tuple args, dict kw
 cdef object dispatch(OperatorHandle handle, str what, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
 @cython.locals(entry=KernelFunction, kind=int)
 cdef object _run_kernel(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
+cdef object _run_with_operator(OperatorHandle handle, CallPlan plan, uint64_t bits, KernelFunction entry, tuple args,
+                               dict kwargs)
 
 
 @cython.final

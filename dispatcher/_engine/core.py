@@ -1702,17 +1702,22 @@ def _run_kernel(handle, plan, bits, args, kwargs):
     if kind == KIND_WITH_KEYSET:
         return entry.fn(_make(bits), *args, **kwargs)
     if kind == KIND_WITH_OPERATOR:
-        # See Note [The engine's own fallbacks are called directly].
-        if entry._builtin == BUILTIN_PYTHON_KEY:
-            return _above_python_excluded(handle, plan, bits, args, kwargs, _python_state())
-        if entry._builtin == BUILTIN_PYTHON_TLS_SNAPSHOT:
-            return _snapshot_and_redispatch(handle, plan, bits, args, kwargs)
-        return entry.fn(handle, _make(bits), args, kwargs)
+        return _run_with_operator(handle, plan, bits, entry, args, kwargs)
     if kind == KIND_BOXED:
         stack = _box_call(plan.boxer, args, kwargs)
         entry.fn(handle, _make(bits), stack)
         return _kernel_results(plan.boxer, stack, plan.name)
     _report(plan, entry, bits)
+
+
+def _run_with_operator(handle, plan, bits, entry, args, kwargs):
+    """Call ``entry``, a WITH_OPERATOR kernel (csrc/_fastcall.pyx comes here directly)."""
+    # See Note [The engine's own fallbacks are called directly].
+    if entry._builtin == BUILTIN_PYTHON_TLS_SNAPSHOT:
+        return _snapshot_and_redispatch(handle, plan, bits, args, kwargs)
+    if entry._builtin == BUILTIN_PYTHON_KEY:
+        return _above_python_excluded(handle, plan, bits, args, kwargs, _python_state())
+    return entry.fn(handle, _make(bits), args, kwargs)
 
 
 def _report(plan, entry, bits):
