@@ -474,3 +474,87 @@ def test_recursion_through_a_mode_is_a_recursion_error(modes):
     assert (modes.engine.tls_local_include_set(), modes.engine.tls_local_exclude_set()) == before
     assert _get_current_dispatch_mode_stack() == []
 
+
+
+def test_recursion_at_the_default_limit_in_a_thread_is_a_recursion_error(modes):
+    lib = modes.library(next(_ns))
+    lib.define("f(Tensor x) -> Tensor")
+    f = getattr(modes.ops, lib.ns).f.default
+    outcome = []
+
+    class SelfReferential(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            with self:
+                return func(*args)
+
+    def run():
+        try:
+            with SelfReferential():
+                f(modes.tensor(K.CPU))
+        except RecursionError:
+            outcome.append(("RecursionError", _get_current_dispatch_mode_stack()))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(60)
+    assert outcome == [("RecursionError", [])]
+
+
+def test_a_none_handler_is_no_handler(world):
+    class NotDispatching(world.engine.TensorBase):
+        __torch_dispatch__ = None
+
+    assert NotDispatching(world.keyset(K.CPU)).key_set == world.keyset(K.CPU)
+
+
+def test_explain_sees_the_python_keys(modes):
+    from dispatcher import explain
+
+    lib = modes.library(next(_ns))
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: x, "CPU")
+    f = getattr(modes.ops, lib.ns).f.default
+    t = modes.tensor(K.CPU)
+    with BaseTorchDispatchMode():
+        plain = explain(f, t)
+        ran = explain(f, t, run=True)
+    assert plain.entry.key == K.PythonTLSSnapshot
+    assert "python_tls_snapshot_fallback (with operator) [backend fallback]" in str(plain)
+    assert [hop.key for hop in ran.hops] == [K.PythonTLSSnapshot, K.Python, K.CPU]
+
+
+def test_is_tensor_subclass_like_while_a_mode_is_active(modes, compat):
+    from dispatcher.compat import torch_C as C
+
+    t = modes.tensor(K.CPU)
+    assert not C._dispatch_isTensorSubclassLike(t)
+    with BaseTorchDispatchMode():
+        assert C._dispatch_isTensorSubclassLike(t)
+        with modes.engine.ExcludeDispatchKeyGuard(K.Python):
+            assert not C._dispatch_isTensorSubclassLike(t)
+
+
+def test_the_snapshot_is_set_and_cleared_by_the_outermost_call(modes):
+    engine = modes.engine
+    lib = modes.library(next(_ns))
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: x, "CPU")
+    f = getattr(modes.ops, lib.ns).f.default
+    seen = []
+
+    class Snap(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(engine.python_tls_snapshot())
+            return func(*args)
+
+    with Snap():
+        f(modes.tensor(K.CPU))
+    (snapshot,) = seen
+    assert snapshot == (engine.DEFAULT_INCLUDED_SET | modes.keyset(K.Python, K.PythonTLSSnapshot),
+                        engine.DEFAULT_EXCLUDED_SET)
+    assert engine.python_tls_snapshot() is None
+    engine.set_python_tls_snapshot(snapshot)
+    try:
+        assert engine.python_tls_snapshot() == snapshot
+    finally:
+        engine.set_python_tls_snapshot(None)

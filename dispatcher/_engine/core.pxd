@@ -66,10 +66,11 @@ cdef extern from *:
     static inline void dispatcher_python_state_forget(PyObject* state) {
         if (dispatcher_python_state == state) dispatcher_python_state = NULL;
     }
-    /* Whether type ``tp`` (or a base) has attribute ``name``: a lookup in
-     * the interpreter's type attribute cache, which never raises. */
+    /* Whether type ``tp`` (or a base) has attribute ``name``, not None: a
+     * lookup in the interpreter's type attribute cache, which never raises. */
     static inline int dispatcher_type_lookup(PyObject* tp, PyObject* name) {
-        return _PyType_Lookup((PyTypeObject*)tp, name) != NULL;
+        PyObject* found = _PyType_Lookup((PyTypeObject*)tp, name);  /* borrowed */
+        return found != NULL && found != Py_None;
     }
     """
     object _python_state_get "dispatcher_python_state_get"(object key, object type)
