@@ -160,6 +160,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             break
     else:
         _too_many_replans(self)
+    cdef uint64_t argument_bits = bits
     bits = _call_bits(plan, bits)
     cdef KernelFunction entry = _entry_at(plan, bits)
     if not _trace_enabled():
@@ -177,7 +178,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             # The call packed once, straight to the kernel (the mask left no
             # fallthrough on top): the Python key's way in.
             packed, kw = _pack_call(args, 0, nargs, kwnames)
-            return _run_with_operator(self, plan, bits, entry, packed, kw)
+            return _run_with_operator(self, plan, bits, entry, packed, kw, argument_bits)
     # Everything else takes the general path, with the arguments packed.
     packed, kw = _pack_call(args, 0, nargs, kwnames)
     return dispatch(self, "[call]", plan, bits, packed, kw)

@@ -285,7 +285,7 @@ cdef object dispatch(OperatorHandle handle, str what, CallPlan plan, uint64_t bi
 @cython.locals(entry=KernelFunction, kind=int)
 cdef object _run_kernel(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
 cdef object _run_with_operator(OperatorHandle handle, CallPlan plan, uint64_t bits, KernelFunction entry, tuple args,
-                               dict kwargs)
+                               dict kwargs, uint64_t argument_bits)
 
 
 @cython.final
@@ -314,6 +314,7 @@ cdef void install_fast_calls(vectorcall_impl op_impl, vectorcall_impl redispatch
 
 # See Note [The Python key] in core.py.
 cdef uint64_t PYTHON_BIT
+cdef uint64_t ANY_ARGUMENT_BITS
 cdef uint64_t ABOVE_PYTHON
 cdef uint64_t BELOW_SNAPSHOT
 
@@ -331,16 +332,17 @@ cdef object _pop_mode(PythonKeyState state)
 cdef int _builtin_kernel(object fn) except -1
 cdef CallPlan _fallback_plan(object op, object keyset, object args, object kwargs)
 @cython.locals(state=PythonKeyState)
-cdef object _snapshot_and_redispatch(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
+cdef object _snapshot_and_redispatch(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
+                                     uint64_t argument_bits)
 @cython.locals(entry=KernelFunction)
 cdef object _below_snapshot(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
-                            PythonKeyState state)
+                            PythonKeyState state, uint64_t argument_bits)
 @cython.locals(excluded=uint64_t, added=uint64_t)
 cdef object _above_python_excluded(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
-                                   PythonKeyState state)
+                                   PythonKeyState state, uint64_t argument_bits)
 @cython.locals(mode_active=bint, types=tuple)
 cdef object _call_handlers(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
-                           PythonKeyState state)
+                           PythonKeyState state, uint64_t argument_bits)
 @cython.locals(nargs=Py_ssize_t, i=Py_ssize_t, position=Py_ssize_t, kind=int)
 cdef object _python_tensors(CallPlan plan, tuple args, dict kwargs)
 cdef inline Py_ssize_t _arg_position(CallPlan plan, Py_ssize_t i) noexcept

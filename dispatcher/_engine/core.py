@@ -1702,7 +1702,7 @@ def _run_kernel(handle, plan, bits, args, kwargs):
     if kind == KIND_WITH_KEYSET:
         return entry.fn(_make(bits), *args, **kwargs)
     if kind == KIND_WITH_OPERATOR:
-        return _run_with_operator(handle, plan, bits, entry, args, kwargs)
+        return _run_with_operator(handle, plan, bits, entry, args, kwargs, ANY_ARGUMENT_BITS)
     if kind == KIND_BOXED:
         stack = _box_call(plan.boxer, args, kwargs)
         entry.fn(handle, _make(bits), stack)
@@ -1710,13 +1710,15 @@ def _run_kernel(handle, plan, bits, args, kwargs):
     _report(plan, entry, bits)
 
 
-def _run_with_operator(handle, plan, bits, entry, args, kwargs):
-    """Call ``entry``, a WITH_OPERATOR kernel (csrc/_fastcall.pyx comes here directly)."""
+def _run_with_operator(handle, plan, bits, entry, args, kwargs, argument_bits):
+    """Call ``entry``, a WITH_OPERATOR kernel (csrc/_fastcall.pyx comes here
+    directly).  ``argument_bits``: the union of the arguments' keys if the
+    caller has it, else ANY_ARGUMENT_BITS (see _call_handlers)."""
     # See Note [The engine's own fallbacks are called directly].
     if entry._builtin == BUILTIN_PYTHON_TLS_SNAPSHOT:
-        return _snapshot_and_redispatch(handle, plan, bits, args, kwargs)
+        return _snapshot_and_redispatch(handle, plan, bits, args, kwargs, argument_bits)
     if entry._builtin == BUILTIN_PYTHON_KEY:
-        return _above_python_excluded(handle, plan, bits, args, kwargs, _python_state())
+        return _above_python_excluded(handle, plan, bits, args, kwargs, _python_state(), argument_bits)
     return entry.fn(handle, _make(bits), args, kwargs)
 
 
@@ -2145,6 +2147,9 @@ def set_python_tls_snapshot(snapshot: tuple[DispatchKeySet, DispatchKeySet] | No
 # straight to their C implementation instead: no Python call, no keyset
 # object, no checks of what the engine passes.  KernelFunction notes which
 # of them it holds when it is made.
+# What a caller that does not have the union of the arguments' keys passes
+# for it: every key, so the arguments are looked at.
+ANY_ARGUMENT_BITS = _UINT64_MAX
 BUILTIN_NONE = cython.declare(cython.int, 0)
 BUILTIN_PYTHON_KEY = cython.declare(cython.int, 1)
 BUILTIN_PYTHON_TLS_SNAPSHOT = cython.declare(cython.int, 2)
@@ -2177,31 +2182,32 @@ def python_tls_snapshot_fallback(op: OperatorHandle, keyset: DispatchKeySet, arg
                                  kwargs: dict[str, Any]) -> Any:
     """The PythonTLSSnapshot fallback (a WITH_OPERATOR kernel): see Note [The Python key]."""
     plan = _fallback_plan(op, keyset, args, kwargs)
-    return _snapshot_and_redispatch(cython.cast(OperatorHandle, op), plan, _repr_of(keyset), args, dict(kwargs))
+    return _snapshot_and_redispatch(cython.cast(OperatorHandle, op), plan, _repr_of(keyset), args, dict(kwargs),
+                                    ANY_ARGUMENT_BITS)
 
 
-def _snapshot_and_redispatch(handle, plan, bits, args, kwargs):
+def _snapshot_and_redispatch(handle, plan, bits, args, kwargs, argument_bits):
     bits &= BELOW_SNAPSHOT
     state = _python_state()
     if state.has_snapshot:
-        return _below_snapshot(handle, plan, bits, args, kwargs, state)
+        return _below_snapshot(handle, plan, bits, args, kwargs, state, argument_bits)
     state.snapshot_included = tls_included_bits()
     state.snapshot_excluded = tls_excluded_bits()
     state.has_snapshot = True
     try:
-        return _below_snapshot(handle, plan, bits, args, kwargs, state)
+        return _below_snapshot(handle, plan, bits, args, kwargs, state, argument_bits)
     finally:
         state.has_snapshot = False
 
 
-def _below_snapshot(handle, plan, bits, args, kwargs, state):
+def _below_snapshot(handle, plan, bits, args, kwargs, state, argument_bits):
     # The redispatch below PythonTLSSnapshot; straight to the Python
     # fallback when that is what comes next (the usual case: nothing
     # between the two has a kernel).
     entry = _entry_at(plan, bits)
     if entry._builtin != BUILTIN_PYTHON_KEY or _trace_enabled():
         return dispatch(handle, "[redispatch]", plan, bits, args, kwargs)
-    return _above_python_excluded(handle, plan, bits, args, kwargs, state)
+    return _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bits)
 
 
 def python_key_fallback(op: OperatorHandle, keyset: DispatchKeySet, args: tuple[Any, ...],
@@ -2210,22 +2216,24 @@ def python_key_fallback(op: OperatorHandle, keyset: DispatchKeySet, args: tuple[
     plan = _fallback_plan(op, keyset, args, kwargs)
     # A copy: handlers may change the dict they get (see _call_handlers).
     return _above_python_excluded(cython.cast(OperatorHandle, op), plan, _repr_of(keyset), args, dict(kwargs),
-                                  _python_state())
+                                  _python_state(), ANY_ARGUMENT_BITS)
 
 
-def _above_python_excluded(handle, plan, bits, args, kwargs, state):
+def _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bits):
     excluded = tls_excluded_bits()
     added = ABOVE_PYTHON & ~excluded
     _set_tls_excluded(excluded | added)
     try:
-        return _call_handlers(handle, plan, bits, args, kwargs, state)
+        return _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits)
     finally:
         _set_tls_excluded(_minus(tls_excluded_bits(), added))
 
 
-def _call_handlers(handle, plan, bits, args, kwargs, state):
+def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
     mode_active = state.depth > 0 and not tls_excluded_bits() & PYTHON_BIT
-    overloaded = _python_tensors(plan, args, kwargs)
+    # A call whose arguments' keys are known (csrc/_fastcall.pyx extracted
+    # them) and lack Python has no tensor with a handler: no need to look.
+    overloaded = _python_tensors(plan, args, kwargs) if argument_bits & PYTHON_BIT else None
     types: tuple[type, ...]
     if overloaded is None:
         types = ()
