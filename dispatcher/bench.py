@@ -195,7 +195,8 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
     core = "compiled" if HAS_EXTENSION else "pure-Python"
     env = dict(add=add, add10=add10, keyset_add=keyset_add, boxed_add=boxed_add, fallback_add=fallback_add,
                grad_add=grad_add, chained=chained, ops=ops, kernel=kernel, kernel10=kernel10,
-               with_keyset=with_keyset, t=t, f=f, cpu=cpu, w=NoOpWrapper(t), noop_mode=NoOpMode())
+               with_keyset=with_keyset, t=t, f=f, cpu=cpu, w=NoOpWrapper(t), noop_mode=NoOpMode(),
+               NoOpWrapper=NoOpWrapper)
     ns = lib.ns
     cases = [
         Case(f"call, 2 tensors ({core} core)", "add(t, t)", "kernel(t, t)", env, torch_call="torch_add(a, a)"),
@@ -223,6 +224,12 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
         Case("no-op wrapper subclass: unwrap, call, rewrap", "add(w, w)", "kernel(t, t)", env,
              torch_call="torch_add(torch_w, torch_w)",
              note="cls(func(*[a.elem if type(a) is cls else a for a in args], **(kwargs or {})))"),
+        # The handlers' own cost: each called directly, as the Python key calls it.
+        Case("  the mode's handler, called directly", "noop_mode.__torch_dispatch__(add, (), (t, t), {})",
+             "kernel(t, t)", env, torch_call="torch_noop_mode.__torch_dispatch__(torch_add, (), (a, a), {})"),
+        Case("  the wrapper's handler, called directly", "NoOpWrapper.__torch_dispatch__(add, (NoOpWrapper,), (w, w), {})",
+             "kernel(t, t)", env,
+             torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})"),
     ]
     if HAS_EXTENSION:
         cases.append(_twin_case(add, kernel))
