@@ -46,6 +46,7 @@ from dispatcher._engine.core cimport (
     _make,
     _missing_argument,
     _raise_not_defined,
+    _run_with_operator,
     _settled_plan,
     _too_many_replans,
     _trace_enabled,
@@ -76,10 +77,12 @@ cdef enum:
     KIND_UNBOXED = 0
     KIND_WITH_KEYSET = 1
     KIND_BOXED = 2
+    KIND_WITH_OPERATOR = 6
     ARG_TENSOR = 0
     MAX_REPLANS = 8
 
-assert (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR, MAX_REPLANS) == core.FASTCALL_CONSTANTS
+assert (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, KIND_WITH_OPERATOR, ARG_TENSOR, MAX_REPLANS) == \
+    core.FASTCALL_CONSTANTS
 
 
 cdef PyObject* _keyword_arg(PyObject** args, Py_ssize_t nargs, PyObject* kwnames, object name):
@@ -103,10 +106,16 @@ cdef tuple _pack_call(PyObject** args, Py_ssize_t first, Py_ssize_t nargs, PyObj
     # A vectorcall's arguments as (args tuple from ``first`` on, kwargs dict), for the general path.
     cdef Py_ssize_t i
     cdef dict kw = {}
+    cdef tuple packed = PyTuple_New(nargs - first)
+    cdef object value
     if kwnames != NULL:
         for i in range(PyTuple_GET_SIZE(<object>kwnames)):
             kw[<object>PyTuple_GET_ITEM(<object>kwnames, i)] = <object>args[nargs + i]
-    return tuple([<object>args[i] for i in range(first, nargs)]), kw
+    for i in range(first, nargs):
+        value = <object>args[i]
+        Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(packed, i - first, value)
+    return packed, kw
 
 
 cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObject* kwnames) except? 0:
@@ -151,6 +160,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             break
     else:
         _too_many_replans(self)
+    cdef uint64_t argument_bits = bits
     bits = _call_bits(plan, bits)
     cdef KernelFunction entry = _entry_at(plan, bits)
     if not _trace_enabled():
@@ -164,6 +174,11 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             stack = _box_values(plan.boxer, tuple([<object>args[i] for i in range(nargs)]))
             entry.fn(self, _make(bits), stack)
             return _kernel_results(plan.boxer, stack, plan.name)
+        if entry._kind == KIND_WITH_OPERATOR:
+            # The call packed once, straight to the kernel (the mask left no
+            # fallthrough on top): the Python key's way in.
+            packed, kw = _pack_call(args, 0, nargs, kwnames)
+            return _run_with_operator(self, plan, bits, entry, packed, kw, argument_bits)
     # Everything else takes the general path, with the arguments packed.
     packed, kw = _pack_call(args, 0, nargs, kwnames)
     return dispatch(self, "[call]", plan, bits, packed, kw)

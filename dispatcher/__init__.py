@@ -36,6 +36,7 @@ from ._core import (
 )
 from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
+from .dispatch_modes import TorchDispatchMode
 from .ivalue import IValue, IValueTag, Stack, box, box_returns, register_value_type, unbox_arguments, unbox_returns
 from .kernel import fallthrough_kernel
 from .call_checks import checked_calls, checked_calls_enabled, set_checked_calls
@@ -124,6 +125,7 @@ __all__ = [
     "Tensor",
     "TensorBase",
     "TensorChecks",
+    "TorchDispatchMode",
     "box",
     "box_returns",
     "checked_calls",

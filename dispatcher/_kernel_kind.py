@@ -9,10 +9,11 @@ class KernelKind(IntEnum):
     FALLTHROUGH = 3  # never called: the key is masked out of the dispatch
     MISSING = 4  # no kernel: calling raises NotImplementedError
     AMBIGUOUS_AUTOGRAD_OTHER = 5  # calling raises c10's ambiguity error
+    WITH_OPERATOR = 6  # fn(op, keyset, args, kwargs): a fallback that takes the call unboxed
 
 # c10's KernelFunction::dumpState flags, per kind: what the kernel can be
-# called as.  Ours can all be boxed (the dispatcher boxes for them); plain
-# and with-keyset kernels also take unboxed arguments.
+# called as.  Ours can all be boxed (the dispatcher boxes for them); plain,
+# with-keyset and with-operator kernels also take unboxed arguments.
 DUMP_STATE = {
     KernelKind.UNBOXED: "boxed unboxed ",
     KernelKind.WITH_KEYSET: "boxed unboxed ",
@@ -20,4 +21,5 @@ DUMP_STATE = {
     KernelKind.FALLTHROUGH: "fallthrough boxed ",
     KernelKind.MISSING: "",
     KernelKind.AMBIGUOUS_AUTOGRAD_OTHER: "boxed ",
+    KernelKind.WITH_OPERATOR: "boxed unboxed ",
 }

@@ -15,6 +15,7 @@ Run: ``python -m dispatcher bench`` or ``python benchmarks/compare.py``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -33,6 +34,7 @@ from .standard_fallbacks import standard_fallbacks_library
 from ._core import HAS_EXTENSION, DispatchKeySet, TensorBase
 from .keys import DispatchKey as K
 from .keysets import AFTER_AUTOGRAD_KEYSET
+from .dispatch_modes import TorchDispatchMode
 from .library import Library
 from .ops import ops
 from . import _svg, registration_timing
@@ -56,6 +58,9 @@ class Case:
     note: str = ""
     torch_call: str = ""
     peer: bool = False  # another library's dispatch, not ours
+    # Names of context managers in the env (ours, and torch's when it is
+    # there) entered around the case's rounds: a dispatch mode, say.
+    active: tuple[str, ...] = ()
 
 
 @dataclass
@@ -75,20 +80,24 @@ def measure(case: Case, rounds: int, number: int, torch_env: Optional[dict] = No
     call = timeit.Timer(case.call, globals=env)
     direct = timeit.Timer(case.direct, globals=env)
     torch_call = timeit.Timer(case.torch_call, globals=env) if case.torch_call and torch_env else None
-    call.timeit(1)  # warm up, and fail early if the call is broken
-    if torch_call is not None:
-        torch_call.timeit(1)
     calls, directs, ratios, torch_times, torch_ratios = [], [], [], [], []
-    for _ in range(rounds):
-        d = direct.timeit(number) / number * 1e9
-        c = call.timeit(number) / number * 1e9
-        calls.append(c)
-        directs.append(d)
-        ratios.append(c / d)
+    with contextlib.ExitStack() as active:
+        for name in case.active:
+            if name in env:
+                active.enter_context(env[name])
+        call.timeit(1)  # warm up, and fail early if the call is broken
         if torch_call is not None:
-            t = torch_call.timeit(number) / number * 1e9
-            torch_times.append(t)
-            torch_ratios.append(t / c)
+            torch_call.timeit(1)
+        for _ in range(rounds):
+            d = direct.timeit(number) / number * 1e9
+            c = call.timeit(number) / number * 1e9
+            calls.append(c)
+            directs.append(d)
+            ratios.append(c / d)
+            if torch_call is not None:
+                t = torch_call.timeit(number) / number * 1e9
+                torch_times.append(t)
+                torch_ratios.append(t / c)
     return Result(case.name, statistics.median(calls), statistics.median(directs), statistics.median(ratios),
                   case.note, statistics.median(torch_times) if torch_times else None,
                   statistics.median(torch_ratios) if torch_ratios else None, case.peer)
@@ -96,6 +105,28 @@ def measure(case: Case, rounds: int, number: int, torch_env: Optional[dict] = No
 
 def kernel(x, y):
     return x
+
+
+class NoOpMode(TorchDispatchMode):
+    """A dispatch mode that runs every call as it is (the Python-key rows)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+class NoOpWrapper(TensorBase):
+    """A wrapper subclass that unwraps, calls and rewraps: torch's figure comes
+    from the same handler on a torch wrapper subclass (_torch_env)."""
+
+    __slots__ = ("elem",)
+
+    def __init__(self, elem):
+        TensorBase.__init__(self, elem.key_set)
+        self.elem = elem
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return cls(func(*[a.elem if type(a) is cls else a for a in args], **(kwargs or {})))
 
 
 # The key the fallback case registers on: the one PyTorch reserves for tests,
@@ -166,7 +197,8 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
     core = "compiled" if HAS_EXTENSION else "pure-Python"
     env = dict(add=add, add10=add10, keyset_add=keyset_add, boxed_add=boxed_add, fallback_add=fallback_add,
                grad_add=grad_add, chained=chained, ops=ops, kernel=kernel, kernel10=kernel10,
-               with_keyset=with_keyset, t=t, f=f, cpu=cpu)
+               with_keyset=with_keyset, t=t, f=f, cpu=cpu, w=NoOpWrapper(t), noop_mode=NoOpMode(),
+               NoOpWrapper=NoOpWrapper)
     ns = lib.ns
     cases = [
         Case(f"call, 2 tensors ({core} core)", "add(t, t)", "kernel(t, t)", env, torch_call="torch_add(a, a)"),
@@ -188,6 +220,18 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
         Case(f"with-keyset kernel ({core} core)", "keyset_add(t, t)", "with_keyset(cpu, t, t)", env),
         Case(f"boxed kernel: box, run, unbox ({core} core)", "boxed_add(t, t)", "kernel(t, t)", env),
         Case(f"boxed backend fallback: box, run, unbox ({core} core)", "fallback_add(f, f)", "kernel(f, f)", env),
+        Case("no-op dispatch mode around a 2-tensor call", "add(t, t)", "kernel(t, t)", env,
+             torch_call="torch_add(a, a)", active=("noop_mode", "torch_noop_mode"),
+             note="the mode: return func(*args, **(kwargs or {}))"),
+        Case("no-op wrapper subclass: unwrap, call, rewrap", "add(w, w)", "kernel(t, t)", env,
+             torch_call="torch_add(torch_w, torch_w)",
+             note="cls(func(*[a.elem if type(a) is cls else a for a in args], **(kwargs or {})))"),
+        # The handlers' own cost: each called directly, as the Python key calls it.
+        Case("  the mode's handler, called directly", "noop_mode.__torch_dispatch__(add, (), (t, t), {})",
+             "kernel(t, t)", env, torch_call="torch_noop_mode.__torch_dispatch__(torch_add, (), (a, a), {})"),
+        Case("  the wrapper's handler, called directly", "NoOpWrapper.__torch_dispatch__(add, (NoOpWrapper,), (w, w), {})",
+             "kernel(t, t)", env,
+             torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})"),
     ]
     if HAS_EXTENSION:
         cases.append(_twin_case(add, kernel))
@@ -267,10 +311,28 @@ def _torch_env(ns: str) -> Optional[dict]:
         return grad_add.redispatch(keyset & after_autograd, x, y)
 
     lib.impl("grad_add", autograd, "AutogradCPU", with_keyset=True)
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    class TorchNoOpMode(TorchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class TorchNoOpWrapper(torch.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            wrapper = torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+            wrapper.elem = elem
+            return wrapper
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return cls(func(*[a.elem if type(a) is cls else a for a in args], **(kwargs or {})))
+
+    a = torch.zeros(1)
     # The library is kept in the env so its registrations live as long as the cases.
-    return dict(torch=torch, torch_library=lib, a=torch.zeros(1), torch_add=getattr(torch.ops, ns).add.default,
+    return dict(torch=torch, torch_library=lib, a=a, torch_add=getattr(torch.ops, ns).add.default,
                 torch_grad_add=grad_add, torch_cpu=torch._C.DispatchKeySet(torch._C.DispatchKey.CPU),
-                torch_version=torch.__version__)
+                torch_version=torch.__version__, torch_noop_mode=TorchNoOpMode(), torch_w=TorchNoOpWrapper(a))
 
 
 def _available(module: str) -> bool:

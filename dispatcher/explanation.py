@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DispatchArgument", "Entry", "Explanation", "Hop", "explain", "explain_keyset"]
 
-_RUNNABLE = (KernelKind.UNBOXED, KernelKind.WITH_KEYSET, KernelKind.BOXED)
+_RUNNABLE = (KernelKind.UNBOXED, KernelKind.WITH_KEYSET, KernelKind.BOXED, KernelKind.WITH_OPERATOR)
 # CallPlan.dispatch_args kinds (dispatcher/_engine/core.py, ARG_*).
 _TENSOR, _OPTIONAL_TENSOR, _TENSOR_LIST, _OPTIONAL_TENSOR_LIST = range(4)
 
@@ -207,7 +207,8 @@ def _kernel_text(kind: KernelKind, kernel: Optional[Callable[..., Any]]) -> str:
     if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
         return "the ambiguous-AutogradOther error"
     name = getattr(kernel, "__qualname__", None) or repr(kernel)
-    return {KernelKind.WITH_KEYSET: f"{name} (with keyset)", KernelKind.BOXED: f"{name} (boxed)"}.get(kind, name)
+    return {KernelKind.WITH_KEYSET: f"{name} (with keyset)", KernelKind.BOXED: f"{name} (boxed)",
+            KernelKind.WITH_OPERATOR: f"{name} (with operator)"}.get(kind, name)
 
 
 def _outcome(entry: Entry) -> str:

@@ -585,11 +585,11 @@ class OperatorEntry:
         if self._checked_boxer is None:
             self._checked_boxer = make_checked_boxer(schema.schema, engine)
         boxer, check = self._checked_boxer
-        dispatch_args, span, _, _, split_call = self._plan_args
+        dispatch_args, span, _, _, split_call, handler_arity, handler_call = self._plan_args
         return engine.CallPlan(
             self.name, schema.schema, checked_table(tuple(self._table), boxer, schema.schema, engine),
-            tuple(self._masks), dispatch_args, span, boxer, check.bind, split_call, self.report_error, schema.tags,
-            check.dispatch_argument_error,
+            tuple(self._masks), dispatch_args, span, boxer, check.bind, split_call, handler_arity, handler_call,
+            self.report_error, schema.tags, check.dispatch_argument_error,
         )
 
     def republish(self) -> None:
@@ -800,16 +800,18 @@ def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) ->
 
 # What a call plan takes from a def, after the table and the masks: the
 # dispatch arguments (position, name, kind, required), the positional span
-# (see FunctionSchema.dispatch_layout), the Boxer, bind and split_call.
-_PlanArgs = tuple[tuple[tuple[int, str, int, bool], ...], int, Any, Any, Any]
+# (see FunctionSchema.dispatch_layout), the Boxer, bind, split_call, and the
+# form of a call a Python-key handler gets (handler_arity, handler_call).
+_PlanArgs = tuple[tuple[tuple[int, str, int, bool], ...], int, Any, Any, Any, int, Any]
 # What a plan of an operator without a def takes instead (it only raises).
-_NO_DEF_PLAN_ARGS: _PlanArgs = ((), -1, None, None, None)
+_NO_DEF_PLAN_ARGS: _PlanArgs = ((), -1, None, None, None, -1, None)
 
 
 def _plan_args(schema: FunctionSchema, engine: Any) -> _PlanArgs:
     """What ``engine``'s call plans take from a def of ``schema``, made once per def."""
     dispatch_args, span = schema.dispatch_layout
-    return dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call
+    return (dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call, schema.handler_arity,
+            schema.handler_call)
 
 
 def aliases_serving(key: DispatchKey) -> tuple[DispatchKey, ...]:

@@ -612,6 +612,26 @@ def _format_default(t: Type, value: Any) -> str:
     return _format_value(value)
 
 
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether an argument's ``value`` is its ``default`` as torch sees it once
+    the value has its argument's type: numbers by value (an int argument's 1
+    and 1.0 alike, an enum's number too), but a bool is no number; a list equal
+    to a tuple default; a Device default (a string here) equal to a device
+    that prints as it."""
+    if default is NO_DEFAULT:
+        return False
+    if default is None or type(default) is bool:
+        return value is default
+    if type(default) is tuple:
+        return (type(value) in (list, tuple) and len(value) == len(default)
+                and all(_is_default(v, d) for v, d in zip(value, default)))
+    if type(default) in (int, float):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value == default
+    if type(default) is str and type(value) is not str:
+        return type(value).__name__ == "device" and str(value) == default
+    return type(value) is type(default) and bool(value == default)
+
+
 def _default_key(value: Any) -> Any:
     # Equality must tell 1, 1.0 and True apart: they print differently.
     if type(value) is tuple:
@@ -977,24 +997,21 @@ class FunctionSchema(Frozen):
                   if not _is_default(value, default)}
         return args, kwargs
 
+    @property
+    def handler_arity(self) -> int:
+        """How many arguments a call passes, all positionally, when it is already
+        in the form a Python-key handler gets (see ``handler_call``): those
+        before the first default, when every later one has a default; -1 if
+        there is no such form (a required keyword-only argument, a ``...``)."""
+        sig = self._sig
+        return sig.n_required if sig.tail is not None and not sig.is_vararg else -1
 
-def _is_default(value: Any, default: Any) -> bool:
-    """Whether an argument's value is its default, as c10 compares IValues: of
-    the same kind (1 is not 1.0, nor True) and equal; a list default (a tuple
-    here) equals a list or tuple of the same elements; a Device default (a
-    string here) equals a device that prints as it."""
-    if default is NO_DEFAULT:
-        return False
-    if default is None or value is None:
-        return value is default
-    if isinstance(default, tuple):
-        return (type(value) in (list, tuple) and len(value) == len(default)
-                and all(_is_default(v, d) for v, d in zip(value, default)))
-    if type(default) is int:  # an int, or an enum's number (ScalarType, Layout, MemoryFormat)
-        return isinstance(value, int) and not isinstance(value, bool) and value == default
-    if type(default) is str and type(value) is not str:
-        return type(value).__name__ == "device" and str(value) == default
-    return type(value) is type(default) and bool(value == default)
+    def handler_call(self, args: Union[tuple[Any, ...], list[Any]],
+                     kwargs: Optional[Mapping[str, Any]] = None) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """``(args, kwargs)`` as a ``__torch_dispatch__`` handler gets the call
+        ``op(*args, **kwargs)`` (see ``split_call_without_defaults``).
+        Raises ``bind``'s TypeError for a call the schema does not accept."""
+        return self.split_call_without_defaults(self.bind(args, kwargs))
 
 
 # Every def renames a schema (with_name): see slot_setters.

@@ -3,7 +3,10 @@
 Fallthroughs, so calls skip these keys unless an operator has a kernel there:
 BackendSelect and ADInplaceOrView (included in every call by the default TLS),
 AutogradOther and every Autograd<backend> key, the Autocast keys PyTorch
-covers, VmapMode and FuncTorchVmapMode.
+covers, VmapMode and FuncTorchVmapMode.  And the two fallbacks of the Python
+key, which call ``__torch_dispatch__`` handlers (Note [The Python key] in
+dispatcher/_engine/core.py): Python and PythonTLSSnapshot, the engine's
+own WITH_OPERATOR kernels.
 
 PyTorch 2.13 itself registers its autograd fallbacks as boxed kernels that
 redispatch below autograd (and can warn about missing derivative formulas);
@@ -15,10 +18,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .kernel import fallthrough_kernel
+from ._kernel_kind import KernelKind
+from .kernel import AnnotatedKernel, Kernel, fallthrough_kernel
 from .keys import BackendComponent, DispatchKey
 from .library import Library
-from .registry import Dispatcher
+from .registry import Dispatcher, default_registry
 
 STANDARD_FALLTHROUGH_KEYS: tuple[DispatchKey, ...] = (
     DispatchKey.BackendSelect,
@@ -51,6 +55,11 @@ def standard_fallbacks_library(registry: Optional[Dispatcher] = None) -> Library
     library = Library("_", "IMPL", registry=registry)
     for key in STANDARD_FALLTHROUGH_KEYS:
         library.fallback(fallthrough_kernel, key, debug=f"{STANDARD_FALLBACK_DEBUG} (standard {key.name} fallthrough)")
+    engine = (default_registry if registry is None else registry).engine
+    for key, fallback in ((DispatchKey.Python, engine.python_key_fallback),
+                          (DispatchKey.PythonTLSSnapshot, engine.python_tls_snapshot_fallback)):
+        kernel = Kernel(KernelKind.WITH_OPERATOR, fallback)
+        library._fallback(key, AnnotatedKernel(kernel, f"{STANDARD_FALLBACK_DEBUG} (standard {key.name} fallback)"))
     return library
 
 

@@ -91,7 +91,8 @@ def test_table_picture_of_registered_keys(capsys):
     assert source["AutogradCPU"] == "Autograd"  # CPU has a kernel: the math kernel would skip its autograd
     assert source["AutogradOther"] == "ambiguous AutogradOther"  # FPGA's kernel and the math kernel
     assert source["BackendSelect"] == "fallthrough"  # the standard fallbacks
-    assert source["Python"] == "missing" and cell(drawn["Python"]).get("fill") == "#ffffff"
+    assert source["Python"] == "backend fallback"  # the Python key's standard fallback
+    assert source["Functionalize"] == "missing" and cell(drawn["Functionalize"]).get("fill") == "#ffffff"
     assert root.find(f"{SVG}title").text == "Computed dispatch table of __test__::foo"
 
 

@@ -51,9 +51,9 @@ def test_enable_toy_device_and_install_do_it_on_request():
     except ValueError as exc:
         assert "enable_toy_device()" in str(exc), exc
     before = fallbacks()
-    P.install()  # no toy device yet: vmap's and the tracer's fallbacks only
+    P.install()  # no toy device yet: vmap's fallback only
     changed = {name for name, kernel in fallbacks().items() if kernel is not before[name]}
-    assert changed == {"FuncTorchBatched", "Tracer"}, changed
+    assert changed == {"FuncTorchBatched"}, changed
     P.enable_toy_device()  # joins the installed fallbacks
     assert dispatcher.get_privateuse1_backend_name() == "toy"
     assert fallbacks()["PrivateUse1"] is not None
@@ -62,5 +62,5 @@ def test_enable_toy_device_and_install_do_it_on_request():
     assert fallbacks() == before
     P.install()
     assert {name for name, kernel in fallbacks().items() if kernel is not before[name]} == \\
-        {"FuncTorchBatched", "Tracer", "PrivateUse1"}
+        {"FuncTorchBatched", "PrivateUse1"}
     """)

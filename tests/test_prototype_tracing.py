@@ -1,10 +1,11 @@
-"""dispatcher.prototype: tracing through a boxed fallback on the Tracer key."""
+"""dispatcher.prototype: tracing as a dispatch mode (the Python key)."""
 import numpy as np
 import pytest
 
 import dispatcher
 from dispatcher import DispatchKey as K
 import dispatcher.prototype as P
+from dispatcher.dispatch_modes import _get_current_dispatch_mode_stack
 from dispatcher.prototype import float64, nn, trace, vmap
 
 
@@ -24,10 +25,11 @@ def test_graph_prints_readably():
         "graph(%x0: f32[4, 3] cpu, %x1: f32[2] cpu):",
         "  %0: f32[4, 2] cpu = proto::matmul(%x0, %c0)",
         "  %1: f32[4, 2] cpu = proto::add.Tensor(%0, %x1, alpha=2)",
-        "  %2: f32[4, 2] cpu = proto::relu(%1)",
-        "  %3: f32[] cpu = proto::sum(%2)",
-        "  %4: f64[2] cpu = proto::zeros([2], dtype=proto.float64)",
-        "  return (%3, %4)",
+        "  %2: b8[4, 2] cpu = proto::gt.Scalar(%1, 0)",  # relu, decomposed before the Python key
+        "  %3: f32[4, 2] cpu = proto::mul.Tensor(%1, %2)",
+        "  %4: f32[] cpu = proto::sum(%3)",
+        "  %5: f64[2] cpu = proto::zeros([2], dtype=proto.float64)",
+        "  return (%4, %5)",
     ])
     assert graph.constants == {"c0": w}
 
@@ -42,11 +44,15 @@ def test_records_inputs_and_outputs_of_every_call():
     assert graph.outputs is exp.outputs[0]
 
 
-def test_only_the_calls_the_function_makes_are_recorded():
-    # relu and mean decompose, and _to_copy calls empty and copy_: their
-    # kernels' calls run with Tracer excluded.
+def test_kernels_calls_are_not_recorded_and_composites_are_their_calls():
+    # relu, mean and to are CompositeImplicitAutograd: they decompose at the
+    # autograd keys, above the Python key, so their calls are recorded (as
+    # torch's make_fx records them).  _to_copy's kernel calls empty and copy_
+    # with the tracer off the stack: those are not.
     graph = trace(lambda x: x.relu().mean().to("toy"), P.ones(3))
-    assert [c.op.name() for c in graph.calls] == ["proto::relu", "proto::mean", "proto::to"]
+    assert [c.op.name() for c in graph.calls] == [
+        "proto::gt.Scalar", "proto::mul.Tensor", "proto::sum", "proto::full", "proto::div.Tensor", "proto::_to_copy"]
+    np.testing.assert_allclose(graph.replay(P.tensor([1.0, -2.0, 4.0])).numpy(), [5 / 3], rtol=1e-6)
 
 
 def test_in_place_calls_make_new_values():
@@ -66,22 +72,33 @@ def test_replay_on_new_inputs():
         graph.replay(x, x)
 
 
-def test_tracing_is_a_tls_include_that_is_restored():
+def test_tracing_is_a_mode_on_this_thread_that_is_left():
     before = dispatcher.tls_local_include_set()
     seen = []
-    trace(lambda x: seen.append(dispatcher.tls_is_dispatch_key_included(K.Tracer)) or x * 2, P.ones(1))
-    assert seen == [True] and dispatcher.tls_local_include_set() == before
+
+    def f(x):
+        seen.append((dispatcher.tls_is_dispatch_key_included(K.Python), _get_current_dispatch_mode_stack()))
+        return x * 2
+
+    trace(f, P.ones(1))
+    ((python_included, [mode]),) = seen
+    assert python_included and isinstance(mode, P.Tracer)
+    assert dispatcher.tls_local_include_set() == before and _get_current_dispatch_mode_stack() == []
     with pytest.raises(ZeroDivisionError):
         trace(lambda x: 1 / 0, P.ones(1))
-    assert dispatcher.tls_local_include_set() == before
+    assert dispatcher.tls_local_include_set() == before and _get_current_dispatch_mode_stack() == []
     with pytest.raises(RuntimeError, match="already tracing"):
         trace(lambda x: trace(lambda y: y, x), P.ones(1))
 
 
-def test_tracing_sits_above_autograd_and_below_vmap():
+def test_tracing_sits_below_autograd_and_vmap():
+    # Autograd has run when a call is recorded: the traced function's result can be backpropagated.
     w = P.ones(3, requires_grad=True)
-    graph = trace(lambda x: (x * w).sum(), P.ones(3))
+    out = []
+    graph = trace(lambda x: out.append((x * w).sum()) or out[0], P.ones(3))
     assert [c.op.name() for c in graph.calls] == ["proto::mul.Tensor", "proto::sum"]
+    out[0].backward()
+    assert w.grad.tolist() == [1.0, 1.0, 1.0]
     # vmap unwraps before the tracer sees a call: the graph is the batched computation.
     graph = trace(vmap(lambda x: x.exp().sum()), P.ones(4, 3))
     assert [c.op.name() for c in graph.calls] == ["proto::exp", "proto::sum.dim_IntList"]

@@ -61,7 +61,8 @@ def test_sources(world):
     assert source[K.AutogradCPU] == "fallthrough"  # the standard fallback: CPU's kernel keeps the math kernel out
     assert source[K.XLA] == "CompositeImplicitAutograd"
     assert source[K.AutogradOther] == "ambiguous AutogradOther"
-    assert source[K.Python] == "missing"
+    assert source[K.Python] == "backend fallback"  # the Python key's standard fallback
+    assert source[K.Functionalize] == "missing"
     assert view.expansions == {K.CompositeImplicitAutograd: [k for k in RUNTIME_SLOT_KEYS
                                                            if K.CompositeImplicitAutograd in aliases_serving(k)]}
     assert view.registered == sorted([K.FPGA, K.CPU, K.CompositeImplicitAutograd])

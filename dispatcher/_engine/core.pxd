@@ -23,6 +23,61 @@ cdef extern from *:
     """
     int _truncate "dispatcher_truncate"(list entries, Py_ssize_t size) except -1
 
+cdef extern from *:
+    """
+    /* Note [The Python-key state of a thread]
+     * Each thread's PythonKeyState (core.py) is owned by the thread's
+     * thread-state dict, which Python empties when the thread ends, and
+     * found through this C thread-local, a borrowed pointer: set when the
+     * state is first looked up on the thread, cleared when the state dies
+     * (which happens on its own thread, as the thread ends).  */
+    static DISPATCHER_THREAD_LOCAL PyObject* dispatcher_python_state = NULL;
+
+    /* This thread's state (a new reference), or None if it has none yet. */
+    static inline PyObject* dispatcher_python_state_get(PyObject* key, PyObject* type) {
+        PyObject* state = dispatcher_python_state;
+        if (state == NULL) {
+            PyObject* dict = PyThreadState_GetDict();  /* borrowed */
+            if (dict == NULL) {
+                PyErr_SetString(PyExc_RuntimeError, "dispatcher: this thread has no Python thread state");
+                return NULL;
+            }
+            state = PyDict_GetItemWithError(dict, key);  /* borrowed */
+            if (state == NULL) {
+                if (PyErr_Occurred()) return NULL;
+                Py_RETURN_NONE;
+            }
+            if ((PyObject*)Py_TYPE(state) != type) Py_RETURN_NONE;
+            dispatcher_python_state = state;
+        }
+        Py_INCREF(state);
+        return state;
+    }
+    static inline int dispatcher_python_state_set(PyObject* key, PyObject* state) {
+        PyObject* dict = PyThreadState_GetDict();
+        if (dict == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "dispatcher: this thread has no Python thread state");
+            return -1;
+        }
+        if (PyDict_SetItem(dict, key, state) < 0) return -1;
+        dispatcher_python_state = state;
+        return 0;
+    }
+    static inline void dispatcher_python_state_forget(PyObject* state) {
+        if (dispatcher_python_state == state) dispatcher_python_state = NULL;
+    }
+    /* Whether type ``tp`` (or a base) has attribute ``name``, not None: a
+     * lookup in the interpreter's type attribute cache, which never raises. */
+    static inline int dispatcher_type_lookup(PyObject* tp, PyObject* name) {
+        PyObject* found = _PyType_Lookup((PyTypeObject*)tp, name);  /* borrowed */
+        return found != NULL && found != Py_None;
+    }
+    """
+    object _python_state_get "dispatcher_python_state_get"(object key, object type)
+    int _python_state_set "dispatcher_python_state_set"(object key, object state) except -1
+    void _python_state_forget "dispatcher_python_state_forget"(object state)
+    bint _type_lookup "dispatcher_type_lookup"(type tp, object name)
+
 ctypedef object (*vectorcall_impl)(object, void*, size_t, void*)
 
 cdef unsigned short OFFSETS[64]
@@ -65,6 +120,8 @@ cdef DispatchKeySet EMPTY_SET
 
 cpdef uint64_t tls_included_bits() noexcept
 cpdef uint64_t tls_excluded_bits() noexcept
+cdef void _set_tls_included(uint64_t bits) noexcept
+cdef void _set_tls_excluded(uint64_t bits) noexcept
 cdef uint64_t apply_tls(uint64_t bits) noexcept
 
 
@@ -97,6 +154,11 @@ cdef class TensorBase:
 
 
 cpdef object tensor_key_set(object obj)
+cdef object _set_tensor_key_set(TensorBase tensor, object ks)
+cdef bint _defines_torch_dispatch(type tp) except -1
+@cython.locals(entry=tuple)
+cdef tuple _type_facts(type tp)
+cdef uint64_t PYTHON_KEYS
 cdef DispatchKeySet _tensor_key_set_of(TensorBase tensor)
 cdef long long _tensor_bits(object obj) except? -2
 
@@ -105,6 +167,7 @@ cdef long long _tensor_bits(object obj) except? -2
 cdef class KernelFunction:
     cdef readonly int _kind
     cdef readonly object fn
+    cdef int _builtin  # see Note [The engine's own fallbacks are called directly]
     cdef bint frozen
 
 cdef bint _kernel_is_frozen(KernelFunction kernel) noexcept
@@ -189,6 +252,8 @@ cdef class CallPlan:
     cdef readonly Boxer boxer
     cdef readonly object bind
     cdef readonly object split_call
+    cdef readonly Py_ssize_t handler_arity
+    cdef readonly object handler_call
     cdef readonly object report_error
     cdef readonly object dispatch_argument_error
     cdef readonly tuple tags
@@ -204,6 +269,7 @@ cdef uint64_t _masked(CallPlan plan, uint64_t bits) noexcept
 cdef uint64_t _call_bits(CallPlan plan, uint64_t bits) noexcept
 cdef KernelFunction _entry_at(CallPlan plan, uint64_t bits)
 cdef uint64_t _value_bits(CallPlan plan, object value, int kind, Py_ssize_t i) except? 0
+@cython.locals(entry=KernelFunction, value=int, without=uint64_t)
 cdef uint64_t _skip_fallthroughs(CallPlan plan, uint64_t bits, str name) except? 0
 cdef object _settled_plan(OperatorHandle handle, CallPlan plan)
 cdef object _raise_not_defined(CallPlan plan)
@@ -218,7 +284,10 @@ cdef object _dispatch_boxed(OperatorHandle handle, str what, CallPlan plan, uint
 cdef object _check_handle(OperatorHandle handle)
 cdef object redispatch(OperatorHandle handle, object keyset, tuple args, dict kwargs)
 cdef object dispatch(OperatorHandle handle, str what, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
+@cython.locals(entry=KernelFunction, kind=int)
 cdef object _run_kernel(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
+cdef object _run_with_operator(OperatorHandle handle, CallPlan plan, uint64_t bits, KernelFunction entry, tuple args,
+                               dict kwargs, uint64_t argument_bits)
 
 
 @cython.final
@@ -243,6 +312,52 @@ cdef vectorcall_impl redispatch_vectorcall_impl
 cdef vectorcall_impl packet_vectorcall_impl
 cdef void install_fast_calls(vectorcall_impl op_impl, vectorcall_impl redispatch_impl,
                              vectorcall_impl packet_impl) noexcept
+
+
+# See Note [The Python key] in core.py.
+cdef uint64_t PYTHON_BIT
+cdef uint64_t ANY_ARGUMENT_BITS
+cdef uint64_t ABOVE_PYTHON
+cdef uint64_t BELOW_SNAPSHOT
+
+@cython.final
+cdef class PythonKeyState:
+    cdef list modes
+    cdef Py_ssize_t depth
+    cdef bint has_snapshot
+    cdef uint64_t snapshot_included
+    cdef uint64_t snapshot_excluded
+
+cdef inline PythonKeyState _python_state()
+cdef object _push_mode(PythonKeyState state, object mode)
+cdef object _pop_mode(PythonKeyState state)
+cdef int _builtin_kernel(object fn) except -1
+cdef CallPlan _fallback_plan(object op, object keyset, object args, object kwargs)
+@cython.locals(state=PythonKeyState)
+cdef object _snapshot_and_redispatch(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
+                                     uint64_t argument_bits)
+@cython.locals(entry=KernelFunction)
+cdef object _below_snapshot(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
+                            PythonKeyState state, uint64_t argument_bits)
+@cython.locals(excluded=uint64_t, added=uint64_t)
+cdef object _above_python_excluded(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
+                                   PythonKeyState state, uint64_t argument_bits)
+@cython.locals(mode_active=bint, types=tuple)
+cdef object _call_handlers(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
+                           PythonKeyState state, uint64_t argument_bits)
+@cython.locals(nargs=Py_ssize_t, i=Py_ssize_t, position=Py_ssize_t, kind=int)
+cdef object _python_tensors(CallPlan plan, tuple args, dict kwargs)
+cdef inline Py_ssize_t _arg_position(CallPlan plan, Py_ssize_t i) noexcept
+cdef inline int _arg_kind(CallPlan plan, Py_ssize_t i) noexcept
+@cython.locals(bits=longlong)
+cdef inline bint _has_python_key(object value) except -1
+@cython.locals(n=Py_ssize_t, j=Py_ssize_t)
+cdef list _add_overloaded(list overloaded, object tensor)
+@cython.locals(included=uint64_t, excluded=uint64_t)
+cdef object _without_python_key(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
+@cython.locals(nargs=Py_ssize_t, i=Py_ssize_t, position=Py_ssize_t)
+cdef bint _has_tensor(CallPlan plan, tuple args, dict kwargs) except -1
+cdef object _all_returned_not_implemented(OperatorHandle handle, object mode, tuple types)
 
 
 cdef int _choice_epoch

@@ -70,6 +70,12 @@ if TYPE_CHECKING:
     redispatch_vectorcall_impl: object
     packet_vectorcall_impl: object
 
+    # C functions of core.pxd, called only by the compiled branches.
+    _type_lookup: Callable[[type, str], bool]
+    _python_state_get: Callable[[str, type], Any]
+    _python_state_set: Callable[[str, Any], None]
+    _python_state_forget: Callable[[Any], None]
+
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
     "AutoDispatchBelowAutograd",
@@ -88,9 +94,16 @@ __all__ = [
     "Stack",
     "TensorBase",
     "compute_dispatch_key_set",
+    "dispatch_mode_stack",
     "forget_overload_choices",
+    "pop_dispatch_mode",
+    "push_dispatch_mode",
+    "python_key_fallback",
+    "python_tls_snapshot",
+    "python_tls_snapshot_fallback",
     "register_tensor_type",
     "set_dispatch_observer",
+    "set_python_tls_snapshot",
     "set_show_dispatch_trace",
     "show_dispatch_trace",
     "tensor_key_set",
@@ -657,7 +670,7 @@ class TensorBase:
     _bits: int
 
     def __init__(self, key_set: DispatchKeySet | None = None) -> None:
-        self.key_set = EMPTY_SET if key_set is None else key_set
+        _set_tensor_key_set(self, EMPTY_SET if key_set is None else key_set)
 
     @property
     def key_set(self) -> DispatchKeySet:
@@ -665,12 +678,7 @@ class TensorBase:
 
     @key_set.setter
     def key_set(self, ks: DispatchKeySet) -> None:
-        if not isinstance(ks, DispatchKeySet):
-            raise TypeError(f"key_set must be a DispatchKeySet, not {type(ks).__name__}")
-        self._key_set = ks
-        # The bits, kept beside the set: the call path reads them with one
-        # load fewer (a DispatchKeySet is immutable, so they cannot drift apart).
-        self._bits = _repr_of(ks)
+        _set_tensor_key_set(self, ks)
 
 
 if not cython.compiled:
@@ -678,6 +686,24 @@ if not cython.compiled:
     # keyset, as the compiled TensorBase's zeroed fields give it.
     TensorBase._key_set = EMPTY_SET
     TensorBase._bits = 0
+
+
+def _set_tensor_key_set(tensor, ks):
+    if not isinstance(ks, DispatchKeySet):
+        raise TypeError(f"key_set must be a DispatchKeySet, not {type(ks).__name__}")
+    if _defines_torch_dispatch(type(tensor)):  # see Note [Tensor types with __torch_dispatch__]
+        ks = _make(_repr_of(ks) | PYTHON_KEYS)
+    tensor._key_set = ks
+    # The bits, kept beside the set: the call path reads them with one
+    # load fewer (a DispatchKeySet is immutable, so they cannot drift apart).
+    tensor._bits = _repr_of(ks)
+
+
+def _defines_torch_dispatch(tp):
+    if cython.compiled:
+        # The interpreter's type attribute cache (_type_lookup: a C function of core.pxd).
+        return _type_lookup(tp, "__torch_dispatch__")  # noqa: F821
+    return getattr(tp, "__torch_dispatch__", None) is not None
 
 
 def _tensor_key_set_of(tensor):
@@ -689,13 +715,23 @@ def _tensor_key_set_of(tensor):
 # Besides TensorBase, any type can dispatch as a tensor: registered with
 # register_tensor_type (a keyset, or a function from an instance to one),
 # or by having a ``__dispatch_keys__`` attribute.  Which of these applies is
-# decided once per type and cached by the type's id; each entry holds the
-# type weakly and is dropped when the type dies, so classes made on the fly
-# are not kept alive.  Registration empties the cache.
+# decided once per type and cached by the type's id, with whether the type
+# defines __torch_dispatch__ (Note [Tensor types with __torch_dispatch__]);
+# each entry holds the type weakly and is dropped when the type dies, so
+# classes made on the fly are not kept alive.  Registration empties the cache.
+#
+# Note [Tensor types with __torch_dispatch__]
+# As in PyTorch, a tensor whose type defines ``__torch_dispatch__`` carries
+# the Python and PythonTLSSnapshot keys besides its own: a TensorBase
+# subclass gets them added to the keyset it is given (the type is asked each
+# time a keyset is set, as torch asks when it makes a tensor), any other
+# tensor type to the keyset it reports (the type is asked once, with the
+# rest of its cache entry).
 _BY_ATTRIBUTE = object()
 _registered_types: dict[type, DispatchKeySet | Callable[[Any], DispatchKeySet]] = {}
-_type_cache: dict[int, tuple[weakref.ref[type], object]] = {}
+_type_cache: dict[int, tuple[weakref.ref[type] | None, object, bool]] = {}
 _Py_TPFLAGS_IMMUTABLETYPE = 1 << 8
+PYTHON_KEYS = _key_bits(DispatchKey.Python) | _key_bits(DispatchKey.PythonTLSSnapshot)
 
 
 def register_tensor_type(cls: type, key_set_or_function: DispatchKeySet | Callable[[Any], DispatchKeySet]) -> None:
@@ -736,18 +772,26 @@ def _forget_type(key):
     _type_cache.pop(key, None)
 
 
-def _how_type_dispatches(tp):
+def _type_forgetter(key):
+    """The weak reference callback that drops ``key``'s cache entry."""
+    return lambda _: _forget_type(key)
+
+
+def _type_facts(tp):
+    """``(weak reference, how tp dispatches, whether it defines __torch_dispatch__)``, cached."""
     key = id(tp)
     entry = _type_cache.get(key)
-    if entry is not None and entry[0]() is tp:
-        return entry[1]
+    if entry is not None and entry[0] is not None and entry[0]() is tp:
+        return entry
     how = _classify(tp)
+    python = getattr(tp, "__torch_dispatch__", None) is not None
     try:
-        ref = weakref.ref(tp, lambda _, key=key: _forget_type(key))  # type: ignore[misc]  # mypy cannot type this lambda's default
+        ref = weakref.ref(tp, _type_forgetter(key))
     except TypeError:  # a type that cannot be weakly referenced is not cached
-        return how
-    _type_cache[key] = (ref, how)
-    return how
+        return (None, how, python)
+    entry = (ref, how, python)
+    _type_cache[key] = entry
+    return entry
 
 
 def _checked(ks, obj):
@@ -762,15 +806,22 @@ def tensor_key_set(obj: object) -> DispatchKeySet | None:
     """The DispatchKeySet of ``obj`` if the dispatcher treats it as a tensor, else None."""
     if isinstance(obj, TensorBase):
         return _tensor_key_set_of(obj)
-    how = _how_type_dispatches(type(obj))
+    facts = _type_facts(type(obj))
+    how = facts[1]
     if how is None:
         return None
     if how is _BY_ATTRIBUTE:
         ks = getattr(obj, "__dispatch_keys__", None)
-        return None if ks is None else _checked(ks, obj)
-    if isinstance(how, DispatchKeySet):
-        return how
-    return _checked(how(obj), obj)
+        if ks is None:
+            return None
+        ks = _checked(ks, obj)
+    elif isinstance(how, DispatchKeySet):
+        ks = how
+    else:
+        ks = _checked(how(obj), obj)
+    if facts[2]:  # see Note [Tensor types with __torch_dispatch__]
+        return _make(_repr_of(ks) | PYTHON_KEYS)
+    return ks
 
 
 def _tensor_bits(obj):
@@ -793,8 +844,10 @@ KIND_BOXED = cython.declare(cython.int, 2)
 KIND_FALLTHROUGH = cython.declare(cython.int, 3)
 KIND_MISSING = cython.declare(cython.int, 4)
 KIND_AMBIGUOUS_AUTOGRAD_OTHER = cython.declare(cython.int, 5)
+KIND_WITH_OPERATOR = cython.declare(cython.int, 6)
 assert [int(k) for k in KernelKind] == [
-    KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, KIND_FALLTHROUGH, KIND_MISSING, KIND_AMBIGUOUS_AUTOGRAD_OTHER
+    KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, KIND_FALLTHROUGH, KIND_MISSING, KIND_AMBIGUOUS_AUTOGRAD_OTHER,
+    KIND_WITH_OPERATOR,
 ]
 
 
@@ -810,8 +863,9 @@ class KernelFunction:
         if type(kind) is not KernelKind:  # registration passes members: no enum lookup then
             kind = KernelKind(kind)
         code = int(kind)
-        if code <= KIND_BOXED and not callable(fn):  # UNBOXED, WITH_KEYSET, BOXED
+        if (code <= KIND_BOXED or code == KIND_WITH_OPERATOR) and not callable(fn):
             raise TypeError(f"a {KernelKind(code).name} kernel must be callable, got {type(fn).__name__}")
+        self._builtin = _builtin_kernel(fn) if code == KIND_WITH_OPERATOR else BUILTIN_NONE
         self._kind = code
         self.fn = fn
         if cython.compiled:
@@ -1382,7 +1436,7 @@ ARG_TENSOR_LIST = cython.declare(cython.int, 2)
 ARG_OPTIONAL_TENSOR_LIST = cython.declare(cython.int, 3)
 MAX_REPLANS = cython.declare(cython.int, 8)
 # What csrc/_fastcall.pyx numbers too; it checks them against this at import.
-FASTCALL_CONSTANTS = (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, ARG_TENSOR, MAX_REPLANS)
+FASTCALL_CONSTANTS = (KIND_UNBOXED, KIND_WITH_KEYSET, KIND_BOXED, KIND_WITH_OPERATOR, ARG_TENSOR, MAX_REPLANS)
 NUM_RUNTIME_ENTRIES = len(_layout.RUNTIME_SLOT_KEYS)
 _NOT_GIVEN = object()
 
@@ -1401,8 +1455,9 @@ class CallPlan:
     the error of a missing or ambiguous entry.  ``dispatch_argument_error(i,
     value)``, if given, makes the exception a call raises when the value of
     dispatch argument ``i`` is not a tensor, or a list of them, as it must be
-    (else the engine words it).  A
-    plan without a schema is the plan of an operator that is not defined:
+    (else the engine words it).  ``handler_arity`` and ``handler_call`` put a
+    call in the form a Python-key handler gets it (Note [Handler arguments]).
+    A plan without a schema is the plan of an operator that is not defined:
     calling it says so.
     """
 
@@ -1412,7 +1467,7 @@ class CallPlan:
     c_kinds: Any
 
     def __init__(self, name, schema, table, masks, dispatch_args, positional_span, boxer, bind, split_call,
-                 report_error, tags=(), dispatch_argument_error=None):
+                 handler_arity, handler_call, report_error, tags=(), dispatch_argument_error=None):
         if self.name is not None:
             raise TypeError("a CallPlan is built once")
         if not isinstance(name, str):
@@ -1428,15 +1483,15 @@ class CallPlan:
         if boxer is not None and not isinstance(boxer, Boxer):
             raise TypeError(f"a CallPlan's boxer is a Boxer or None, not {type(boxer).__name__}")
         if schema is not None:
-            for what, fn in (("bind", bind), ("split_call", split_call)):
+            for what, fn in (("bind", bind), ("split_call", split_call), ("handler_call", handler_call)):
                 if not callable(fn):
                     raise TypeError(f"a CallPlan's {what} must be callable, not {type(fn).__name__}")
         if not callable(report_error):
             raise TypeError("a CallPlan's report_error must be callable")
         if dispatch_argument_error is not None and not callable(dispatch_argument_error):
             raise TypeError("a CallPlan's dispatch_argument_error must be callable or None")
-        if type(positional_span) is not int:
-            raise TypeError("a CallPlan's positional_span is an int")
+        if type(positional_span) is not int or type(handler_arity) is not int:
+            raise TypeError("a CallPlan's positional_span and handler_arity are ints")
         arguments = _check_dispatch_args(dispatch_args)
         if type(tags) is not tuple or not all([type(t) is str for t in tags]):
             raise TypeError("a CallPlan's tags are a tuple of tag names")
@@ -1446,6 +1501,8 @@ class CallPlan:
         self.boxer = boxer
         self.bind = bind
         self.split_call = split_call
+        self.handler_arity = handler_arity
+        self.handler_call = handler_call
         self.report_error = report_error
         self.dispatch_argument_error = dispatch_argument_error
         self.dispatch_args = arguments
@@ -1656,11 +1713,25 @@ def _run_kernel(handle, plan, bits, args, kwargs):
         return entry.fn(*args, **kwargs)
     if kind == KIND_WITH_KEYSET:
         return entry.fn(_make(bits), *args, **kwargs)
+    if kind == KIND_WITH_OPERATOR:
+        return _run_with_operator(handle, plan, bits, entry, args, kwargs, ANY_ARGUMENT_BITS)
     if kind == KIND_BOXED:
         stack = _box_call(plan.boxer, args, kwargs)
         entry.fn(handle, _make(bits), stack)
         return _kernel_results(plan.boxer, stack, plan.name)
     _report(plan, entry, bits)
+
+
+def _run_with_operator(handle, plan, bits, entry, args, kwargs, argument_bits):
+    """Call ``entry``, a WITH_OPERATOR kernel (csrc/_fastcall.pyx comes here
+    directly).  ``argument_bits``: the union of the arguments' keys if the
+    caller has it, else ANY_ARGUMENT_BITS (see _call_handlers)."""
+    # See Note [The engine's own fallbacks are called directly].
+    if entry._builtin == BUILTIN_PYTHON_TLS_SNAPSHOT:
+        return _snapshot_and_redispatch(handle, plan, bits, args, kwargs, argument_bits)
+    if entry._builtin == BUILTIN_PYTHON_KEY:
+        return _above_python_excluded(handle, plan, bits, args, kwargs, _python_state(), argument_bits)
+    return entry.fn(handle, _make(bits), args, kwargs)
 
 
 def _report(plan, entry, bits):
@@ -1689,9 +1760,9 @@ def _dispatch_boxed(handle, what, plan, bits, stack):
             _print_trace(what, plan.name, bits)
         entry.fn(handle, _make(bits), stack)
         return
-    if entry._kind != KIND_UNBOXED and entry._kind != KIND_WITH_KEYSET:
+    if entry._kind != KIND_UNBOXED and entry._kind != KIND_WITH_KEYSET and entry._kind != KIND_WITH_OPERATOR:
         _report(plan, entry, bits)
-    # An unboxed kernel: unbox the arguments, call, box the results.
+    # A kernel that takes the call unboxed: unbox the arguments, call, box the results.
     boxer = plan.boxer
     args, kwargs = plan.split_call(_take(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments"))
     _box_returns(boxer, dispatch(handle, what, plan, bits, args, kwargs), stack)
@@ -1944,6 +2015,409 @@ def install_fast_calls(op_impl, redispatch_impl, packet_impl):
     op_vectorcall_impl = op_impl
     redispatch_vectorcall_impl = redispatch_impl
     packet_vectorcall_impl = packet_impl
+
+
+# -- the Python key: __torch_dispatch__ subclasses and dispatch modes ----------------------
+# Note [The Python key]
+# PyTorch reaches Python handlers through two keys.  PythonTLSSnapshot, near
+# the top, records this thread's include/exclude sets as they are when a
+# call enters the dispatcher, unless a call further out already recorded
+# them (the snapshot belongs to the outermost call), and redispatches below
+# itself.  Python, below autograd, excludes every key above it for as long
+# as the handlers run, so that what they call starts below autograd
+# (autograd has already run), and calls them: first the top dispatch mode
+# of this thread's stack, popped off it while its handler runs (its calls
+# go to the next mode, or to the kernels); then, if it returned
+# NotImplemented or no mode is active, the ``__torch_dispatch__`` of each
+# type of tensor argument carrying the Python key, subclasses before their
+# bases, until one returns something else.  A tensor type carries both keys
+# when it defines __torch_dispatch__ (Note [Tensor types with
+# __torch_dispatch__]); pushing the first mode on a thread's stack adds both
+# to its included set, popping the last takes them out again.
+#
+# Both fallbacks are WITH_OPERATOR kernels: they take the call unboxed, as it
+# was made, so a handler runs without the arguments going through IValues
+# (PyTorch's fallbacks are boxed, which costs little in C++ and a lot here).
+#
+# Note [Handler arguments]
+# A handler gets the call in the form torch's Python fallback gives it
+# (parseIValuesToPyArgsKwargs): the positional arguments up to the last one
+# that is not its default, then the keyword-only ones that are not their
+# defaults, by name, in a dict of its own.  A call passing exactly the
+# arguments before the first default, positionally, is in that form already
+# (the plan's handler_arity); any other is put in it by the plan's
+# handler_call, from the schema.  The values are the caller's: torch's pass
+# through IValues, so an int given for a float argument reaches its handler
+# as a float, and ours as the int.
+PYTHON_BIT = _key_bits(DispatchKey.Python)
+# c10's after_Python_keyset (FULL ^ (FULL_AFTER(Python) | Python)): the keys
+# above Python, which a handler's calls skip.
+ABOVE_PYTHON = FULL_REPR ^ (_layout.full_after_repr(DispatchKey.Python) | PYTHON_BIT)
+BELOW_SNAPSHOT = _layout.full_after_repr(DispatchKey.PythonTLSSnapshot)
+
+
+class PythonKeyState:
+    """One thread's Python-key state: its dispatch modes, ``modes[:depth]``
+    (the top one last), and the snapshot of its sets taken by the outermost
+    call under way.  The list only grows: popping a mode lowers ``depth``, so
+    that popping a mode around each handler and pushing it back reallocates
+    nothing."""
+
+    modes: list[Any]
+    depth: int
+    has_snapshot: bool
+    snapshot_included: int
+    snapshot_excluded: int
+
+    if not cython.compiled:
+        __slots__ = ("modes", "depth", "has_snapshot", "snapshot_included", "snapshot_excluded")
+
+    def __init__(self) -> None:
+        self.modes = []
+        self.depth = 0
+        self.has_snapshot = False
+        self.snapshot_included = 0
+        self.snapshot_excluded = 0
+
+    def __dealloc__(self):
+        if cython.compiled:
+            _python_state_forget(self)  # noqa: F821  (C functions of core.pxd, here and in _python_state)
+
+
+if not cython.compiled:
+
+    class _PythonKeyTLS(threading.local):
+        def __init__(self) -> None:
+            self.state = PythonKeyState()
+
+    _python_tls = _PythonKeyTLS()
+
+# Compiled, each thread's state lives in its thread-state dict under this
+# key: see Note [The Python-key state of a thread] in core.pxd.
+_STATE_KEY = "dispatcher._engine.core.PythonKeyState"
+
+
+def _python_state():
+    if cython.compiled:
+        state = _python_state_get(_STATE_KEY, PythonKeyState)  # noqa: F821
+        if state is None:
+            state = PythonKeyState()
+            _python_state_set(_STATE_KEY, state)  # noqa: F821
+        return state
+    return _python_tls.state
+
+
+def _push_mode(state, mode):
+    if state.depth == 0:
+        _set_tls_included(tls_included_bits() | PYTHON_KEYS)
+    if state.depth == len(state.modes):
+        state.modes.append(mode)
+    else:
+        state.modes[state.depth] = mode
+    state.depth += 1
+
+
+def _pop_mode(state):
+    state.depth -= 1
+    if state.depth == 0:
+        _set_tls_included(_minus(tls_included_bits(), PYTHON_KEYS))
+    return state.modes[state.depth]
+
+
+def push_dispatch_mode(mode: object) -> None:
+    """Push ``mode`` on this thread's dispatch-mode stack (torch's
+    ``_push_on_torch_dispatch_stack``): from now on every call reaches its
+    ``__torch_dispatch__`` first.  A handler that is not a plain method is
+    refused here (torch refuses it when a call reaches it)."""
+    handler = getattr(mode, "__torch_dispatch__", None)
+    if handler is None:
+        raise TypeError(f"a dispatch mode needs a __torch_dispatch__ method; {type(mode).__name__} has none")
+    if getattr(handler, "__self__", None) is not mode:
+        raise RuntimeError(
+            "Defining your mode's `__torch_dispatch__` as a classmethod is not supported, please make it a plain method"
+        )
+    _push_mode(_python_state(), mode)
+
+
+def pop_dispatch_mode() -> Any:
+    """Pop this thread's top dispatch mode and return it (torch's ``_pop_torch_dispatch_stack``)."""
+    state = _python_state()
+    if state.depth == 0:
+        raise RuntimeError("trying to pop from empty mode stack")
+    mode = _pop_mode(state)
+    state.modes[state.depth] = None  # the stack no longer keeps it alive
+    return mode
+
+
+def dispatch_mode_stack() -> list[Any]:
+    """This thread's dispatch modes, the one a call reaches first last (a copy)."""
+    state = _python_state()
+    return state.modes[:state.depth]
+
+
+def python_tls_snapshot() -> tuple[DispatchKeySet, DispatchKeySet] | None:
+    """The (included, excluded) sets the outermost call under way on this
+    thread recorded at PythonTLSSnapshot, or None."""
+    state = _python_state()
+    if not state.has_snapshot:
+        return None
+    return _make(state.snapshot_included), _make(state.snapshot_excluded)
+
+
+def set_python_tls_snapshot(snapshot: tuple[DispatchKeySet, DispatchKeySet] | None) -> None:
+    """Replace this thread's snapshot (None: no snapshot), as torch's
+    RestorePythonTLSSnapshot guard does around the code it runs."""
+    state = _python_state()
+    if snapshot is None:
+        state.has_snapshot = False
+        return
+    if type(snapshot) is not tuple or len(snapshot) != 2:
+        raise TypeError("a TLS snapshot is None or an (included, excluded) tuple of DispatchKeySets")
+    included = _keyset_arg(snapshot[0], "set_python_tls_snapshot")
+    excluded = _keyset_arg(snapshot[1], "set_python_tls_snapshot")
+    state.snapshot_included = included
+    state.snapshot_excluded = excluded
+    state.has_snapshot = True
+
+
+# Note [The engine's own fallbacks are called directly]
+# The two fallbacks above are Python-callable functions, registered like any
+# WITH_OPERATOR kernel, and a call reaching them through a table goes
+# straight to their C implementation instead: no Python call, no keyset
+# object, no checks of what the engine passes.  KernelFunction notes which
+# of them it holds when it is made.
+# What a caller that does not have the union of the arguments' keys passes
+# for it: every key, so the arguments are looked at.
+ANY_ARGUMENT_BITS = _UINT64_MAX
+BUILTIN_NONE = cython.declare(cython.int, 0)
+BUILTIN_PYTHON_KEY = cython.declare(cython.int, 1)
+BUILTIN_PYTHON_TLS_SNAPSHOT = cython.declare(cython.int, 2)
+
+
+def _builtin_kernel(fn):
+    if fn is python_key_fallback:
+        return BUILTIN_PYTHON_KEY
+    if fn is python_tls_snapshot_fallback:
+        return BUILTIN_PYTHON_TLS_SNAPSHOT
+    return BUILTIN_NONE
+
+
+def _fallback_plan(op, keyset, args, kwargs):
+    """The plan of a WITH_OPERATOR fallback's operator, after checking what it was given."""
+    if not isinstance(op, OperatorHandle):
+        raise TypeError(f"a Python-key fallback takes an OperatorHandle, not {type(op).__name__}")
+    _keyset_arg(keyset, "a Python-key fallback")
+    if type(args) is not tuple or type(kwargs) is not dict:
+        raise TypeError("a Python-key fallback takes the call's arguments as a tuple and a dict")
+    handle = cython.cast(OperatorHandle, op)
+    _check_handle(handle)
+    plan = handle._plan
+    if plan.schema is None:
+        _raise_not_defined(plan)
+    return plan
+
+
+def python_tls_snapshot_fallback(op: OperatorHandle, keyset: DispatchKeySet, args: tuple[Any, ...],
+                                 kwargs: dict[str, Any]) -> Any:
+    """The PythonTLSSnapshot fallback (a WITH_OPERATOR kernel): see Note [The Python key]."""
+    plan = _fallback_plan(op, keyset, args, kwargs)
+    return _snapshot_and_redispatch(cython.cast(OperatorHandle, op), plan, _repr_of(keyset), args, dict(kwargs),
+                                    ANY_ARGUMENT_BITS)
+
+
+def _snapshot_and_redispatch(handle, plan, bits, args, kwargs, argument_bits):
+    bits &= BELOW_SNAPSHOT
+    state = _python_state()
+    if state.has_snapshot:
+        return _below_snapshot(handle, plan, bits, args, kwargs, state, argument_bits)
+    state.snapshot_included = tls_included_bits()
+    state.snapshot_excluded = tls_excluded_bits()
+    state.has_snapshot = True
+    try:
+        return _below_snapshot(handle, plan, bits, args, kwargs, state, argument_bits)
+    finally:
+        state.has_snapshot = False
+
+
+def _below_snapshot(handle, plan, bits, args, kwargs, state, argument_bits):
+    # The redispatch below PythonTLSSnapshot; straight to the Python
+    # fallback when that is what comes next (the usual case: nothing
+    # between the two has a kernel).
+    entry = _entry_at(plan, bits)
+    if entry._builtin != BUILTIN_PYTHON_KEY or _trace_enabled():
+        return dispatch(handle, "[redispatch]", plan, bits, args, kwargs)
+    return _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bits)
+
+
+def python_key_fallback(op: OperatorHandle, keyset: DispatchKeySet, args: tuple[Any, ...],
+                        kwargs: dict[str, Any]) -> Any:
+    """The Python fallback (a WITH_OPERATOR kernel): calls the handlers, see Note [The Python key]."""
+    plan = _fallback_plan(op, keyset, args, kwargs)
+    # A copy: handlers may change the dict they get (see _call_handlers).
+    return _above_python_excluded(cython.cast(OperatorHandle, op), plan, _repr_of(keyset), args, dict(kwargs),
+                                  _python_state(), ANY_ARGUMENT_BITS)
+
+
+def _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bits):
+    excluded = tls_excluded_bits()
+    added = ABOVE_PYTHON & ~excluded
+    _set_tls_excluded(excluded | added)
+    try:
+        return _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits)
+    finally:
+        _set_tls_excluded(_minus(tls_excluded_bits(), added))
+
+
+def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
+    mode_active = state.depth > 0 and not tls_excluded_bits() & PYTHON_BIT
+    # A call whose arguments' keys are known (csrc/_fastcall.pyx extracted
+    # them) and lack Python has no tensor with a handler: no need to look.
+    overloaded = _python_tensors(plan, args, kwargs) if argument_bits & PYTHON_BIT else None
+    types: tuple[type, ...]
+    if overloaded is None:
+        types = ()
+        if not mode_active:
+            return _without_python_key(handle, plan, bits, args, kwargs)
+    elif len(overloaded) == 1:
+        types = (type(overloaded[0]),)
+    else:
+        types = tuple([type(t) for t in overloaded])
+    # The call's own kwargs dict, made for it by the call path (or copied by
+    # python_key_fallback), goes to the handlers when it is already in their form.
+    if kwargs or len(args) != plan.handler_arity:
+        args, kwargs = plan.handler_call(args, kwargs)
+    mode = None
+    if mode_active:
+        mode = _pop_mode(state)
+        try:
+            result = mode.__torch_dispatch__(handle, types, args, kwargs)
+        finally:
+            _push_mode(state, mode)
+        if result is not NotImplemented:
+            return result
+    if overloaded is not None:
+        for tensor in overloaded:
+            result = tensor.__torch_dispatch__(handle, types, args, kwargs)
+            if result is not NotImplemented:
+                return result
+    _all_returned_not_implemented(handle, mode, types)
+
+
+def _python_tensors(plan, args, kwargs):
+    """The first tensor argument of each type carrying the Python key, in
+    PyTorch's order; None if there is none."""
+    overloaded = None
+    nargs = len(args)
+    for i in range(plan.n_args):
+        position = _arg_position(plan, i)
+        if position < nargs:
+            value = args[position]
+        elif kwargs:
+            value = kwargs.get(plan.arg_names[i])
+        else:
+            continue
+        if value is None:
+            continue
+        kind = _arg_kind(plan, i)
+        if kind == ARG_TENSOR or kind == ARG_OPTIONAL_TENSOR:
+            if _has_python_key(value):
+                overloaded = _add_overloaded(overloaded, value)
+        elif isinstance(value, (list, tuple)):
+            for item in tuple(value):
+                if item is not None and _has_python_key(item):
+                    overloaded = _add_overloaded(overloaded, item)
+    return overloaded
+
+
+def _arg_position(plan, i):
+    if cython.compiled:
+        return plan.c_positions[i]  # the plan's C copy of arg_positions
+    return plan.arg_positions[i]
+
+
+def _arg_kind(plan, i):
+    if cython.compiled:
+        return plan.c_kinds[i]
+    return plan.arg_kinds[i]
+
+
+def _has_python_key(value):
+    """Whether ``value`` is a tensor whose handler the Python key calls: it
+    carries the key and its type defines __torch_dispatch__ (a tensor given
+    the key by hand has no handler, as torch skips a disabled one)."""
+    if isinstance(value, TensorBase):
+        if not cython.cast(TensorBase, value)._bits & PYTHON_BIT:
+            return False
+    else:
+        bits = _tensor_bits(value)
+        if bits < 0 or not bits & PYTHON_BIT:
+            return False
+    return _defines_torch_dispatch(type(value))
+
+
+def _add_overloaded(overloaded, tensor):
+    # torch's append_overloaded_arg: one tensor per type, a subclass before
+    # the first of its bases already there, any other type at the end.
+    if overloaded is None:
+        return [tensor]
+    tp = type(tensor)
+    n = len(overloaded)
+    for j in range(n):
+        if type(overloaded[j]) is tp:
+            return overloaded
+    for j in range(n):
+        if issubclass(tp, type(overloaded[j])):
+            overloaded.insert(j, tensor)
+            return overloaded
+    overloaded.append(tensor)
+    return overloaded
+
+
+def _without_python_key(handle, plan, bits, args, kwargs):
+    # No mode and no tensor with a handler (the key was included by hand, or
+    # given to a tensor whose type has no __torch_dispatch__): run the
+    # operator without it, as torch does (its issue 136565).
+    # torch needs a tensor argument for this (it asserts there is one); so
+    # do we, to match.
+    if not _has_tensor(plan, args, kwargs):
+        raise RuntimeError(
+            f"{plan.name}: the call reached the Python key with no dispatch mode active and no tensor argument"
+        )
+    included = tls_included_bits()
+    excluded = tls_excluded_bits()
+    _set_tls_included(_minus(included, PYTHON_BIT))
+    try:
+        return dispatch(handle, "[redispatch]", plan, _minus(bits, PYTHON_BIT), args, kwargs)
+    finally:
+        _set_tls_included(included)
+        _set_tls_excluded(excluded)
+
+
+def _has_tensor(plan, args, kwargs):
+    nargs = len(args)
+    for i in range(plan.n_args):
+        position = plan.arg_positions[i]
+        value = args[position] if position < nargs else kwargs.get(plan.arg_names[i]) if kwargs else None
+        if value is None:
+            continue
+        if plan.arg_kinds[i] == ARG_TENSOR or plan.arg_kinds[i] == ARG_OPTIONAL_TENSOR:
+            if _tensor_bits(value) >= 0:
+                return True
+        elif isinstance(value, (list, tuple)):
+            for item in tuple(value):
+                if item is not None and _tensor_bits(item) >= 0:
+                    return True
+    return False
+
+
+def _all_returned_not_implemented(handle, mode, types):
+    lines = [f"Multiple dispatch failed for 'dispatcher.ops.{handle}'; all __torch_dispatch__ handlers returned "
+             "NotImplemented:", ""]
+    if mode is not None:
+        lines.append(f"  - mode object {mode!r}")
+    for tp in types:
+        lines.append(f"  - tensor subclass {tp!r}")
+    raise TypeError("\n".join(lines))
 
 
 # -- overload packets: ops.ns.name(...) ----------------------------------------------------

@@ -49,10 +49,14 @@ del _key
 
 def _dispatch_isTensorSubclassLike(tensor: object) -> bool:
     """Whether the tensor is one that kernels must not treat as a plain dense
-    tensor (a subclass, a wrapper, sparse, meta).  torch also answers True
-    for every tensor while a Python dispatch mode is active; this package
-    has no dispatch modes, so the keyset decides."""
-    return bool(_key_set_of(tensor, "_dispatch_isTensorSubclassLike").raw_repr() & _TENSOR_SUBCLASS_LIKE_BITS)
+    tensor (a subclass, a wrapper, sparse, meta): True for every tensor while
+    a dispatch mode is active on this thread (and the Python key is not
+    excluded), as in torch; else the keyset decides."""
+    key_set = _key_set_of(tensor, "_dispatch_isTensorSubclassLike")
+    engine = shim_registry().engine
+    if engine.dispatch_mode_stack() and not engine.tls_is_dispatch_key_excluded(K.Python):
+        return True
+    return bool(key_set.raw_repr() & _TENSOR_SUBCLASS_LIKE_BITS)
 
 
 # -- devices ------------------------------------------------------------------------------

@@ -34,9 +34,7 @@ RuntimeError where torch raises RuntimeError), with these differences:
 * ``_dispatch_print_registrations_for_dispatch_key`` prints to ``sys.stdout``
   (torch writes to the process's C stdout), and
   ``_dispatch_set_report_error_callback`` refuses a callback that is not
-  callable (torch fails at the call that would use it);
-* no dispatch modes exist here, so ``_dispatch_isTensorSubclassLike`` answers
-  from the tensor's keys alone.
+  callable (torch fails at the call that would use it).
 
 A ``_DispatchModule`` owns its registrations: ``reset()`` removes them, and so
 does dropping the last reference to it, as in PyTorch.
@@ -392,6 +390,9 @@ class SafeKernelFunction:
                 fn(op, ks, stack)
                 return
             call_args, call_kwargs = op.schema.split_call(op.boxer.unbox_arguments(stack))
+            if kind == KernelKind.WITH_OPERATOR:
+                op.boxer.box_returns(fn(op, ks, call_args, call_kwargs), stack)
+                return
             if kind == KernelKind.WITH_KEYSET:
                 call_args = (ks, *call_args)
             op.boxer.box_returns(fn(*call_args, **call_kwargs), stack)

@@ -12,16 +12,47 @@ ADInplaceOrView             version counters and view bases (inplace_or_view.py)
 Autograd                    the graph and backward() (autograd.py, derivatives.py)
 PrivateUse1 ("toy")         a new device with a CPU fallback (toy_device.py)
 FuncTorchBatched            vmap: rules, decompositions, a loop fallback (vmap.py)
-Tracer                      record and replay every call (tracing.py)
+Python (a dispatch mode)    record and replay every call (tracing.py)
 ==========================  ==========================================================
+
+There are three ways to give tensors a behaviour, as in PyTorch:
+
+* per key: a kernel of an operator, or a backend fallback serving them all,
+  at a dispatch key the tensors carry (every row above but the last);
+* a dispatch mode: a ``TorchDispatchMode`` sees every call of its thread
+  while it is active, whatever the tensors (tracing.py's ``Tracer``)::
+
+      class Log(dispatcher.TorchDispatchMode):
+          def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+              print(func)
+              return func(*args, **(kwargs or {}))
+
+      with Log():
+          ones(2).exp()           # proto.ones.default, then proto.exp.default
+
+* a tensor subclass: a ``TensorBase`` subclass that defines
+  ``__torch_dispatch__`` carries the Python keys, and sees every call on its
+  tensors (tests/test_python_key_examples.py has a wrapper)::
+
+      class Wrapper(dispatcher.TensorBase):
+          requires_grad = False     # autograd asks first: it runs above the Python key
+
+          def __init__(self, elem):
+              super().__init__(elem.key_set)
+              self.elem = elem
+
+          @classmethod
+          def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+              args = [a.elem if isinstance(a, Wrapper) else a for a in args]
+              return Wrapper(func(*args, **(kwargs or {})))
 
 The operators are ``dispatcher.ops.proto.*`` (operators.py).  The package is
 opt-in: importing it registers the kernels of its own operators and nothing
 that concerns anyone else.  Two things are process-wide and so happen only
 when asked: ``enable_toy_device()`` names the PrivateUse1 backend "toy", and
 ``install()`` (or ``with installed():``) registers the backend fallbacks of
-vmap, the tracer and the toy device, which serve every operator of the
-process (see backend_fallbacks.py).
+vmap and the toy device, which serve every operator of the process (see
+backend_fallbacks.py).
 
 Custom operators (``dispatcher.custom_ops.custom_op``) work on its tensors:
 autograd.py implements the dispatcher's AutogradEngine protocol, so that
@@ -47,14 +78,14 @@ from .generator import manual_seed
 from .meta import meta_tensor
 from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallback
 from .vmap import BatchedTensor, set_vmap_fallback_warning_enabled, vmap
-from .tracing import Graph, trace
+from .tracing import Graph, Tracer, trace
 from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks)
 from .backend_fallbacks import install, installed, is_installed, uninstall
 
 OP = operators.OP
 
 __all__ = [
-    "BatchedTensor", "DType", "Graph", "OP", "Tensor", "backward", "bool_", "empty", "enable_toy_device",
+    "BatchedTensor", "DType", "Graph", "OP", "Tensor", "Tracer", "backward", "bool_", "empty", "enable_toy_device",
     "float32", "float64", "full", "gradcheck", "install", "installed", "int64", "is_installed",
     "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones", "randn",
     "set_vmap_fallback_warning_enabled", "tensor", "trace", "uninstall", "use_cpu_fallback", "vmap", "zeros",

@@ -1,14 +1,13 @@
 """Installing the prototype's backend fallbacks, and taking them out again.
 
 A backend fallback serves every operator of the process, not only the
-prototype's: the vmap loop (FuncTorchBatched), the tracer (Tracer) and,
-once the toy device is enabled (toy_device.enable_toy_device), its CPU
-fallback (PrivateUse1).  So importing dispatcher.prototype installs none of
-them: ``install()`` does, ``uninstall()`` takes them out, and ``with
-installed():`` keeps them for a block, which a program sharing the
-dispatcher with other users of those keys (a test suite, say) wants.  The
-prototype's other registrations are kernels of its own ``proto`` operators,
-which concern no one else.
+prototype's: the vmap loop (FuncTorchBatched) and, once the toy device is
+enabled (toy_device.enable_toy_device), its CPU fallback (PrivateUse1).  So
+importing dispatcher.prototype installs neither: ``install()`` does,
+``uninstall()`` takes them out, and ``with installed():`` keeps them for a
+block, which a program sharing the dispatcher with other users of those keys
+(a test suite, say) wants.  The prototype's other registrations are kernels
+of its own ``proto`` operators, which concern no one else.
 """
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ from typing import Iterator, Optional
 from dispatcher import Library
 
 from .toy_device import is_toy_device_enabled, use_cpu_fallback
-from .tracing import tracer_fallback
 from .vmap import batched_fallback
 
 __all__ = ["install", "installed", "is_installed", "uninstall"]
@@ -27,15 +25,14 @@ _library: Optional[Library] = None
 
 
 def install() -> None:
-    """Register the FuncTorchBatched and Tracer fallbacks, and the PrivateUse1 one if the
-    toy device is enabled (idempotent)."""
+    """Register the FuncTorchBatched fallback, and the PrivateUse1 one if the toy device
+    is enabled (idempotent)."""
     global _library
     if _library is not None:
         return
     library = Library("_", "IMPL")
-    # Both take the engine's IValue stack: fn(op, keyset, stack).
+    # The engine's IValue stack: fn(op, keyset, stack).
     library.fallback(batched_fallback, "FuncTorchBatched", boxed=True)
-    library.fallback(tracer_fallback, "Tracer", boxed=True)
     if is_toy_device_enabled():
         try:
             use_cpu_fallback()

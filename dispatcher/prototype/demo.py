@@ -110,7 +110,7 @@ def main() -> int:
     finally:
         set_vmap_fallback_warning_enabled(False)
 
-    print("\n7. Tracing: a fallback on the Tracer key records every call")
+    print("\n7. Tracing: a dispatch mode records every call")
     model = nn.MLP((3, 4, 1))
     graph = trace(model, randn(5, 3))
     for line in str(graph).splitlines():

@@ -1,38 +1,32 @@
 """Tracing: record every operator a function calls into a graph you can print and replay.
 
-``trace(f, *inputs)`` runs ``f`` with the Tracer key in the thread-local
-include set, so every operator call -- factories included, which have no
-tensor to carry a key -- dispatches to Tracer first.  One boxed fallback
-there serves all operators: it records the call (operator, arguments,
-results) and runs the operator below Tracer.  Tracer sits above autograd,
-so the graph holds the calls as the user made them; while an operator runs,
-Tracer is excluded, so the operators its kernels call are not recorded.
+``trace(f, *inputs)`` runs ``f`` under a ``Tracer``, a dispatch mode (the
+Python key: see dispatcher.dispatch_modes): while it is active every
+operator call reaches its ``__torch_dispatch__`` -- factories included,
+which have no tensor to carry a key -- and it runs the operator, then
+records the call (operator, arguments, results).  Inside its handler the
+mode is off the stack, so the operators the kernels call are not recorded.
+
+The Python key sits below autograd and vmap: autograd has already run when
+a call is recorded (a traced function still builds its graph for
+backward), vmap has already unbatched it (the graph of a vmapped function
+is the batched computation), and a CompositeImplicitAutograd operator has
+already decomposed (``relu`` is recorded as the ``gt.Scalar`` and
+``mul.Tensor`` it calls), as in torch's make_fx.
 
 Tensors the graph did not make and was not given (a model's weights, say)
-become constants of the graph.  The fallback is installed with the
-prototype's other backend fallbacks (see backend_fallbacks.py).
+become constants of the graph.
 """
 from __future__ import annotations
 
-import threading
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
-from dispatcher import (
-    DispatchKey,
-    DispatchKeySet,
-    ExcludeDispatchKeyGuard,
-    IncludeDispatchKeyGuard,
-    OperatorHandle,
-    Stack,
-    TensorBase,
-    box_returns,
-    unbox_arguments,
-)
+from dispatcher import OperatorHandle, TensorBase, TorchDispatchMode
+from dispatcher.dispatch_modes import _get_current_dispatch_mode_stack
 
 
-__all__ = ["Graph", "Value", "trace", "tracer_fallback"]
+__all__ = ["Graph", "Tracer", "Value", "trace"]
 
-_TRACER = DispatchKeySet(DispatchKey.Tracer)
 _SHORT_DTYPE = {"float32": "f32", "float64": "f64", "int64": "i64", "bool": "b8"}
 
 
@@ -159,37 +153,30 @@ class _Recorder:
         self.graph.calls.append(Call(op, arguments, tuple(outputs)))
 
 
-class _TracingState(threading.local):
-    recorder: Optional[_Recorder] = None
+class Tracer(TorchDispatchMode):
+    """The dispatch mode ``trace`` runs a function under: runs each call and records it."""
 
+    def __init__(self, recorder: _Recorder) -> None:
+        self.recorder = recorder
 
-_state = _TracingState()
-
-
-def tracer_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> None:
-    """The Tracer backend fallback: run the operator below Tracer, then record it."""
-    values = unbox_arguments(op.schema, stack)
-    args, kwargs = op.schema.split_call(values)
-    with ExcludeDispatchKeyGuard(_TRACER):
-        result = op.redispatch(keyset - _TRACER, *args, **kwargs)
-    if _state.recorder is not None:
-        _state.recorder.record(op, values, result)
-    box_returns(op.schema, result, stack)
+    def __torch_dispatch__(self, func: OperatorHandle, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        # The graph holds every argument in schema order, defaults included.
+        self.recorder.record(func, func._schema.bind(args, kwargs), result)
+        return result
 
 
 def trace(func: Callable, *inputs: Any) -> Graph:
     """Run ``func(*inputs)`` once and return the graph of the operators it called."""
-    if _state.recorder is not None:
+    if any(isinstance(mode, Tracer) for mode in _get_current_dispatch_mode_stack()):
         raise RuntimeError("trace() is already tracing on this thread")
     graph = Graph()
     recorder = _Recorder(graph)
     for t in inputs:
         recorder.add_input(t)
-    _state.recorder = recorder
-    try:
-        with IncludeDispatchKeyGuard(_TRACER):
-            out = func(*inputs)
-    finally:
-        _state.recorder = None
+    with Tracer(recorder):
+        out = func(*inputs)
     graph.outputs = recorder.lookup(out)
     return graph

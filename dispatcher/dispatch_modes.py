@@ -1,0 +1,185 @@
+"""Dispatch modes, as ``torch.utils._python_dispatch`` has them.
+
+A ``TorchDispatchMode`` sees every operator call of its thread while it is
+active::
+
+    class Logging(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            print(func)                          # the overload handle: aten.add.Tensor
+            return func(*args, **(kwargs or {}))  # on to the next mode, or the kernels
+
+    with Logging():
+        ops.aten.add.Tensor(x, y)
+
+``with mode:`` pushes it on the thread's mode stack and puts the Python keys
+in the thread's included set, so every call reaches the Python key, plain
+tensors included; its handler runs with the mode popped, so that what it
+calls goes to the next mode down, or to the kernels.  Tensor subclasses that
+define ``__torch_dispatch__`` (a classmethod) are the other way in: their
+tensors carry the Python keys themselves.  What happens at those keys is
+Note [The Python key] in dispatcher/_engine/core.py.
+
+The stack is the engine's, one per thread.  The functions here use the
+stack of ``engine``: the default engine's (dispatcher._engine), which
+serves the package's registry; code working with a registry on the other
+engine points ``engine`` at that engine first, as the tests do.
+"""
+from __future__ import annotations
+
+import contextlib
+from types import ModuleType, TracebackType
+from typing import Any, Iterator, Optional
+
+from ._core import ENGINE
+
+__all__ = [
+    "BaseTorchDispatchMode",
+    "RestorePythonTLSSnapshot",
+    "TorchDispatchMode",
+    "enable_reentrant_dispatch",
+]
+
+# The engine whose mode stack and TLS these functions use (see the docstring).
+engine: ModuleType = ENGINE
+
+
+class TorchDispatchMode:
+    """Override what every operator call does, for as long as the mode is active.
+
+    Subclass it and define ``__torch_dispatch__(self, func, types, args=(),
+    kwargs=None)``: ``func`` is the operator's overload handle (``name()``,
+    ``_schema``, ``overloadpacket``, ...), ``types`` the types of the
+    arguments that are tensor subclasses with their own ``__torch_dispatch__``,
+    ``args`` and ``kwargs`` the call as torch hands it over (positional
+    arguments up to the last that is not its default, keyword-only ones that
+    are not their defaults).  Return the result, or ``NotImplemented`` to let
+    the tensor subclasses' handlers have the call.
+
+    ``with mode:`` activates it on this thread (modes nest: the innermost
+    runs first); calls made by the handler go to the next mode down, or to
+    the kernels.  A mode is not entered into its own handler again unless the
+    handler says ``with self:``.
+    """
+
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> TorchDispatchMode:
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc_value: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
+        top = _get_current_dispatch_mode()
+        if top is not self:
+            # torch pops whatever is on top; that would leave this mode active.
+            raise RuntimeError(
+                f"{self!r} is leaving its `with` block, but the top of this thread's dispatch-mode stack is "
+                f"{top!r}: modes must be left in the reverse order they were entered "
+                "(a _push_mode without its _pop_mode?)"
+            )
+        _pop_mode()
+
+
+class BaseTorchDispatchMode(TorchDispatchMode):
+    """A mode that runs every call as it is: a base for modes that only watch."""
+
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: Optional[dict[str, Any]] = None) -> Any:
+        if kwargs is None:
+            kwargs = {}
+        return func(*args, **kwargs)
+
+
+def _get_current_dispatch_mode() -> Any:
+    """The mode a call reaches first on this thread (the top of its stack), or None."""
+    stack = engine.dispatch_mode_stack()
+    return stack[-1] if stack else None
+
+
+def _get_current_dispatch_mode_stack() -> list[Any]:
+    """This thread's modes, the one a call reaches first last."""
+    stack: list[Any] = engine.dispatch_mode_stack()
+    return stack
+
+
+def _push_mode(mode: Any) -> None:
+    """Push ``mode`` on this thread's stack (what ``with mode:`` does on entry).
+
+    Raises TypeError for an object without ``__torch_dispatch__`` and
+    RuntimeError for one whose ``__torch_dispatch__`` is a classmethod or
+    staticmethod (torch raises that when a call first reaches the mode).
+    """
+    engine.push_dispatch_mode(mode)
+
+
+def _pop_mode() -> Any:
+    """Pop this thread's top mode and return it; RuntimeError if there is none."""
+    return engine.pop_dispatch_mode()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily() -> Iterator[Any]:
+    """``with _pop_mode_temporarily() as mode:`` -- the top mode, off the stack for the block."""
+    old = _pop_mode()
+    try:
+        yield old
+    finally:
+        _push_mode(old)
+
+
+@contextlib.contextmanager
+def _disable_current_modes() -> Iterator[list[Any]]:
+    """``with _disable_current_modes() as modes:`` -- every mode off the stack for
+    the block (``modes``, the one a call reached first last), put back after."""
+    old = [_pop_mode() for _ in range(len(engine.dispatch_mode_stack()))]
+    try:
+        yield old
+    finally:
+        for mode in reversed(old):
+            _push_mode(mode)
+
+
+class RestorePythonTLSSnapshot:
+    """``torch._C._RestorePythonTLSSnapshot``: inside a ``__torch_dispatch__``
+    handler, run a block with this thread's include/exclude sets as they were
+    when the outermost call under way entered the dispatcher (so the block's
+    calls go through autograd and the other keys above Python again).
+
+    Outside a handler there is no snapshot: entering raises RuntimeError.
+    The sets and the snapshot are put back on leaving the block.
+    """
+
+    def __init__(self) -> None:
+        self._saved: Optional[tuple[Any, Any, Any]] = None
+
+    def __enter__(self) -> RestorePythonTLSSnapshot:
+        if self._saved is not None:
+            raise RuntimeError("this RestorePythonTLSSnapshot is already active; use a new one to nest")
+        snapshot = engine.python_tls_snapshot()
+        if snapshot is None:
+            raise RuntimeError("Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.")
+        self._saved = (snapshot, engine.tls_local_include_set(), engine.tls_local_exclude_set())
+        engine.tls_set_local_include_set(snapshot[0])
+        engine.tls_set_local_exclude_set(snapshot[1])
+        engine.set_python_tls_snapshot(None)
+        return self
+
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc_value: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError("RestorePythonTLSSnapshot was exited without being entered")
+        self._saved = None
+        snapshot, included, excluded = saved
+        engine.tls_set_local_include_set(included)
+        engine.tls_set_local_exclude_set(excluded)
+        engine.set_python_tls_snapshot(snapshot)
+
+
+def enable_reentrant_dispatch() -> RestorePythonTLSSnapshot:
+    """``with enable_reentrant_dispatch():`` -- ``torch.overrides``' name for the
+    same guard, for a handler whose calls should go through the whole
+    dispatcher again."""
+    return RestorePythonTLSSnapshot()
