@@ -9,5 +9,6 @@ import dispatcher
 
 @pytest.mark.skipif(os.environ.get("DISPATCHER_TEST_INSTALLED") != "1", reason="set by .ci/run, which tests a wheel")
 def test_the_installed_package_is_the_one_under_test():
-    checkout = pathlib.Path(__file__).resolve().parents[1]
-    assert checkout not in pathlib.Path(dispatcher.__file__).resolve().parents, dispatcher.__file__
+    # The checkout's own package directory, not the checkout: a venv may live inside it.
+    source = pathlib.Path(__file__).resolve().parents[1] / "dispatcher"
+    assert source not in pathlib.Path(dispatcher.__file__).resolve().parents, dispatcher.__file__
