@@ -128,6 +128,10 @@ class Dispatcher:
         catalog = self.catalog
         if catalog is None or qualified_name in self._from_catalog:
             return False
+        # The namespace first: the header alone answers for a user's operator,
+        # whose define must not pay for reading the whole catalog.
+        if qualified_name.partition("::")[0] not in catalog.namespaces:
+            return False
         overloads = catalog.overloads(qualified_name)
         if not overloads:
             return False

@@ -54,9 +54,11 @@ def test_operators_are_defined_on_first_use(world):
         world.ops.aten.no_such_op
 
 
-def test_import_does_not_read_the_catalog():
+def test_import_and_other_namespaces_do_not_read_the_catalog():
     code = ("import dispatcher, dispatcher.catalog as c; "
             "assert c.TORCH_2_13._by_name is None, 'catalog read at import'; "
+            "lib = dispatcher.Library('mine', 'DEF'); lib.define('f(Tensor x) -> Tensor'); "
+            "assert c.TORCH_2_13._by_name is None, 'catalog read by a define of another namespace'; "
             "dispatcher.ops.aten.add; assert c.TORCH_2_13._by_name is not None")
     subprocess.run([sys.executable, "-c", code], check=True)
 
