@@ -4,11 +4,11 @@ Run under torch 2.13 (never imported by the package):
 
     /path/to/torch-venv/bin/python tools/record_catalog.py
 
-The schemas are every operator schema torch knows (``_jit_get_all_schemas``), in PyTorch's canonical
-printed form (str(FunctionSchema)); this script only orders them as torch
-does: by namespace, then by operator name, and each operator's overloads in
-the order torch registered them (``torch.ops.ns.name.overloads()``, "default" being ""), which is
-the order an overload packet tries them in.  A line is a schema, then,
+The schemas are every operator schema torch knows (``_jit_get_all_schemas``),
+in PyTorch's canonical printed form (str(FunctionSchema)); this script only
+orders them as torch does: by namespace, then by operator name, and each operator's overloads in
+the order torch registered them (``torch.ops.ns.name.overloads()``), which
+is the order an overload packet tries them in.  A line is a schema, then,
 after a tab, the operator's tags (``OpOverload.tags``) if it has any.  The
 first line lists the namespaces, so that ``dispatcher.ops`` can create them
 without reading the rest; the second, those of them that torch defines in a
@@ -39,8 +39,8 @@ def main() -> None:
     out.append("# namespaces with a DEF library: " + " ".join(n for n in namespaces if _has_def_library(n)))
     for qualified in sorted(by_packet):
         overloads = by_packet[qualified]
-        # What OpOverloadPacket.overloads() reads, without torch.ops' attribute
-        # cache (some operator names, ``__module__``, clash with its attributes).
+        # What OpOverloadPacket.overloads() reads, without going through
+        # torch.ops' attribute lookups (which fail for some names here).
         _, order = torch._C._jit_get_operation(qualified)
         ranked = sorted(overloads, key=lambda o: (order.index(o) if o in order else len(order), o))
         out.extend(overloads[o] for o in ranked)
