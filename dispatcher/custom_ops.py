@@ -57,7 +57,7 @@ from .custom_op_autograd import Info, make_autograd_impl
 from .kernel import registration_site
 from .keys import DispatchKey
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
-from .library import Library, keys_for_types
+from .library import Library, _parse_qualname, keys_for_types
 from .registry import Dispatcher, default_registry
 from .schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 from .schema_inference import infer_schema, normalize_tags
@@ -697,16 +697,6 @@ def _resolve_op_for_registration(op: OpIdentifier, registration_name: str) -> Un
     return opdef if opdef is not None and opdef._registry is registry else name
 
 
-def _parse_namespace(qualname: str) -> tuple[str, str]:
-    splits = qualname.split("::")
-    if len(splits) != 2:
-        raise ValueError(
-            f'Expected `qualname` to be of the form "namespace::name", but got {qualname}. '
-            "The qualname passed to the dispatcher.library APIs must consist of a namespace and a name, e.g. aten::sin"
-        )
-    return splits[0], splits[1]
-
-
 def _library_for_registration(namespace: str, lib: Optional[Library]) -> Library:
     if lib is not None:
         return lib
@@ -729,7 +719,7 @@ def register_fake(op: OpIdentifier, func: Optional[Callable[..., Any]] = None, /
 
     def register(func: _F) -> _F:
         _check_callable(func, "register_fake")
-        namespace, op_name = _parse_namespace(qualname)
+        namespace, op_name = _parse_qualname(qualname)
         if not allow_override:
             _check_no_fake_yet(qualname)
         use_lib = _library_for_registration(namespace, lib)
@@ -776,7 +766,7 @@ def register_autograd(op: OpIdentifier, backward: Callable[..., Any], /, *,
         resolved.register_autograd(backward, setup_context=setup_context)
         return
     qualname = resolved
-    namespace, opname = _parse_namespace(qualname)
+    namespace, opname = _parse_qualname(qualname)
     handle = registry.op_or_throw(qualname).handle
     schema = handle.schema
     if not _is_functional_schema(schema):
@@ -812,7 +802,7 @@ def register_kernel(op: OpIdentifier, device_types: DeviceTypes, func: Optional[
 
     def register(func: Callable[..., Any]) -> None:
         _check_callable(func, "register_kernel")
-        namespace, _ = _parse_namespace(qualname)
+        namespace, _ = _parse_qualname(qualname)
         use_lib = _library_for_registration(namespace, lib)
         for key in keys:
             use_lib.impl(qualname, func, key, debug=f"registered at {site}")
