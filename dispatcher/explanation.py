@@ -271,10 +271,9 @@ def _resolve(op: Any) -> tuple[Dispatcher, OperatorEntry, Any]:
         )
     if not _engine_instance(op, "OperatorHandle"):
         raise TypeError(f"explain takes an operator (ops.ns.name.overload) or its name, got {type(op).__name__}")
-    for registry in live_registries():
-        entry = registry.entry_of(op)
-        if entry is not None and entry.schema is not None:
-            return registry, entry, op
+    entry = op._owner  # the entry that made the handle (OperatorEntry._new_handle)
+    if entry is not None and entry.schema is not None:
+        return entry.registry, entry, op
     raise RuntimeError(f"explain: operator {op.name()} is not defined (a call would raise)")
 
 

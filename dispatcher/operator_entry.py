@@ -395,6 +395,11 @@ class OperatorEntry:
         self._report_error_callback: Optional[Callable[[str], object]] = None
 
     @property
+    def registry(self) -> "Dispatcher":
+        """The registry this operator belongs to."""
+        return self._dispatcher
+
+    @property
     def handle(self) -> Any:
         """The engine OperatorHandle that calls go through, made (with a plan
         of the current table) when first asked for or by the def (whose

@@ -188,14 +188,6 @@ class Dispatcher:
         for watcher in self._overload_watchers:
             watcher(qualified_name)
 
-    def entry_of(self, handle: Any) -> Optional[OperatorEntry]:
-        """The operator whose OperatorHandle is ``handle``, if it is one of this
-        registry's and in use."""
-        if not isinstance(handle, self.engine.OperatorHandle) or handle._owner is None:
-            return None
-        op = self._operators.get(handle._owner.name)
-        return op if op is handle._owner and op.in_use() else None
-
     def op_or_throw(self, name: str) -> OperatorEntry:
         op = self.find_op(name)
         if op is None:
