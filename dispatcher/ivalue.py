@@ -26,7 +26,7 @@ from __future__ import annotations
 import numbers
 import operator
 import random
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 from dispatcher._core import ENGINE as _engine
 from dispatcher._engine import loaded_engines
@@ -154,6 +154,18 @@ def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+# A signature's argument types (each with whether the argument takes None
+# for its default) and return types: what its converters depend on.
+_SignatureTypes = tuple[tuple[tuple[Type, bool], ...], tuple[Type, ...]]
+
+
+class _SignatureConverters(NamedTuple):
+    arguments: tuple[Converter, ...]
+    argument_fast_paths: tuple[Optional[tuple[Optional[type], IValueTag]], ...]
+    return_converters: tuple[Converter, ...]
+    return_fast_paths: tuple[Optional[tuple[Optional[type], IValueTag]], ...]
+
+
 class _Converters:
     """The converters of one engine: one function per schema type, Python value -> IValue.
 
@@ -166,6 +178,26 @@ class _Converters:
         self.tensor_key_set: Callable[[object], DispatchKeySet | None] = engine.tensor_key_set
         self.none: IValue = engine.IValue(IValueTag.NONE, None)
         self._cache: dict[Type, Converter] = {}
+        self._signatures: dict[_SignatureTypes, _SignatureConverters] = {}
+
+    def for_signature(self, schema: FunctionSchema) -> "_SignatureConverters":
+        """The converters and fast paths of ``schema``'s arguments and returns.
+
+        Made once per signature (most operators share a few, "(Tensor self,
+        Tensor other) -> Tensor" say): every def makes a Boxer.
+        """
+        # An argument whose default is None takes None whatever its type
+        # ("Tensor x=None"): binding fills that default in.
+        key = (tuple([(a.type, a.default is None and not isinstance(a.type, OptionalType)) for a in schema.arguments]),
+               tuple([r.type for r in schema.returns]))
+        found = self._signatures.get(key)
+        if found is None:
+            arguments = tuple([self.optional(self.converter(t)) if takes_none else self.converter(t)
+                               for t, takes_none in key[0]])
+            found = self._signatures[key] = _SignatureConverters(
+                arguments, tuple([_fast_path(t) for t, _ in key[0]]),
+                tuple([self.converter(t) for t in key[1]]), tuple([_fast_path(t) for t in key[1]]))
+        return found
 
     def _simple(
         self,
@@ -390,15 +422,8 @@ def make_checked_boxer(schema: FunctionSchema, engine: Any) -> tuple[Boxer, Argu
 def _make_boxer(schema: FunctionSchema, engine: Any, checked: bool) -> tuple[Boxer, Optional[ArgumentCheck]]:
     if not isinstance(schema, FunctionSchema):
         raise TypeError(f"expected a FunctionSchema, got {type(schema).__name__}")
-    converters = _converters_for(engine)
-    arguments = tuple(
-        # An argument whose default is None takes None whatever its type
-        # ("Tensor x=None"): binding fills that default in.
-        converters.optional(converters.converter(a.type))
-        if a.default is None and not isinstance(a.type, OptionalType)
-        else converters.converter(a.type)
-        for a in schema.arguments
-    )
+    signature = _converters_for(engine).for_signature(schema)
+    arguments = signature.arguments
 
     def argument_error(values: tuple[Any, ...]) -> TypeError:
         """The TypeError for the first of ``values`` that does not convert."""
@@ -430,9 +455,9 @@ def _make_boxer(schema: FunctionSchema, engine: Any, checked: bool) -> tuple[Box
     boxer: Boxer = engine.Boxer(
         str(schema.name),
         arguments,
-        tuple(_fast_path(a.type) for a in schema.arguments),
-        tuple(converters.converter(r.type) for r in schema.returns),
-        tuple(_fast_path(r.type) for r in schema.returns),
+        signature.argument_fast_paths,
+        signature.return_converters,
+        signature.return_fast_paths,
         positional,
         schema.is_vararg,
         schema.is_varret,

@@ -29,7 +29,7 @@ from .keys import (
     to_backend_component,
     to_functionality_key,
 )
-from .call_checks import ArgumentCheck, checked_calls_enabled, checked_table
+from .call_checks import checked_calls_enabled, checked_table
 from .ivalue import make_boxer, make_checked_boxer
 from .schema import Argument, FunctionSchema, ListType, Return, Type
 
@@ -384,10 +384,11 @@ class OperatorEntry:
         # a change is marked stale and takes the dispatcher's copies again
         # when a def or a kernel puts it back in use.
         self._stale = False
-        # What a plan takes from the def: see _plan_args; and a checked plan
-        # (dispatcher/call_checks.py), made when first needed.
-        self._plan_args: _PlanArgs = _NO_DEF_PLAN_ARGS
-        self._checked_boxer: Optional[tuple[Any, ArgumentCheck]] = None
+        # What a plan takes from the def (made once per def: see _call_shape),
+        # and what a checked plan (dispatcher/call_checks.py) takes instead,
+        # with its checking Boxer, made when first needed.
+        self._shape: Any = _undefined_shape(dispatcher.engine)
+        self._checked_shape: Optional[tuple[Any, Any]] = None
         self._handle: Any = None
         # See Note [One plan while undefined].
         self._undefined_plan: Any = None
@@ -573,29 +574,27 @@ class OperatorEntry:
             # registration and removal do not recompile it.
             if self._undefined_plan is None:
                 self._undefined_plan = self._dispatcher.engine.CallPlan(
-                    self.name, None, tuple(self._table), tuple(self._masks), *_NO_DEF_PLAN_ARGS, self.report_error
+                    self.name, self._shape, tuple(self._table), tuple(self._masks), self.report_error
                 )
             return self._undefined_plan
         engine = self._dispatcher.engine
         if checked_calls_enabled():
             return self._checked_plan(schema, engine)
-        return engine.CallPlan(
-            self.name, schema.schema, tuple(self._table), tuple(self._masks), *self._plan_args, self.report_error,
-            schema.tags,
-        )
+        return engine.CallPlan(self.name, self._shape, tuple(self._table), tuple(self._masks), self.report_error)
 
     def _checked_plan(self, schema: RegisteredSchema, engine: Any) -> Any:
         """The plan while calls are checked (see dispatcher/call_checks.py):
         plain kernels wrapped, torch's binding and texts."""
-        if self._checked_boxer is None:
-            self._checked_boxer = make_checked_boxer(schema.schema, engine)
-        boxer, check = self._checked_boxer
-        dispatch_args, span, _, _, split_call, handler_arity, handler_call = self._plan_args
-        return engine.CallPlan(
-            self.name, schema.schema, checked_table(tuple(self._table), boxer, schema.schema, engine),
-            tuple(self._masks), dispatch_args, span, boxer, check.bind, split_call, handler_arity, handler_call,
-            self.report_error, schema.tags, check.dispatch_argument_error,
-        )
+        if self._checked_shape is None:
+            boxer, check = make_checked_boxer(schema.schema, engine)
+            shape = self._shape
+            self._checked_shape = engine.CallShape(
+                schema.schema, shape.dispatch_args, shape.positional_span, boxer, check.bind, shape.split_call,
+                shape.handler_arity, shape.handler_call, schema.tags, check.dispatch_argument_error,
+            ), boxer
+        shape, boxer = self._checked_shape
+        return engine.CallPlan(self.name, shape, checked_table(tuple(self._table), boxer, schema.schema, engine),
+                               tuple(self._masks), self.report_error)
 
     def republish(self) -> None:
         """Publish the plan again (checked calls were switched on or off)."""
@@ -606,11 +605,11 @@ class OperatorEntry:
         """Define (or, with None, undefine) the operator: all or nothing (a
         def whose plan cannot be made changes nothing)."""
         engine = self._dispatcher.engine
-        plan_args = _NO_DEF_PLAN_ARGS if schema is None else _plan_args(schema.schema, engine)
+        shape = _undefined_shape(engine) if schema is None else _call_shape(schema, engine)
         if self._stale:
             self._take_fallback_table()
-        previous = self.schema, self._plan_args, self._checked_boxer
-        self.schema, self._plan_args, self._checked_boxer = schema, plan_args, None
+        previous = self.schema, self._shape, self._checked_shape
+        self.schema, self._shape, self._checked_shape = schema, shape, None
         if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
             self._forget_callback_if_out_of_use()
         if self._dispatcher.deferred is not None:
@@ -620,7 +619,7 @@ class OperatorEntry:
         try:
             plan = None if handle is None and schema is None else self._plan()
         except BaseException:
-            self.schema, self._plan_args, self._checked_boxer = previous
+            self.schema, self._shape, self._checked_shape = previous
             raise
         if handle is not None:
             handle._publish(plan)
@@ -803,20 +802,23 @@ def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) ->
     return f"{key_name}: {prefix}{annotated.debug} [{tag}]\n"
 
 
-# What a call plan takes from a def, after the table and the masks: the
-# dispatch arguments (position, name, kind, required), the positional span
-# (see FunctionSchema.dispatch_layout), the Boxer, bind, split_call, and the
-# form of a call a Python-key handler gets (handler_arity, handler_call).
-_PlanArgs = tuple[tuple[tuple[int, str, int, bool], ...], int, Any, Any, Any, int, Any]
-# What a plan of an operator without a def takes instead (it only raises).
-_NO_DEF_PLAN_ARGS: _PlanArgs = ((), -1, None, None, None, -1, None)
-
-
-def _plan_args(schema: FunctionSchema, engine: Any) -> _PlanArgs:
-    """What ``engine``'s call plans take from a def of ``schema``, made once per def."""
+def _call_shape(registered: RegisteredSchema, engine: Any) -> Any:
+    """What ``engine``'s call plans take from a def (its CallShape), made once per def."""
+    schema = registered.schema
     dispatch_args, span = schema.dispatch_layout
-    return (dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call, schema.handler_arity,
-            schema.handler_call)
+    return engine.CallShape(schema, dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call,
+                            schema.handler_arity, schema.handler_call, registered.tags)
+
+
+# Per engine: the shape of the plans of operators without a def (they only raise).
+_UNDEFINED_SHAPES: dict[Any, Any] = {}
+
+
+def _undefined_shape(engine: Any) -> Any:
+    shape = _UNDEFINED_SHAPES.get(engine)
+    if shape is None:
+        shape = _UNDEFINED_SHAPES[engine] = engine.CallShape(None, (), -1, None, None, None, -1, None)
+    return shape
 
 
 def aliases_serving(key: DispatchKey) -> tuple[DispatchKey, ...]:

@@ -83,7 +83,7 @@ class OpNamespaces:
                 watcher.add_namespace(ns, CatalogNamespace(ns, registry))
         registry.watch_overloads(watcher)
         for qualified_name in registry.packet_names():
-            watcher(qualified_name)
+            watcher(qualified_name, registry.packet(qualified_name))
 
     def __repr__(self) -> str:
         return "<dispatcher.ops>"
@@ -114,10 +114,9 @@ class _Watcher:
         setattr(self.namespaces, ns, namespace)
         return namespace
 
-    def __call__(self, qualified_name: str) -> None:
+    def __call__(self, qualified_name: str, packet: Any) -> None:
         ns, name = qualified_name.split("::", 1)
         namespace = self.by_name.get(ns)
-        packet = self.registry.packet(qualified_name)
         if packet is None:
             if qualified_name in self.published:
                 self.published.discard(qualified_name)

@@ -74,7 +74,7 @@ class Dispatcher:
         # live forever]): a packet someone holds stays the one registration updates.
         self._packets: dict[str, Any] = {}
         # Told ns::name after its overloads change (OpNamespaces, in ops.py).
-        self._overload_watchers: list[Callable[[str], None]] = []
+        self._overload_watchers: list[Callable[[str, Any], None]] = []
         # Namespaces with a DEF library, and where that library was created.
         self._def_namespaces: dict[str, str] = {}
         # defer()'s context, one for all deferrals: it counts how deep they nest.
@@ -171,8 +171,9 @@ class Dispatcher:
         """The ``ns::name`` of every packet with a defined overload."""
         return list(self._overloads)
 
-    def watch_overloads(self, watcher: Callable[[str], None]) -> None:
-        """Call ``watcher(ns::name)`` after the overloads of ``ns::name`` change."""
+    def watch_overloads(self, watcher: Callable[[str, Any], None]) -> None:
+        """Call ``watcher(ns::name, packet)`` after the overloads of ``ns::name``
+        change; ``packet`` is None when none is left."""
         with self._lock:
             self._overload_watchers.append(watcher)
 
@@ -181,12 +182,13 @@ class Dispatcher:
         packet = self._packets.get(qualified_name)
         if packet is None:
             packet = self._packets[qualified_name] = self.engine.OverloadPacket(qualified_name)
-        packet._publish(tuple(
+        overloads = self._overloads.get(qualified_name, ())
+        packet._publish(tuple([
             (overload or "default", self._operators[f"{qualified_name}.{overload}" if overload else qualified_name].handle)
-            for overload in self._overloads.get(qualified_name, ())
-        ))
+            for overload in overloads
+        ]))
         for watcher in self._overload_watchers:
-            watcher(qualified_name)
+            watcher(qualified_name, packet if overloads else None)
 
     def op_or_throw(self, name: str) -> OperatorEntry:
         op = self.find_op(name)

@@ -350,6 +350,28 @@ def test_define_is_all_or_nothing(world):  # repro 12
     assert world.ops.t12.f.overloads() == ["default"]
 
 
+def test_call_plans_take_only_built_shapes_and_whole_tables(world):
+    engine = world.engine
+    lib, _ = define(world, "f(Tensor x) -> Tensor", CPU=lambda x: x)  # held: collecting it undefines f
+    op = world.registry.find_op("t::f")
+    table, masks, shape = tuple(op._table), tuple(op._masks), op._shape
+    assert engine.CallPlan("t::f", shape, table, masks, op.report_error).shape is shape
+    with pytest.raises(TypeError, match="a CallPlan's shape is a built CallShape, not tuple"):
+        engine.CallPlan("t::f", (), table, masks, op.report_error)
+    with pytest.raises(TypeError, match="a CallPlan's shape is a built CallShape"):
+        engine.CallPlan("t::f", engine.CallShape.__new__(engine.CallShape), table, masks, op.report_error)
+    with pytest.raises(ValueError, match="a CallPlan's table is a tuple of"):
+        engine.CallPlan("t::f", shape, table[1:], masks, op.report_error)
+    with pytest.raises(TypeError, match="holds KernelFunctions, not int"):
+        engine.CallPlan("t::f", shape, (1,) + table[1:], masks, op.report_error)
+    with pytest.raises(ValueError, match="not a 64-bit unsigned integer"):
+        engine.CallPlan("t::f", shape, table, (-1,) + masks[1:], op.report_error)
+    with pytest.raises(TypeError, match="a CallShape is built once"):
+        shape.__init__(None, (), -1, None, None, None, -1, None)
+    with pytest.raises(TypeError, match="a CallShape's boxer is a Boxer or None, not str"):
+        engine.CallShape(None, (), -1, "boxer", None, None, -1, None)
+
+
 def test_calling_a_removed_operator_says_so(world):
     lib, f = define(world, "gone(Tensor x) -> int", CPU=lambda x: 1)
     lib.close()

@@ -235,11 +235,8 @@ cdef str _described(object result)
 
 
 @cython.final
-cdef class CallPlan:
-    cdef readonly str name
+cdef class CallShape:
     cdef readonly object schema
-    cdef readonly tuple table
-    cdef uint64_t masks[16]
     cdef readonly tuple dispatch_args
     cdef readonly Py_ssize_t n_args
     cdef readonly tuple arg_positions
@@ -254,6 +251,35 @@ cdef class CallPlan:
     cdef readonly object split_call
     cdef readonly Py_ssize_t handler_arity
     cdef readonly object handler_call
+    cdef readonly object dispatch_argument_error
+    cdef readonly tuple tags
+
+@cython.locals(i=Py_ssize_t, n=Py_ssize_t)
+cdef int _store_shape_arrays(CallShape shape, Py_ssize_t n_args) except -1
+cdef tuple _check_dispatch_args(object dispatch_args)
+
+# A CallShape's fields are copied into each of its plans (see CallPlan), so
+# that the call path reads them from the plan without a hop.
+cdef class CallPlan:
+    cdef readonly str name
+    cdef readonly CallShape shape
+    cdef readonly object schema
+    cdef readonly tuple table
+    cdef uint64_t masks[16]
+    cdef readonly tuple dispatch_args
+    cdef readonly Py_ssize_t n_args
+    cdef readonly tuple arg_positions
+    cdef readonly tuple arg_names
+    cdef readonly tuple arg_kinds
+    cdef readonly tuple arg_required
+    cdef Py_ssize_t* c_positions  # the shape's
+    cdef int* c_kinds  # the shape's
+    cdef readonly Py_ssize_t positional_span
+    cdef readonly Boxer boxer
+    cdef readonly object bind
+    cdef readonly object split_call
+    cdef readonly Py_ssize_t handler_arity
+    cdef readonly object handler_call
     cdef readonly object report_error
     cdef readonly object dispatch_argument_error
     cdef readonly tuple tags
@@ -262,9 +288,8 @@ cdef class CallPlan:
     cdef uint64_t last_key
     cdef uint64_t last_bits
 
-@cython.locals(i=Py_ssize_t, n=Py_ssize_t)
-cdef int _store_plan_arrays(CallPlan plan, tuple masks) except -1
-cdef tuple _check_dispatch_args(object dispatch_args)
+@cython.locals(i=Py_ssize_t)
+cdef int _store_plan_arrays(CallPlan plan, CallShape shape, tuple masks) except -1
 cdef uint64_t _masked(CallPlan plan, uint64_t bits) noexcept
 cdef uint64_t _call_bits(CallPlan plan, uint64_t bits) noexcept
 cdef KernelFunction _entry_at(CallPlan plan, uint64_t bits)

@@ -81,6 +81,7 @@ __all__ = [
     "AutoDispatchBelowAutograd",
     "Boxer",
     "CallPlan",
+    "CallShape",
     "DEFAULT_EXCLUDED_SET",
     "DEFAULT_INCLUDED_SET",
     "DispatchKeySet",
@@ -1441,97 +1442,78 @@ NUM_RUNTIME_ENTRIES = len(_layout.RUNTIME_SLOT_KEYS)
 _NOT_GIVEN = object()
 
 
-class CallPlan:
-    """Everything the call path reads for one operator; see Note [One plan per operator].
+class CallShape:
+    """What every call plan of one def shares: checked and derived once, when
+    the operator is defined, so that a registration, which builds a new plan
+    (Note [One plan per operator]), only checks its table and masks.
 
-    ``table``: one KernelFunction per runtime slot.  ``masks``: the
-    non-fallthrough keys per backend.  ``dispatch_args``: ``(position, name,
-    kind, required)`` of each dispatch-relevant argument (kind: 0 Tensor,
-    1 Tensor?, 2 Tensor[], 3 Tensor?[]).  ``positional_span``: when every
-    dispatch argument is a required, positional Tensor, how many positional
-    arguments a call must pass to pass them all (-1 otherwise).  ``schema``
-    is only held, for ``OperatorHandle.schema``.  ``boxer``, ``bind`` and
-    ``split_call`` come from the schema; ``report_error(kind, key)`` raises
-    the error of a missing or ambiguous entry.  ``dispatch_argument_error(i,
-    value)``, if given, makes the exception a call raises when the value of
-    dispatch argument ``i`` is not a tensor, or a list of them, as it must be
-    (else the engine words it).  ``handler_arity`` and ``handler_call`` put a
-    call in the form a Python-key handler gets it (Note [Handler arguments]).
-    A plan without a schema is the plan of an operator that is not defined:
-    calling it says so.
+    ``schema`` is only held, for ``OperatorHandle.schema``; None is the shape
+    of an operator that is not defined (its plans only raise).
+    ``dispatch_args``: ``(position, name, kind, required)`` of each
+    dispatch-relevant argument (kind: 0 Tensor, 1 Tensor?, 2 Tensor[],
+    3 Tensor?[]).  ``positional_span``: when every dispatch argument is a
+    required, positional Tensor, how many positional arguments a call must
+    pass to pass them all (-1 otherwise).  ``boxer``, ``bind`` and
+    ``split_call`` come from the schema.  ``handler_arity`` and
+    ``handler_call`` put a call in the form a Python-key handler gets it
+    (Note [Handler arguments]).  ``dispatch_argument_error(i, value)``, if
+    given, makes the exception a call raises when the value of dispatch
+    argument ``i`` is not a tensor, or a list of them, as it must be (else
+    the engine words it).  ``tags``: the operator's tag names.
     """
 
-    name: str | None
-    # C arrays, compiled only (see _store_plan_arrays).
+    dispatch_args: tuple | None
+    # C arrays, compiled only (see _store_shape_arrays).
     c_positions: Any
     c_kinds: Any
 
-    def __init__(self, name, schema, table, masks, dispatch_args, positional_span, boxer, bind, split_call,
-                 handler_arity, handler_call, report_error, tags=(), dispatch_argument_error=None):
-        if self.name is not None:
-            raise TypeError("a CallPlan is built once")
-        if not isinstance(name, str):
-            raise TypeError(f"a CallPlan's name is a str, not {type(name).__name__}")
-        if type(table) is not tuple or len(table) != NUM_RUNTIME_ENTRIES:
-            raise ValueError(f"a CallPlan's table is a tuple of {NUM_RUNTIME_ENTRIES} KernelFunctions")
-        for entry in table:
-            if not isinstance(entry, KernelFunction):
-                raise TypeError(f"a CallPlan's table holds KernelFunctions, not {type(entry).__name__}")
-        if type(masks) is not tuple or len(masks) != NUM_BACKENDS:
-            raise ValueError(f"a CallPlan has one fallthrough mask per backend ({NUM_BACKENDS})")
-        masks = tuple([_check_repr(m) for m in masks])
+    def __init__(self, schema, dispatch_args, positional_span, boxer, bind, split_call, handler_arity, handler_call,
+                 tags=(), dispatch_argument_error=None):
+        if self.dispatch_args is not None:
+            raise TypeError("a CallShape is built once")
         if boxer is not None and not isinstance(boxer, Boxer):
-            raise TypeError(f"a CallPlan's boxer is a Boxer or None, not {type(boxer).__name__}")
+            raise TypeError(f"a CallShape's boxer is a Boxer or None, not {type(boxer).__name__}")
         if schema is not None:
             for what, fn in (("bind", bind), ("split_call", split_call), ("handler_call", handler_call)):
                 if not callable(fn):
-                    raise TypeError(f"a CallPlan's {what} must be callable, not {type(fn).__name__}")
-        if not callable(report_error):
-            raise TypeError("a CallPlan's report_error must be callable")
+                    raise TypeError(f"a CallShape's {what} must be callable, not {type(fn).__name__}")
         if dispatch_argument_error is not None and not callable(dispatch_argument_error):
-            raise TypeError("a CallPlan's dispatch_argument_error must be callable or None")
+            raise TypeError("a CallShape's dispatch_argument_error must be callable or None")
         if type(positional_span) is not int or type(handler_arity) is not int:
-            raise TypeError("a CallPlan's positional_span and handler_arity are ints")
+            raise TypeError("a CallShape's positional_span and handler_arity are ints")
         arguments = _check_dispatch_args(dispatch_args)
         if type(tags) is not tuple or not all([type(t) is str for t in tags]):
-            raise TypeError("a CallPlan's tags are a tuple of tag names")
+            raise TypeError("a CallShape's tags are a tuple of tag names")
         self.tags = tags
         self.schema = schema
-        self.table = table
         self.boxer = boxer
         self.bind = bind
         self.split_call = split_call
         self.handler_arity = handler_arity
         self.handler_call = handler_call
-        self.report_error = report_error
         self.dispatch_argument_error = dispatch_argument_error
-        self.dispatch_args = arguments
         self.n_args = len(arguments)
         self.arg_positions = tuple([a[0] for a in arguments])
         self.arg_names = tuple([a[1] for a in arguments])
         self.arg_kinds = tuple([a[2] for a in arguments])
         self.arg_required = tuple([a[3] for a in arguments])
         self.positional_span = positional_span
-        self.cache_valid = False
-        _store_plan_arrays(self, masks)
-        self.name = name
+        _store_shape_arrays(self, len(arguments))
+        self.dispatch_args = arguments
 
     def __dealloc__(self):
         if cython.compiled:
             PyMem_Free(self.c_positions)
             PyMem_Free(self.c_kinds)
 
-    def __repr__(self):
-        return f"<CallPlan of {self.name}{'' if self.schema is not None else ' (not defined)'}>"
-
 
 if not cython.compiled:
-    CallPlan.name = None  # an unbuilt CallPlan (compiled: the C field starts as None)
+    CallShape.dispatch_args = None  # an unbuilt CallShape (compiled: the C field starts as None)
 
 
 def _check_dispatch_args(dispatch_args):
     if type(dispatch_args) is not tuple:
-        raise TypeError("a CallPlan's dispatch_args is a tuple of (position, name, kind, required)")
+        raise TypeError("a CallShape's dispatch_args is a tuple of (position, name, kind, required)")
     checked = []
     for arg in dispatch_args:
         if (type(arg) is not tuple or len(arg) != 4 or type(arg[0]) is not int or arg[0] < 0
@@ -1541,23 +1523,94 @@ def _check_dispatch_args(dispatch_args):
     return tuple(checked)
 
 
-def _store_plan_arrays(plan, masks):
+def _store_shape_arrays(shape, n_args):
+    if cython.compiled:
+        # Freed first: an __init__ that failed after this may be called again.
+        PyMem_Free(shape.c_positions)
+        PyMem_Free(shape.c_kinds)
+        shape.c_positions = cython.NULL
+        shape.c_kinds = cython.NULL
+        n = max(n_args, 1)
+        shape.c_positions = cython.cast(cython.p_Py_ssize_t, PyMem_Malloc(n * cython.sizeof(cython.Py_ssize_t)))
+        shape.c_kinds = cython.cast(cython.p_int, PyMem_Malloc(n * cython.sizeof(cython.int)))
+        if shape.c_positions == cython.NULL or shape.c_kinds == cython.NULL:
+            raise MemoryError()
+        for i in range(n_args):
+            shape.c_positions[i] = shape.arg_positions[i]
+            shape.c_kinds[i] = shape.arg_kinds[i]
+
+
+class CallPlan:
+    """Everything the call path reads for one operator; see Note [One plan per operator].
+
+    ``table``: one KernelFunction per runtime slot.  ``masks``: the
+    non-fallthrough keys per backend.  ``shape``: what the plan takes from
+    the def (a CallShape), whose fields it holds as its own, for the call
+    path to read without a hop.  ``report_error(kind, key)`` raises the error
+    of a missing or ambiguous entry.  A plan whose shape has no schema is the
+    plan of an operator that is not defined: calling it says so.
+    """
+
+    name: str | None
+    # C arrays, compiled only: the shape's (see _store_plan_arrays).
+    c_positions: Any
+    c_kinds: Any
+
+    def __init__(self, name, shape, table, masks, report_error):
+        if self.name is not None:
+            raise TypeError("a CallPlan is built once")
+        if not isinstance(name, str):
+            raise TypeError(f"a CallPlan's name is a str, not {type(name).__name__}")
+        if not isinstance(shape, CallShape) or shape.dispatch_args is None:
+            raise TypeError(f"a CallPlan's shape is a built CallShape, not {type(shape).__name__}")
+        if type(table) is not tuple or len(table) != NUM_RUNTIME_ENTRIES:
+            raise ValueError(f"a CallPlan's table is a tuple of {NUM_RUNTIME_ENTRIES} KernelFunctions")
+        for entry in table:
+            if not isinstance(entry, KernelFunction):
+                raise TypeError(f"a CallPlan's table holds KernelFunctions, not {type(entry).__name__}")
+        if type(masks) is not tuple or len(masks) != NUM_BACKENDS:
+            raise ValueError(f"a CallPlan has one fallthrough mask per backend ({NUM_BACKENDS})")
+        for mask in masks:
+            _check_repr(mask)
+        if not callable(report_error):
+            raise TypeError("a CallPlan's report_error must be callable")
+        self.shape = shape
+        self.tags = shape.tags
+        self.schema = shape.schema
+        self.table = table
+        self.boxer = shape.boxer
+        self.bind = shape.bind
+        self.split_call = shape.split_call
+        self.handler_arity = shape.handler_arity
+        self.handler_call = shape.handler_call
+        self.report_error = report_error
+        self.dispatch_argument_error = shape.dispatch_argument_error
+        self.dispatch_args = shape.dispatch_args
+        self.n_args = shape.n_args
+        self.arg_positions = shape.arg_positions
+        self.arg_names = shape.arg_names
+        self.arg_kinds = shape.arg_kinds
+        self.arg_required = shape.arg_required
+        self.positional_span = shape.positional_span
+        self.cache_valid = False
+        _store_plan_arrays(self, shape, masks)
+        self.name = name
+
+    def __repr__(self):
+        return f"<CallPlan of {self.name}{'' if self.schema is not None else ' (not defined)'}>"
+
+
+if not cython.compiled:
+    CallPlan.name = None  # an unbuilt CallPlan (compiled: the C field starts as None)
+
+
+def _store_plan_arrays(plan, shape, masks):
     if cython.compiled:
         for i in range(NUM_BACKENDS):
             plan.masks[i] = masks[i]
-        # Freed first: an __init__ that failed after this may be called again.
-        PyMem_Free(plan.c_positions)
-        PyMem_Free(plan.c_kinds)
-        plan.c_positions = cython.NULL
-        plan.c_kinds = cython.NULL
-        n = max(plan.n_args, 1)
-        plan.c_positions = cython.cast(cython.p_Py_ssize_t, PyMem_Malloc(n * cython.sizeof(cython.Py_ssize_t)))
-        plan.c_kinds = cython.cast(cython.p_int, PyMem_Malloc(n * cython.sizeof(cython.int)))
-        if plan.c_positions == cython.NULL or plan.c_kinds == cython.NULL:
-            raise MemoryError()
-        for i in range(plan.n_args):
-            plan.c_positions[i] = plan.arg_positions[i]
-            plan.c_kinds[i] = plan.arg_kinds[i]
+        # The shape's arrays: the plan holds the shape, which frees them.
+        plan.c_positions = shape.c_positions
+        plan.c_kinds = shape.c_kinds
     else:
         plan.masks = masks
 
