@@ -106,6 +106,12 @@ cdef inline uint64_t _minus(uint64_t r, uint64_t removed) noexcept
 
 @cython.final
 @cython.freelist(64)
+# Note [Freelists for per-call objects]
+# A call may allocate a DispatchKeySet (the keyset a with-keyset or boxed
+# kernel gets, ``keyset & AFTER_AUTOGRAD_KEYSET``) and IValues (boxing):
+# each class keeps a few freed instances for reuse, which skips the
+# allocator and the zeroing of a new object.
+@cython.freelist(32)
 cdef class DispatchKeySet:
     cdef readonly uint64_t repr_
     cdef bint frozen
@@ -175,6 +181,7 @@ cdef bint _kernel_is_frozen(KernelFunction kernel) noexcept
 
 @cython.final
 @cython.freelist(64)
+@cython.freelist(32)  # see Note [Freelists for per-call objects]
 cdef class IValue:
     cdef readonly object tag
     cdef readonly object payload
@@ -186,7 +193,9 @@ cdef void _fill_ivalue(IValue iv, int code, object payload) noexcept
 cdef int _code_of(IValue iv) noexcept
 cdef bint _ivalue_is_frozen(IValue iv) noexcept
 @cython.locals(kind=int, code=int)
+cdef bint _takes_as_is(tuple step, object value) except -1
 cdef object _box_value(tuple step, object value)
+cdef object _check_value(tuple step, object value)
 cdef IValue _element(object x)
 cdef object _to_python(IValue iv)
 cdef object _from_python(object value)

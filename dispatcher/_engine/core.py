@@ -1210,18 +1210,30 @@ def _make_steps(converters, fast_paths):
     return tuple(steps)
 
 
-def _box_value(step, value):
-    kind, exact, code, convert = step
+def _takes_as_is(step, value):
+    """Whether ``value`` boxes by ``step``'s fast path, as it is."""
+    kind = cython.cast(int, step[0])
     if kind == STEP_EXACT:
-        if type(value) is exact:
-            return _new_ivalue(code, value)
-    elif kind == STEP_TENSOR:
-        if isinstance(value, TensorBase) or tensor_key_set(value) is not None:
-            return _new_ivalue(code, value)
-    iv = convert(value)
+        return type(value) is step[1]
+    if kind == STEP_TENSOR:
+        return isinstance(value, TensorBase) or tensor_key_set(value) is not None
+    return False
+
+
+def _box_value(step, value):
+    if _takes_as_is(step, value):
+        return _new_ivalue(step[2], value)
+    iv = step[3](value)
     if type(iv) is not IValue:
         raise TypeError(f"a converter returned {type(iv).__name__}, not an IValue")
     return iv
+
+
+def _check_value(step, value):
+    """Raise Mismatch, as _box_value would, if ``value`` does not box by
+    ``step``; without boxing it when the fast path takes it."""
+    if not _takes_as_is(step, value):
+        _box_value(step, value)
 
 
 class Boxer:
@@ -1391,7 +1403,7 @@ def _kernel_results(boxer, stack, name):
         # The common case, without _peek_values' copy and tuple.
         value = _to_python(_checked_ivalue(cython.cast(list, stack)[0], name))
         try:
-            _box_value(boxer.return_steps[0], value)
+            _check_value(boxer.return_steps[0], value)
         except Mismatch as exc:
             raise boxer.return_error(0, exc) from None
         return value
@@ -1399,7 +1411,7 @@ def _kernel_results(boxer, stack, name):
     steps = boxer.return_steps
     for i in range(boxer.n_returns):
         try:
-            _box_value(steps[i], values[i])
+            _check_value(steps[i], values[i])
         except Mismatch as exc:
             raise boxer.return_error(i, exc) from None
     return _as_result(boxer, values)
