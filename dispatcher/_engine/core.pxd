@@ -298,7 +298,9 @@ cdef class CallPlan:
     cdef uint64_t last_bits
 
 @cython.locals(i=Py_ssize_t)
-cdef int _store_plan_arrays(CallPlan plan, CallShape shape, tuple masks) except -1
+cdef int _fill_plan(CallPlan plan, CallShape shape, tuple table, tuple masks) except -1
+@cython.locals(i=Py_ssize_t, bits=uint64_t)
+cdef int _store_masks(CallPlan plan, tuple masks) except -1
 cdef uint64_t _masked(CallPlan plan, uint64_t bits) noexcept
 cdef uint64_t _call_bits(CallPlan plan, uint64_t bits) noexcept
 cdef KernelFunction _entry_at(CallPlan plan, uint64_t bits)

@@ -1563,8 +1563,28 @@ class CallPlan:
     plan of an operator that is not defined: calling it says so.
     """
 
+    # Set by _fill_plan: the shape's fields, copied.
     name: str | None
-    # C arrays, compiled only: the shape's (see _store_plan_arrays).
+    shape: CallShape
+    schema: Any
+    table: tuple
+    tags: tuple
+    boxer: Boxer | None
+    bind: Any
+    split_call: Any
+    handler_arity: int
+    handler_call: Any
+    report_error: Any
+    dispatch_argument_error: Any
+    dispatch_args: tuple
+    n_args: int
+    arg_positions: tuple
+    arg_names: tuple
+    arg_kinds: tuple
+    arg_required: tuple
+    positional_span: int
+    cache_valid: bool
+    # C arrays, compiled only: the shape's (see _fill_plan).
     c_positions: Any
     c_kinds: Any
 
@@ -1577,35 +1597,13 @@ class CallPlan:
             raise TypeError(f"a CallPlan's shape is a built CallShape, not {type(shape).__name__}")
         if type(table) is not tuple or len(table) != NUM_RUNTIME_ENTRIES:
             raise ValueError(f"a CallPlan's table is a tuple of {NUM_RUNTIME_ENTRIES} KernelFunctions")
-        for entry in table:
-            if not isinstance(entry, KernelFunction):
-                raise TypeError(f"a CallPlan's table holds KernelFunctions, not {type(entry).__name__}")
         if type(masks) is not tuple or len(masks) != NUM_BACKENDS:
             raise ValueError(f"a CallPlan has one fallthrough mask per backend ({NUM_BACKENDS})")
-        for mask in masks:
-            _check_repr(mask)
         if not callable(report_error):
             raise TypeError("a CallPlan's report_error must be callable")
-        self.shape = shape
-        self.tags = shape.tags
-        self.schema = shape.schema
-        self.table = table
-        self.boxer = shape.boxer
-        self.bind = shape.bind
-        self.split_call = shape.split_call
-        self.handler_arity = shape.handler_arity
-        self.handler_call = shape.handler_call
+        # Typed from here on (compiled: C reads of the tuples and the shape).
+        _fill_plan(self, shape, table, masks)
         self.report_error = report_error
-        self.dispatch_argument_error = shape.dispatch_argument_error
-        self.dispatch_args = shape.dispatch_args
-        self.n_args = shape.n_args
-        self.arg_positions = shape.arg_positions
-        self.arg_names = shape.arg_names
-        self.arg_kinds = shape.arg_kinds
-        self.arg_required = shape.arg_required
-        self.positional_span = shape.positional_span
-        self.cache_valid = False
-        _store_plan_arrays(self, shape, masks)
         self.name = name
 
     def __repr__(self):
@@ -1616,15 +1614,51 @@ if not cython.compiled:
     CallPlan.name = None  # an unbuilt CallPlan (compiled: the C field starts as None)
 
 
-def _store_plan_arrays(plan, shape, masks):
+def _fill_plan(plan, shape, table, masks):
+    for i in range(NUM_RUNTIME_ENTRIES):
+        if not isinstance(table[i], KernelFunction):
+            raise TypeError(f"a CallPlan's table holds KernelFunctions, not {type(table[i]).__name__}")
+    _store_masks(plan, masks)
+    plan.shape = shape
+    plan.tags = shape.tags
+    plan.schema = shape.schema
+    plan.table = table
+    plan.boxer = shape.boxer
+    plan.bind = shape.bind
+    plan.split_call = shape.split_call
+    plan.handler_arity = shape.handler_arity
+    plan.handler_call = shape.handler_call
+    plan.dispatch_argument_error = shape.dispatch_argument_error
+    plan.dispatch_args = shape.dispatch_args
+    plan.n_args = shape.n_args
+    plan.arg_positions = shape.arg_positions
+    plan.arg_names = shape.arg_names
+    plan.arg_kinds = shape.arg_kinds
+    plan.arg_required = shape.arg_required
+    plan.positional_span = shape.positional_span
+    plan.cache_valid = False
     if cython.compiled:
-        for i in range(NUM_BACKENDS):
-            plan.masks[i] = masks[i]
         # The shape's arrays: the plan holds the shape, which frees them.
         plan.c_positions = shape.c_positions
         plan.c_kinds = shape.c_kinds
+
+
+def _store_masks(plan, masks):
+    if cython.compiled:
+        for i in range(NUM_BACKENDS):
+            mask = masks[i]
+            # Converted to C and compared there; _check_repr words what is wrong with a bad mask.
+            if type(mask) is not int or mask < 0:
+                _check_repr(mask)
+            try:
+                bits = mask
+            except OverflowError:
+                _check_repr(mask)
+            if bits > FULL_REPR:
+                _check_repr(mask)
+            plan.masks[i] = bits
     else:
-        plan.masks = masks
+        plan.masks = tuple([_check_repr(m) for m in masks])
 
 
 def _raise_not_defined(plan):
