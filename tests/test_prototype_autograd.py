@@ -102,6 +102,24 @@ def test_gradient_reaching_a_leaf_twice_is_summed():
     np.testing.assert_allclose(x.grad.numpy(), expected)
 
 
+def test_formulas_compute_only_the_gradients_wanted():
+    # As torch's grad_input_mask: x / 4 divides by a wrapped number, which
+    # wants no gradient, so DivBackward computes only x's.
+    seen = []
+
+    class Log(dispatcher.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func.name())
+            return func(*args, **(kwargs or {}))
+
+    x = leaf(3)
+    y = (x / 4).sum()
+    with Log():
+        y.backward()
+    assert seen == ["aten::full", "aten::expand", "aten::div.Tensor", "aten::clone"]
+    np.testing.assert_allclose(x.grad.numpy(), [0.25] * 3)
+
+
 def test_inputs_that_do_not_require_grad_get_none():
     x, w = P.tensor([1.0, 2.0]), leaf(2)
     (x * w).sum().backward()
@@ -287,6 +305,9 @@ def test_gradients_are_converted_to_the_dtype_and_device_of_their_tensor():
     x.grad = None
     (x * 2).backward(P.tensor([1, 2]))  # an int64 gradient becomes float32
     assert x.grad.dtype == P.float32 and x.grad.tolist() == [2.0, 4.0]
+    x.grad = None
+    (x.sum(dtype=float64) + x.mean(dtype=float64)).backward()  # reductions' gradients are float64
+    assert x.grad.dtype == P.float32 and x.grad.tolist() == [1.5, 1.5]
     x.grad = None
     (x * 2).sum().backward(P.tensor(1.0, device="toy"))  # a 0-d gradient moves
     assert x.grad.device == "cpu" and x.grad.tolist() == [2.0, 2.0]

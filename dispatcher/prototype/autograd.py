@@ -68,7 +68,9 @@ class TensorMeta:
 
 class Context:
     """A formula's view of the forward call: every argument by its schema name,
-    tensors it saved as tensors, the others as TensorMeta; ``result`` if saved."""
+    tensors it saved as tensors, the others as TensorMeta; ``result`` if saved;
+    and ``needs_grad``, whether each tensor argument wants a gradient (torch's
+    grad_input_mask: a formula need not compute the others)."""
 
     if TYPE_CHECKING:  # the attributes are set by name (see _context)
         def __getattr__(self, name: str) -> Any: ...
@@ -260,8 +262,11 @@ def _check_inplace(self: Tensor) -> None:
 def _context(names: Sequence[str], values: Sequence[Any],
              saves: frozenset) -> tuple[Context, list[tuple[str, Tensor, int]]]:
     ctx = Context()
+    ctx.needs_grad = {}
     saved = []
     for name, value in zip(names, values):
+        if isinstance(value, (Tensor, list)):
+            ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
         if name in saves:
             saved.append((name, value, value._version.value))
         elif isinstance(value, Tensor):

@@ -116,9 +116,14 @@ def _should_fold(tensor1: Any, tensor2: Any) -> bool:
 
 
 def _folded_matmul(tensor1: Any, tensor2: Any) -> Any:
+    # t1 is the operand of 3 or more dimensions, t2 a matrix or vector; when
+    # that is tensor2, (tensor1 @ tensor2).mT is computed as tensor2.mT @ tensor1.mT.
     transpose = tensor2.dim() > tensor1.dim()
-    t1 = _transposed_matrices(tensor2) if transpose else tensor1
-    t2 = tensor2 if not transpose else aten.t.default(tensor1) if tensor1.dim() == 2 else tensor1
+    if transpose:
+        t1 = _transposed_matrices(tensor2)
+        t2 = aten.t.default(tensor1) if tensor1.dim() == 2 else tensor1
+    else:
+        t1, t2 = tensor1, tensor2
     output_shape = list(t1.shape[:-1])
     t1_folded = aten.reshape.default(t1, [math.prod(output_shape), t1.shape[-1]])
     if t2.dim() == 1:

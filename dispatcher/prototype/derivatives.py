@@ -10,7 +10,7 @@ autograd sees the operators they decompose into.
 from __future__ import annotations
 
 import math
-from typing import Sequence, Union
+from typing import Callable, Optional, Sequence, Union
 
 from .autograd import Context, TensorMeta, differentiable
 from .operators import aten
@@ -45,9 +45,15 @@ def _times(grad: Tensor, alpha: float) -> Tensor:
 
 
 # -- pointwise ----------------------------------------------------------------------------
+def _wanted(ctx: Context, name: str, gradient: Callable[[], Tensor]) -> Optional[Tensor]:
+    """The gradient of argument ``name``, computed only if it is wanted."""
+    return gradient() if ctx.needs_grad[name] else None
+
+
 @differentiable("add.Tensor")
 def _add(ctx: Context, grad: Tensor) -> Grads:
-    return sum_to(grad, ctx.self.shape), sum_to(_times(grad, ctx.alpha), ctx.other.shape)
+    return (_wanted(ctx, "self", lambda: sum_to(grad, ctx.self.shape)),
+            _wanted(ctx, "other", lambda: sum_to(_times(grad, ctx.alpha), ctx.other.shape)))
 
 
 @differentiable("add_.Tensor")
@@ -57,7 +63,8 @@ def _add_(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("sub.Tensor")
 def _sub(ctx: Context, grad: Tensor) -> Grads:
-    return sum_to(grad, ctx.self.shape), sum_to(_times(aten.neg.default(grad), ctx.alpha), ctx.other.shape)
+    return (_wanted(ctx, "self", lambda: sum_to(grad, ctx.self.shape)),
+            _wanted(ctx, "other", lambda: sum_to(_times(aten.neg.default(grad), ctx.alpha), ctx.other.shape)))
 
 
 @differentiable("rsub.Scalar")
@@ -67,16 +74,19 @@ def _rsub(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("mul.Tensor", saves=("self", "other"))
 def _mul(ctx: Context, grad: Tensor) -> Grads:
-    return (sum_to(aten.mul.Tensor(grad, ctx.other), ctx.self.shape),
-            sum_to(aten.mul.Tensor(grad, ctx.self), ctx.other.shape))
+    return (_wanted(ctx, "self", lambda: sum_to(aten.mul.Tensor(grad, ctx.other), ctx.self.shape)),
+            _wanted(ctx, "other", lambda: sum_to(aten.mul.Tensor(grad, ctx.self), ctx.other.shape)))
 
 
 @differentiable("div.Tensor", saves=("self", "other"))
 def _div(ctx: Context, grad: Tensor) -> Grads:
-    grad_self = aten.div.Tensor(grad, ctx.other)
-    # d(a/b)/db = -a/b^2 = -(grad/b) * (a/b)
-    grad_other = aten.neg.default(aten.mul.Tensor(grad_self, aten.div.Tensor(ctx.self, ctx.other)))
-    return sum_to(grad_self, ctx.self.shape), sum_to(grad_other, ctx.other.shape)
+    def grad_other() -> Tensor:
+        # d(a/b)/db = -a/b^2 = -grad * ((a/b) / b)
+        quotient = aten.div.Tensor(aten.div.Tensor(ctx.self, ctx.other), ctx.other)
+        return sum_to(aten.mul.Tensor(aten.neg.default(grad), quotient), ctx.other.shape)
+
+    return (_wanted(ctx, "self", lambda: sum_to(aten.div.Tensor(grad, ctx.other), ctx.self.shape)),
+            _wanted(ctx, "other", grad_other))
 
 
 @differentiable("neg")
@@ -107,46 +117,49 @@ def _relu(ctx: Context, grad: Tensor) -> Grads:
 
 
 # -- reductions and products ------------------------------------------------------------------
+# The reductions' gradients have the result's dtype (sum's and mean's
+# ``dtype``): backward converts each to its input's (autograd._validate_gradient).
 @differentiable("sum")
 def _sum(ctx: Context, grad: Tensor) -> Grads:
-    return (_like(aten.expand.default(grad, list(ctx.self.shape)), ctx.self),)
+    return (aten.expand.default(grad, list(ctx.self.shape)),)
 
 
 @differentiable("sum.dim_IntList")
 def _sum_dim(ctx: Context, grad: Tensor) -> Grads:
     if not ctx.keepdim:  # put the reduced dimensions back, as size 1
         grad = aten.reshape.default(grad, list(reduce_shape(ctx.self.shape, ctx.dim, keepdim=True)))
-    return (_like(aten.expand.default(grad, list(ctx.self.shape)), ctx.self),)
+    return (aten.expand.default(grad, list(ctx.self.shape)),)
 
 
 @differentiable("mean")
 def _mean(ctx: Context, grad: Tensor) -> Grads:
     spread = aten.expand.default(grad, list(ctx.self.shape))
-    return (_like(aten.div.Tensor(spread, wrapped_scalar_tensor(math.prod(ctx.self.shape))), ctx.self),)
+    return (aten.div.Tensor(spread, wrapped_scalar_tensor(math.prod(ctx.self.shape))),)
 
 
 @differentiable("mm", saves=("self", "mat2"))
 def _mm(ctx: Context, grad: Tensor) -> Grads:
-    return (aten.mm.default(grad, aten.t.default(ctx.mat2)),
-            aten.mm.default(aten.t.default(ctx.self), grad))
+    return (_wanted(ctx, "self", lambda: aten.mm.default(grad, aten.t.default(ctx.mat2))),
+            _wanted(ctx, "mat2", lambda: aten.mm.default(aten.t.default(ctx.self), grad)))
 
 
 @differentiable("bmm", saves=("self", "mat2"))
 def _bmm(ctx: Context, grad: Tensor) -> Grads:
-    return (aten.bmm.default(grad, aten.transpose.int(ctx.mat2, 1, 2)),
-            aten.bmm.default(aten.transpose.int(ctx.self, 1, 2), grad))
+    return (_wanted(ctx, "self", lambda: aten.bmm.default(grad, aten.transpose.int(ctx.mat2, 1, 2))),
+            _wanted(ctx, "mat2", lambda: aten.bmm.default(aten.transpose.int(ctx.self, 1, 2), grad)))
 
 
 @differentiable("mv", saves=("self", "vec"))
 def _mv(ctx: Context, grad: Tensor) -> Grads:
     # torch's grad.ger(vec) for the matrix: the outer product, by broadcasting.
-    return (aten.mul.Tensor(aten.unsqueeze.default(grad, 1), ctx.vec),
-            aten.mv.default(aten.t.default(ctx.self), grad))
+    return (_wanted(ctx, "self", lambda: aten.mul.Tensor(aten.unsqueeze.default(grad, 1), ctx.vec)),
+            _wanted(ctx, "vec", lambda: aten.mv.default(aten.t.default(ctx.self), grad)))
 
 
 @differentiable("dot", saves=("self", "tensor"))
 def _dot(ctx: Context, grad: Tensor) -> Grads:
-    return aten.mul.Tensor(grad, ctx.tensor), aten.mul.Tensor(grad, ctx.self)
+    return (_wanted(ctx, "self", lambda: aten.mul.Tensor(grad, ctx.tensor)),
+            _wanted(ctx, "tensor", lambda: aten.mul.Tensor(grad, ctx.self)))
 
 
 # -- views and shapes ---------------------------------------------------------------------------
@@ -235,7 +248,7 @@ def _to_copy(ctx: Context, grad: Tensor) -> Grads:
 @differentiable("copy_")
 def _copy_(ctx: Context, grad: Tensor) -> Grads:
     # The old values of self are overwritten: no gradient flows to them.
-    return None, _like(sum_to(grad, ctx.src.shape), ctx.src)
+    return None, _wanted(ctx, "src", lambda: _like(sum_to(grad, ctx.src.shape), ctx.src))
 
 
 @differentiable("fill_.Scalar")
