@@ -1,5 +1,6 @@
 """dispatcher.prototype: tensors, their keysets, the CPU kernels, composites and factories."""
 import contextlib
+import inspect
 import io
 import re
 
@@ -9,6 +10,7 @@ import pytest
 import dispatcher
 from dispatcher import DispatchKey as K
 from dispatcher import DispatchKeySet
+from dispatcher._kernel_kind import KernelKind
 from dispatcher.prototype import float32, float64, int64, bool_
 import dispatcher.prototype as P
 from dispatcher.prototype.tensor_options import channels_last
@@ -90,6 +92,26 @@ def test_kernels_are_where_torch_has_them(name):
     assert ("ADInplaceOrView" in ours) == ("ADInplaceOrView" in torch_keys)
     # The factories' BackendSelect kernels are the catalog's, as torch generates its own.
     assert "BackendSelect" not in ours
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_KEYS))
+def test_kernels_take_the_schemas_full_argument_list(name):
+    # A caller may pass every argument of the schema (layout, pin_memory,
+    # memory_format, generator, ...), by position or by name, and a kernel gets
+    # them as passed: each of the prototype's kernels must accept them all.
+    entry = dispatcher.registry.default_registry.find_op(f"aten::{name}")
+    arguments = entry.handle._schema.arguments
+    positional = [object() for a in arguments if not a.kwarg_only]
+    by_name = {a.name: object() for a in arguments}
+    keyword_only = {a.name: by_name[a.name] for a in arguments if a.kwarg_only}
+    for key, kernels in entry.kernels.items():
+        for kernel in kernels:
+            if key == K.BackendSelect or "dispatcher/prototype/" not in kernel.debug.replace("\\", "/"):
+                continue
+            signature = inspect.signature(kernel.kernel.fn)
+            keyset = (None,) if kernel.kernel.kind == KernelKind.WITH_KEYSET else ()
+            signature.bind(*keyset, *positional, **keyword_only)
+            signature.bind(*keyset, **by_name)
 
 
 def test_tensor_dtype_inference():

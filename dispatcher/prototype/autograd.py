@@ -265,13 +265,14 @@ def _context(names: Sequence[str], values: Sequence[Any],
     ctx.needs_grad = {}
     saved = []
     for name, value in zip(names, values):
-        if isinstance(value, (Tensor, list)):
+        is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
+        if isinstance(value, Tensor) or is_tensors:
             ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
         if name in saves:
             saved.append((name, value, value._version.value))
         elif isinstance(value, Tensor):
             value = TensorMeta(value)
-        elif isinstance(value, list) and value and isinstance(value[0], Tensor):
+        elif is_tensors:
             value = [TensorMeta(t) for t in value]
         setattr(ctx, name, value)
     return ctx, saved

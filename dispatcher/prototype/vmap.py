@@ -216,20 +216,15 @@ def _broadcasting(op: OperatorHandle) -> Callable:
 
 # The products: checked as one example's, computed by matmul on the batches,
 # which puts the batch dimension in front and broadcasts an unbatched operand.
-@_rule("mm")
-def _mm(op: OperatorHandle) -> Callable:
+_MATRIX_PRODUCT_CHECKS = {"mm": shapes.mm_shape, "bmm": shapes.bmm_shape}
+
+
+@_rule("mm", "bmm")
+def _matrix_products(op: OperatorHandle) -> Callable:
+    check = _MATRIX_PRODUCT_CHECKS[op._opname]
+
     def rule(self: Any, mat2: Any) -> BatchedTensor:
-        shapes.mm_shape(self, mat2)
-        level = _current_level((self, mat2))
-        return BatchedTensor(aten.matmul.default(_physical(self, level), _physical(mat2, level)), level)
-
-    return rule
-
-
-@_rule("bmm")
-def _bmm(op: OperatorHandle) -> Callable:
-    def rule(self: Any, mat2: Any) -> BatchedTensor:
-        shapes.bmm_shape(self, mat2)
+        check(self, mat2)
         level = _current_level((self, mat2))
         return BatchedTensor(aten.matmul.default(_physical(self, level), _physical(mat2, level)), level)
 
