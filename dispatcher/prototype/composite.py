@@ -160,8 +160,8 @@ def _batched_matmul(tensor1: Any, tensor2: Any) -> Any:
 
 
 def _needs_batch_gradient(t: Any) -> bool:
-    """t.requires_grad, or torch's isTensorSubclassLike: a dispatch mode is
-    active or ``t`` has a Python handler (either may ask for its gradient)."""
+    """``t.requires_grad``, or torch's isTensorSubclassLike(t) (a dispatch mode
+    is active, or ``t`` has a Python handler), which torch treats alike here."""
     return t.requires_grad or _get_current_dispatch_mode() is not None or t.key_set.has(DispatchKey.Python)
 
 

@@ -85,6 +85,8 @@ def programs(lib: Any) -> dict[str, Program]:
         "matmul.3d_2d": Program(lambda a, b: a @ b, (lib.ones(2, 3, 4), lib.ones(4, 2))),
         "matmul.2d_3d": Program(lambda a, b: a @ b, (lib.ones(2, 3), lib.ones(4, 3, 5))),
         "matmul.4d_3d": Program(lambda a, b: a @ b, (lib.ones(2, 1, 3, 4), lib.ones(3, 4, 2))),
+        # Under a dispatch mode torch squeezes a batch of one that broadcasts (isTensorSubclassLike).
+        "matmul.3d_3d_batch_of_one": Program(lambda a, b: a @ b, (lib.ones(1, 3, 4), lib.ones(2, 4, 2))),
         "matmul.3d_2d_strided": Program(lambda a: a.transpose(0, 1) @ w, (lib.ones(4, 2, 3),)),
         "matmul.2d_3d_requires_grad": Program(lambda b: grad_m @ b, (lib.ones(4, 3, 5),)),
         "reshape.contiguous": Program(lambda x: x.reshape(6), (lib.ones(2, 3),)),
