@@ -92,7 +92,7 @@ def _table(parser: argparse.ArgumentParser) -> Run:
     (--op).  The rows are PythonDispatcher's example keys and the keys with a kernel
     of their own (--all: every runtime slot), in its format.  --svg draws all 137
     slots instead, coloured by where each entry comes from.  For example:
-    python -m dispatcher table --import dispatcher.prototype --op proto::mean --svg mean.svg"""
+    python -m dispatcher table --import dispatcher.prototype --op aten::mean --svg mean.svg"""
     parser.add_argument("keys", nargs="*", metavar="KEY", type=_dispatch_key,
                         help="a key to register a kernel on (python -m dispatcher keys lists them)")
     parser.add_argument("--op", metavar="OPERATOR", help="a registered operator (ns::name[.overload]) instead")
@@ -175,7 +175,7 @@ def _explain(parser: argparse.ArgumentParser) -> Run:
     arguments carry the given runtime keys (with this process's thread-local
     include/exclude sets): each key's part, the fallthroughs skipped, the slot
     and the precedence rule that put the kernel there.  For example:
-    python -m dispatcher explain --import dispatcher.prototype proto::mean CPU AutogradCPU"""
+    python -m dispatcher explain --import dispatcher.prototype aten::mean CPU AutogradCPU"""
     from ._explain_cli import add_arguments, run
 
     add_arguments(parser)

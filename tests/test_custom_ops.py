@@ -327,7 +327,7 @@ def test_saved_tensors_are_freed_after_backward(tut):
         y.sum().backward()
 
 
-@pytest.mark.filterwarnings("ignore:The operator proto")  # views on toy run as copies
+@pytest.mark.filterwarnings("ignore:The operator aten")  # views on toy run as copies
 def test_the_toy_device_through_the_cpu_fallback(prototype_fallbacks):
     @custom_op("golden_toy::numpy_exp", mutates_args=())
     def numpy_exp(x: Tensor) -> Tensor:

@@ -47,3 +47,43 @@ def test_the_accelerator_example_runs(environment):
     out = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout == EXPECTED
+
+
+# The prototype registers kernels of aten operators too, in the same registry.
+PROTOTYPE_WORKS = """
+x = P.tensor([1.0, 2.0], requires_grad=True)
+(x * x + 1).sum().backward()
+assert x.grad.tolist() == [2.0, 4.0]
+assert (P.ones(2, 3) @ P.ones(3)).tolist() == [3.0, 3.0]
+assert P.zeros(2, 3, device="meta").shape == (2, 3)
+with P.installed():
+    assert P.vmap(lambda r: r @ P.ones(3))(P.ones(4, 3)).tolist() == [3.0] * 4
+try:
+    P.enable_toy_device()
+except RuntimeError as exc:  # the example named PrivateUse1 "npu", once per process
+    assert "already named 'npu'" in str(exc), exc
+"""
+
+RUN_EXAMPLE = """
+output = io.StringIO()
+with contextlib.redirect_stdout(output):
+    runpy.run_path({example!r})["main"]()
+sys.stdout.write(output.getvalue())
+"""
+
+
+@pytest.mark.skipif(not EXAMPLE.is_file(), reason="the examples folder is not beside the tests (an installed wheel's run)")
+@pytest.mark.parametrize("prototype_first", [True, False], ids=["prototype-imported-first", "example-run-first"])
+def test_the_example_and_the_prototype_share_a_process(prototype_first):
+    # Its kernels override the prototype's while they are registered (the
+    # prototype's autograd and ADInplaceOrView kernels let its tensors through),
+    # and the prototype's are back once its libraries are closed.
+    import dispatcher
+
+    example = RUN_EXAMPLE.format(example=str(EXAMPLE))
+    steps = ["import dispatcher.prototype as P", example] if prototype_first else [example, "import dispatcher.prototype as P"]
+    script = "\n".join(["import contextlib, io, runpy, sys", *steps, PROTOTYPE_WORKS])
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(dispatcher.__file__).parent.parent)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == EXPECTED

@@ -6,7 +6,7 @@ import pytest
 
 import dispatcher
 from dispatcher import DispatchKey as K
-from dispatcher.prototype import OP, float64, gradcheck, no_grad
+from dispatcher.prototype import float64, gradcheck, no_grad
 import dispatcher.prototype as P
 
 
@@ -23,13 +23,14 @@ def leaf(*shape, low=-2.0, high=2.0, seed=0):
 GRADIENT_CASES = {
     "add.broadcast": (lambda a, b: a + b, [(3, 4), (4,)]),
     "add.alpha": (lambda a, b: a.add(b, alpha=-2.5), [(3, 1), (1, 4)]),
-    "add.Scalar": (lambda a: 3 + a, [(2, 3)]),
+    "add.number": (lambda a: 3 + a, [(2, 3)]),
     "sub": (lambda a, b: a - b, [(2, 3), (2, 1)]),
-    "sub.Scalar": (lambda a: 1 - a, [(3,)]),
+    "sub.alpha": (lambda a, b: a.sub(b, alpha=3), [(2, 3), (3,)]),
+    "rsub": (lambda a: 1 - a, [(3,)]),
     "mul.broadcast": (lambda a, b: a * b, [(2, 3, 4), (3, 1)]),
-    "mul.Scalar": (lambda a: a * 0.5, [(3,)]),
+    "mul.number": (lambda a: a * 0.5, [(3,)]),
     "div": (lambda a, b: a / (b * b + 1), [(2, 3), (3,)]),
-    "div.Scalar": (lambda a: a / 3, [(3,)]),
+    "div.number": (lambda a: a / 3, [(3,)]),
     "rdiv": (lambda a: 2 / (a * a + 1), [(3,)]),
     "neg": (lambda a: -a, [(2, 2)]),
     "exp": (lambda a: a.exp(), [(2, 3)]),
@@ -45,6 +46,10 @@ GRADIENT_CASES = {
     "matmul.1d_1d": (lambda a, b: a @ b, [(3,), (3,)]),
     "matmul.batched_broadcast": (lambda a, b: a @ b, [(2, 3, 4), (4, 2)]),
     "matmul.batched_both": (lambda a, b: a @ b, [(2, 1, 3, 4), (3, 4, 2)]),
+    "matmul.matrix_batch": (lambda a, b: a @ b, [(2, 3), (4, 3, 5)]),  # folded, and transposed back
+    "matmul.batch_of_one": (lambda a, b: a @ b, [(1, 3, 4), (2, 4, 2)]),  # the batch of one squeezed
+    "matmul.batch_vector": (lambda a, b: a @ b, [(3,), (2, 3, 4)]),
+    "matmul.strided": (lambda a, b: a.transpose(0, 1) @ b, [(3, 2, 4), (4,)]),
     "t": (lambda a: a.t() * 1, [(2, 3)]),
     "transpose": (lambda a: a.transpose(0, 2) * 1, [(2, 3, 4)]),
     "permute": (lambda a: a.permute(2, 0, 1) * 1, [(2, 3, 4)]),
@@ -52,7 +57,7 @@ GRADIENT_CASES = {
     "reshape.copying": (lambda a: a.t().reshape(6) * 1, [(2, 3)]),
     "expand": (lambda a: a.expand(4, 2, 3) * 1, [(2, 1)]),
     "select": (lambda a: a.select(1, -1) * 1, [(2, 3)]),
-    "stack": (lambda a, b: OP["stack"]([a, b * 2, a], 1), [(2, 3), (2, 3)]),
+    "stack": (lambda a, b: P.stack([a, b * 2, a], 1), [(2, 3), (2, 3)]),
     "clone": (lambda a: a.clone(), [(3,)]),
     "to.device": (lambda a: (a.to("toy") * 2).to("cpu"), [(3,)]),
     "to.copy": (lambda a: a.to(float64, copy=True), [(3,)]),
@@ -97,6 +102,24 @@ def test_gradient_reaching_a_leaf_twice_is_summed():
     np.testing.assert_allclose(x.grad.numpy(), expected)
 
 
+def test_formulas_compute_only_the_gradients_wanted():
+    # As torch's grad_input_mask: x / 4 divides by a wrapped number, which
+    # wants no gradient, so DivBackward computes only x's.
+    seen = []
+
+    class Log(dispatcher.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func.name())
+            return func(*args, **(kwargs or {}))
+
+    x = leaf(3)
+    y = (x / 4).sum()
+    with Log():
+        y.backward()
+    assert seen == ["aten::full", "aten::expand", "aten::div.Tensor", "aten::clone"]
+    np.testing.assert_allclose(x.grad.numpy(), [0.25] * 3)
+
+
 def test_inputs_that_do_not_require_grad_get_none():
     x, w = P.tensor([1.0, 2.0]), leaf(2)
     (x * w).sum().backward()
@@ -118,8 +141,8 @@ def test_autograd_kernel_redispatches_below_autograd_with_the_keyset(capsys):
     finally:
         dispatcher.set_show_dispatch_trace(False)
     assert capsys.readouterr().err.splitlines() == [
-        "[call] op=[proto::mul.Tensor], key=[AutogradCPU]",
-        " [redispatch] op=[proto::mul.Tensor], key=[CPU]",
+        "[call] op=[aten::mul.Tensor], key=[AutogradCPU]",
+        " [redispatch] op=[aten::mul.Tensor], key=[CPU]",
     ]
 
 
@@ -262,12 +285,17 @@ def test_retain_graph_keeps_the_saved_tensors_and_gradients_accumulate():
     P.backward(loss, retain_graph=True)  # the functional form takes it too
     P.backward(loss)
     np.testing.assert_allclose(w.grad.numpy(), 4 * w.numpy())
-    # A graph whose nodes saved no tensors can be walked again, as in PyTorch.
+    # A graph whose nodes saved no tensors can be walked again, as in PyTorch ...
     w.grad = None
+    v = (w + 3).sum()
+    v.backward()
+    v.backward()
+    assert w.grad.tolist() == [2.0, 2.0]
+    # ... but w * 3 saved the 3 (a wrapped number, a tensor), as torch's MulBackward0 does.
     v = (w * 3).sum()
     v.backward()
-    v.backward()
-    assert w.grad.tolist() == [6.0, 6.0]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        v.backward()
 
 
 def test_gradients_are_converted_to_the_dtype_and_device_of_their_tensor():
@@ -277,6 +305,9 @@ def test_gradients_are_converted_to_the_dtype_and_device_of_their_tensor():
     x.grad = None
     (x * 2).backward(P.tensor([1, 2]))  # an int64 gradient becomes float32
     assert x.grad.dtype == P.float32 and x.grad.tolist() == [2.0, 4.0]
+    x.grad = None
+    (x.sum(dtype=float64) + x.mean(dtype=float64)).backward()  # reductions' gradients are float64
+    assert x.grad.dtype == P.float32 and x.grad.tolist() == [1.5, 1.5]
     x.grad = None
     (x * 2).sum().backward(P.tensor(1.0, device="toy"))  # a 0-d gradient moves
     assert x.grad.device == "cpu" and x.grad.tolist() == [2.0, 2.0]

@@ -18,8 +18,8 @@ def test_demo_walks_through_everything_in_one_screen():
                     "6. vmap", "7. Tracing", "8. Train"):
         assert any(line.startswith(section) for line in lines), section
     # The dispatch trace of one call, and every check the demo makes, as it prints them.
-    assert "   [call] op=[proto::mul.Tensor], key=[AutogradCPU]" in lines
-    assert "    [redispatch] op=[proto::mul.Tensor], key=[CPU]" in lines
+    assert "   [call] op=[aten::mul.Tensor], key=[AutogradCPU]" in lines
+    assert "    [redispatch] op=[aten::mul.Tensor], key=[CPU]" in lines
     assert "False" not in out.stdout
     losses = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines[-3:]}
     assert set(losses) == {"cpu", "toy", "vmap"}

@@ -2,22 +2,28 @@
 import numpy as np
 import pytest
 
+import dispatcher
 import dispatcher.prototype as P
-from dispatcher.prototype import OP, float64, int64
+from dispatcher.prototype import float64, int64
 
 
 # See the prototype_fallbacks fixture in conftest.py.
 pytestmark = pytest.mark.usefixtures("prototype_fallbacks")
 
 
+aten = dispatcher.ops.aten
+
 CASES = {
     "add": lambda a, b, i: a + b,
     "add.alpha": lambda a, b, i: a.add(b, alpha=2),
-    "add.Scalar": lambda a, b, i: i + 2.5,
+    "add.number": lambda a, b, i: i + 2.5,
+    "sub": lambda a, b, i: i - b,
+    "rsub": lambda a, b, i: 1 - i,
     "mul.int_float": lambda a, b, i: i * b,
     "div.ints": lambda a, b, i: i / i,
     "neg": lambda a, b, i: -i,
     "exp.int": lambda a, b, i: i.exp(),
+    "reciprocal.int": lambda a, b, i: i.reciprocal(),
     "log": lambda a, b, i: a.log(),
     "gt": lambda a, b, i: a.gt(0),
     "relu": lambda a, b, i: b.relu(),
@@ -26,19 +32,20 @@ CASES = {
     "sum.dims": lambda a, b, i: a.sum([0, 2], keepdim=True),
     "sum.dtype": lambda a, b, i: a.sum(dtype=float64),
     "mean": lambda a, b, i: a.mean(),
-    "matmul.3d_2d": lambda a, b, i: a @ b.t(),
+    "matmul.3d_2d": lambda a, b, i: a @ a.select(0, 0).t(),
     "matmul.1d_2d": lambda a, b, i: b.select(0, 0) @ b.t(),
     "matmul.2d_1d": lambda a, b, i: b @ b.select(0, 1),
     "matmul.1d_1d": lambda a, b, i: b.select(0, 0) @ b.select(0, 1),
-    "matmul.int_float": lambda a, b, i: i @ b.t(),
+    "matmul.batched": lambda a, b, i: a @ a.transpose(1, 2),
+    "matmul.broadcast": lambda a, b, i: a.select(0, 0).t() @ a,
     "permute": lambda a, b, i: a.permute(1, 2, 0),
     "transpose": lambda a, b, i: a.transpose(0, -1),
     "view": lambda a, b, i: a.view(4, -1),
     "reshape": lambda a, b, i: a.reshape(-1),
     "expand": lambda a, b, i: b.expand(2, 3, 4),
     "select": lambda a, b, i: a.select(1, -1),
-    "select_backward": lambda a, b, i: OP["select_backward"](b, [2, 3, 4], 0, 1),
-    "stack": lambda a, b, i: OP["stack"]([b, b], -1),
+    "select_backward": lambda a, b, i: aten.select_backward.default(b, [2, 3, 4], 0, 1),
+    "stack": lambda a, b, i: P.stack([b, b], -1),
     "clone": lambda a, b, i: a.clone(),
     "add_": lambda a, b, i: a.clone().add_(b),
     "copy_": lambda a, b, i: a.clone().copy_(b),
@@ -69,7 +76,12 @@ def test_meta_matches_cpu_shape_and_dtype(name):
     lambda a, b, i: a.permute(0, 0, 1),
     lambda a, b, i: a.select(3, 0),
     lambda a, b, i: b.expand(3, 5),
-    lambda a, b, i: OP["stack"]([a, b]),
+    lambda a, b, i: P.stack([a, b]),
+    lambda a, b, i: i @ b.t(),  # torch multiplies matrices of one dtype only
+    lambda a, b, i: b.select(0, 0) @ i.select(0, 0),
+    lambda a, b, i: a @ b.select(0, 0),
+    lambda a, b, i: b @ a.select(0, 0),
+    lambda a, b, i: b - i.gt(0),  # no subtraction of bools
     lambda a, b, i: i.add_(a.select(0, 0)),
     lambda a, b, i: a.sum(dtype=3),
 ])

@@ -20,6 +20,9 @@ FALLBACKS = """
 
     def fallbacks():
         return {key.name: default_registry.backend_fallback(key) for key in DispatchKey}
+
+    def privateuse1_kernels():
+        return default_registry.registrations_for_dispatch_key(DispatchKey.PrivateUse1)
 """
 
 
@@ -29,6 +32,7 @@ def test_importing_the_prototype_takes_over_nothing():
     import dispatcher.prototype as P
     assert dispatcher.get_privateuse1_backend_name() == "privateuseone"
     assert fallbacks() == before
+    assert privateuse1_kernels() == []  # the toy device's kernels of aten operators wait for enable_toy_device()
     # The user's own backend can be named and given a fallback after the import.
     dispatcher.rename_privateuse1_backend("mine")
     lib = dispatcher.Library("_", "IMPL")
@@ -54,8 +58,10 @@ def test_enable_toy_device_and_install_do_it_on_request():
     P.install()  # no toy device yet: vmap's fallback only
     changed = {name for name, kernel in fallbacks().items() if kernel is not before[name]}
     assert changed == {"FuncTorchBatched"}, changed
+    assert privateuse1_kernels() == []
     P.enable_toy_device()  # joins the installed fallbacks
     assert dispatcher.get_privateuse1_backend_name() == "toy"
+    assert privateuse1_kernels() == ["aten::_copy_from", "aten::empty.memory_format"]
     assert fallbacks()["PrivateUse1"] is not None
     assert P.tensor([1.0], device="toy").exp().device == "toy"
     P.uninstall()

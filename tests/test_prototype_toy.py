@@ -79,7 +79,7 @@ def test_toy_memory_is_opaque_bytes():
     assert t.numpy().tolist() == [1.0, 2.0]
 
 
-@pytest.mark.filterwarnings("ignore:The operator proto..permute appears to be a view operator")
+@pytest.mark.filterwarnings("ignore:The operator aten.* appears to be a view operator")  # copies, on toy
 @pytest.mark.parametrize("fn", [
     lambda a, b: a + b,
     lambda a, b: (a * b).exp().sum(),
@@ -87,7 +87,9 @@ def test_toy_memory_is_opaque_bytes():
     lambda a, b: (a / b).log().mean(),
     lambda a, b: a.relu() - 1,
     lambda a, b: a.sum(0, keepdim=True),
-    lambda a, b: P.OP["stack"]([a, b]),
+    lambda a, b: P.stack([a, b]),
+    lambda a, b: a.clone().add_(b.reciprocal()),
+    lambda a, b: (a @ b.select(0, 1), a.select(0, 0) @ b.select(0, 1), b.select(1, 0) @ a),
     lambda a, b: a.gt(0.5),
 ])
 def test_operators_on_toy_match_cpu_and_stay_on_toy(fn):
@@ -95,30 +97,43 @@ def test_operators_on_toy_match_cpu_and_stay_on_toy(fn):
     a, b = rng.uniform(0.1, 2, (2, 3)), rng.uniform(0.1, 2, (2, 3))
     on_cpu = fn(P.tensor(a), P.tensor(b))
     on_toy = fn(toy(a), toy(b))
-    assert on_toy.device == "toy" and isinstance(on_toy._data, bytearray)
-    assert on_toy.dtype == on_cpu.dtype
-    np.testing.assert_array_equal(on_toy.numpy(), on_cpu.numpy())
+    for t, c in zip(on_toy if isinstance(on_toy, tuple) else [on_toy], on_cpu if isinstance(on_cpu, tuple) else [on_cpu]):
+        assert t.device == "toy" and isinstance(t._data, bytearray)
+        assert t.dtype == c.dtype
+        np.testing.assert_array_equal(t.numpy(), c.numpy())
+
+
+def test_the_devices_own_kernels_are_registered_with_the_device():
+    # Allocation and copies are PrivateUse1's kernels of aten operators, registered by
+    # enable_toy_device() (test_prototype_opt_in.py checks that importing the prototype does not).
+    registry = dispatcher.registry.default_registry
+    own = [name for name in registry.registrations_for_dispatch_key(dispatcher.DispatchKey.PrivateUse1)
+           if "toy_device.py" in registry.find_op(name).kernel_for(dispatcher.DispatchKey.PrivateUse1).debug]
+    assert own == ["aten::_copy_from", "aten::empty.memory_format"]
 
 
 def test_the_device_has_only_allocation_and_copy_kernels(restore_fallback):
     use_cpu_fallback([])  # no fallback at all
-    t = P.tensor([1.0, 2.0]).to("toy")  # _to_copy's composite: empty + copy_, both toy kernels
+    t = P.tensor([1.0, 2.0]).to("toy")  # _to_copy's composite: empty + copy_, whose composite calls _copy_from
     assert t.to("cpu").tolist() == [1.0, 2.0]
     assert P.empty(3, device="toy").shape == (3,)
-    with pytest.raises(NotImplementedError, match="Could not run 'proto::exp' with arguments from the 'PrivateUse1' backend"):
+    assert t.clone().tolist() == [1.0, 2.0]  # composites made of those two serve toy too
+    column = dispatcher.ops.aten.unsqueeze.default(t, 1)
+    assert column.shape == (2, 1) and column._data is t._data  # a view of toy memory, no copy
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::exp' with arguments from the 'PrivateUse1' backend"):
         t.exp()
-    with pytest.raises(NotImplementedError, match="Could not run 'proto::fill_.Scalar'"):
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::fill_.Scalar'"):
         P.zeros(2, device="toy")  # zeros is empty + fill_
 
 
 def test_selective_fallback(restore_fallback):
-    use_cpu_fallback(["proto::add.Tensor", "fill_.Scalar"])
+    use_cpu_fallback(["aten::add.Tensor", "fill_.Scalar"])
     t = P.zeros(2, device="toy")
     assert (t + P.ones(2, device="toy")).tolist() == [1.0, 1.0]
-    with pytest.raises(NotImplementedError, match="Could not run 'proto::mul.Tensor'"):
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::mul.Tensor'"):
         t * t
     with pytest.raises(ValueError):
-        use_cpu_fallback(["proto::add.Tensor", "proto::not an operator name"])
+        use_cpu_fallback(["aten::add.Tensor", "aten::not an operator name"])
     with pytest.raises(NotImplementedError):  # all or nothing: no fallback is left
         t + t
     use_cpu_fallback()
@@ -134,7 +149,7 @@ def test_fallback_writes_in_place_results_back():
 
 def test_view_operators_fall_back_as_copies_with_a_warning():
     t = toy([[1.0, 2.0], [3.0, 4.0]])
-    with pytest.warns(UserWarning, match="proto::permute appears to be a view operator.*returns a copy"):
+    with pytest.warns(UserWarning, match="aten::permute appears to be a view operator.*returns a copy"):
         transposed = t.t()
     assert transposed.tolist() == [[1.0, 3.0], [2.0, 4.0]]
     transposed.add_(toy([[1.0, 1.0], [1.0, 1.0]]))
@@ -152,7 +167,7 @@ def test_mixing_devices():
     assert P.zeros(2, device="meta").copy_(toy([1.0, 2.0])).device == "meta"
 
 
-@pytest.mark.filterwarnings("ignore:The operator proto..expand appears to be a view operator")
+@pytest.mark.filterwarnings("ignore:The operator aten..expand appears to be a view operator")
 def test_autograd_on_toy():
     a = toy(np.random.default_rng(0).uniform(0.5, 2, (2, 3)), dtype=float64, requires_grad=True)
     b = toy(np.random.default_rng(1).uniform(0.5, 2, (3,)), dtype=float64, requires_grad=True)
@@ -165,4 +180,4 @@ def test_cpu_fallback_follows_the_schema():
     # (alpha), a list of tensors (stack), a mutable argument (add_).
     t = toy([1.0, 2.0])
     assert t.add(t, alpha=3).tolist() == [4.0, 8.0]
-    assert P.OP["stack"]([t, t], 1).tolist() == [[1.0, 1.0], [2.0, 2.0]]
+    assert P.stack([t, t], 1).tolist() == [[1.0, 1.0], [2.0, 2.0]]

@@ -1,4 +1,4 @@
-"""dispatcher.prototype: tracing as a dispatch mode (the Python key)."""
+"""dispatcher.prototype: tracing as a dispatch mode (the Python key), against torch 2.13's make_fx."""
 import numpy as np
 import pytest
 
@@ -8,9 +8,26 @@ import dispatcher.prototype as P
 from dispatcher.dispatch_modes import _get_current_dispatch_mode_stack
 from dispatcher.prototype import float64, nn, trace, vmap
 
+from .conftest import load_golden
+from .golden.prototype_cases import programs
 
 # See the prototype_fallbacks fixture in conftest.py.
 pytestmark = pytest.mark.usefixtures("prototype_fallbacks")
+
+aten = dispatcher.ops.aten
+MAKE_FX = load_golden("prototype_golden.json")["traces"]
+# The one program whose graph differs from make_fx's, and how: functorch's
+# batching rule of squeeze_.dim calls squeeze_.dims on the batch; the
+# prototype's calls squeeze_.dim itself (one operator fewer).
+DIFFERENCES = {"vmap.matmul": {"aten::squeeze_.dims": "aten::squeeze_.dim"}}
+
+
+@pytest.mark.parametrize("name", sorted(MAKE_FX))
+def test_graph_has_the_operators_make_fx_records(name):
+    program = programs(P)[name]
+    graph = trace(program.fn, *program.inputs)
+    expected = [DIFFERENCES.get(name, {}).get(op, op) for op in MAKE_FX[name]]
+    assert [call.op.name() for call in graph.calls] == expected
 
 
 def test_graph_prints_readably():
@@ -23,13 +40,12 @@ def test_graph_prints_readably():
     graph = trace(f, P.ones(4, 3), P.ones(2))
     assert str(graph) == "\n".join([
         "graph(%x0: f32[4, 3] cpu, %x1: f32[2] cpu):",
-        "  %0: f32[4, 2] cpu = proto::matmul(%x0, %c0)",
-        "  %1: f32[4, 2] cpu = proto::add.Tensor(%0, %x1, alpha=2)",
-        "  %2: b8[4, 2] cpu = proto::gt.Scalar(%1, 0)",  # relu, decomposed before the Python key
-        "  %3: f32[4, 2] cpu = proto::mul.Tensor(%1, %2)",
-        "  %4: f32[] cpu = proto::sum(%3)",
-        "  %5: f64[2] cpu = proto::zeros([2], dtype=proto.float64)",
-        "  return (%4, %5)",
+        "  %0: f32[4, 2] cpu = aten::mm(%x0, %c0)",  # matmul, decomposed before the Python key
+        "  %1: f32[4, 2] cpu = aten::add.Tensor(%0, %x1, alpha=2)",
+        "  %2: f32[4, 2] cpu = aten::relu(%1)",
+        "  %3: f32[] cpu = aten::sum(%2)",
+        "  %4: f64[2] cpu = aten::zeros([2], dtype=proto.float64)",
+        "  return (%3, %4)",
     ])
     assert graph.constants == {"c0": w}
 
@@ -38,21 +54,26 @@ def test_records_inputs_and_outputs_of_every_call():
     x = P.tensor([1.0, 2.0])
     graph = trace(lambda x: (x * 2).exp(), x)
     mul, exp = graph.calls
-    assert (mul.op, exp.op) == (P.OP["mul.Scalar"], P.OP["exp"])
-    assert mul.arguments == (graph.inputs[0], 2)
+    assert (mul.op, exp.op) == (aten.mul.Tensor, aten.exp.default)
+    # The number the program wrote, which mul.Tensor got as a 0-d tensor, shows as the number.
+    assert mul.arguments[0] is graph.inputs[0] and mul.arguments[1].value == 2
+    assert str(mul) == "%0: f32[2] cpu = aten::mul.Tensor(%x0, 2)"
     assert exp.arguments == mul.outputs
     assert graph.outputs is exp.outputs[0]
+    assert graph.replay(P.tensor([0.0, 1.0])).tolist() == pytest.approx([1.0, np.exp(2.0)])
 
 
-def test_kernels_calls_are_not_recorded_and_composites_are_their_calls():
-    # relu, mean and to are CompositeImplicitAutograd: they decompose at the
+def test_kernels_calls_are_not_recorded_and_decompositions_are_their_calls():
+    # matmul and to are CompositeImplicitAutograd: they decompose at the
     # autograd keys, above the Python key, so their calls are recorded (as
-    # torch's make_fx records them).  _to_copy's kernel calls empty and copy_
-    # with the tracer off the stack: those are not.
-    graph = trace(lambda x: x.relu().mean().to("toy"), P.ones(3))
+    # torch's make_fx records them).  mean's and _to_copy's kernels call
+    # other operators with the tracer off the stack: those are not.
+    graph = trace(lambda x: (x @ x.t()).relu().mean().to("toy"), P.ones(2, 3))
     assert [c.op.name() for c in graph.calls] == [
-        "proto::gt.Scalar", "proto::mul.Tensor", "proto::sum", "proto::full", "proto::div.Tensor", "proto::_to_copy"]
-    np.testing.assert_allclose(graph.replay(P.tensor([1.0, -2.0, 4.0])).numpy(), [5 / 3], rtol=1e-6)
+        "aten::t", "aten::mm", "aten::relu", "aten::mean", "aten::_to_copy"]
+    replayed = graph.replay(P.tensor([[1.0, -2.0, 4.0], [0.5, 1.0, -1.0]]))
+    assert replayed.device == "toy"
+    np.testing.assert_allclose(replayed.numpy(), (21 + 0 + 0 + 2.25) / 4, rtol=1e-6)
 
 
 def test_in_place_calls_make_new_values():
@@ -96,10 +117,10 @@ def test_tracing_sits_below_autograd_and_vmap():
     w = P.ones(3, requires_grad=True)
     out = []
     graph = trace(lambda x: out.append((x * w).sum()) or out[0], P.ones(3))
-    assert [c.op.name() for c in graph.calls] == ["proto::mul.Tensor", "proto::sum"]
+    assert [c.op.name() for c in graph.calls] == ["aten::mul.Tensor", "aten::sum"]
     out[0].backward()
     assert w.grad.tolist() == [1.0, 1.0, 1.0]
     # vmap unwraps before the tracer sees a call: the graph is the batched computation.
     graph = trace(vmap(lambda x: x.exp().sum()), P.ones(4, 3))
-    assert [c.op.name() for c in graph.calls] == ["proto::exp", "proto::sum.dim_IntList"]
+    assert [c.op.name() for c in graph.calls] == ["aten::exp", "aten::sum.dim_IntList"]
     assert graph.calls[0].arguments == (graph.inputs[0],)

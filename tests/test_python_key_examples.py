@@ -1,8 +1,8 @@
 """Four worked examples of the Python key, on dispatcher.prototype tensors, against torch 2.13.
 
 tests/golden/generate_python_key_golden.py runs the same programs on torch
-tensors (aten operators where these use the prototype's, the same custom
-operators) and records what each handler saw; here they must see the same:
+tensors (the same aten operators, the same custom operators) and records
+what each handler saw; here they must see the same:
 
 1. a logging mode: the operators and overloads a small program calls,
    those its composite operator calls and those backward calls;
@@ -11,12 +11,11 @@ operators) and records what each handler saw; here they must see the same:
 3. a wrapper subclass that unwraps, calls ``func`` and rewraps;
 4. that subclass and a mode together: the mode first, then the subclass.
 
-Names are compared with the prototype's namespace ``proto`` read as torch's
-``aten`` (the operators have the same schemas and, for these, the same
-decompositions and derivative formulas).  The one step that differs is the
-end of backward: torch's AccumulateGrad hands the gradient to the leaf with
-``aten.detach``, the prototype's with ``proto.clone`` (a copy); the test
-checks each is last and compares the rest.
+The prototype's operators are torch's, with torch's derivative formulas for
+these.  The one step that differs is the end of backward: torch's
+AccumulateGrad hands the gradient to the leaf with ``aten.detach``, the
+prototype's with ``aten.clone`` (a copy); the test checks each is last and
+compares the rest.
 
 The examples run on the default engine here, and on the other engine in a
 subprocess (``DISPATCHER_NO_EXTENSIONS=1``), since the prototype is built on
@@ -46,15 +45,14 @@ NS = "pkx"  # the custom operators' namespace, the same as the golden script's
 
 
 def op_name(func: Any) -> list[str]:
-    """[namespace, name, overload], with the prototype's namespace read as aten's."""
-    namespace = "aten" if func.namespace == "proto" else func.namespace
-    return [namespace, func._opname, func._overloadname]
+    return [func.namespace, func._opname, func._overloadname]
 
 
 def run_examples() -> dict[str, Any]:
     """The four examples on prototype tensors: what each handler saw."""
     import dispatcher.prototype as P
-    from dispatcher.prototype import OP
+
+    aten = ops.aten
 
     # -- the operators: two custom operators, one composite ------------------------------
     @custom_op(f"{NS}::scale", mutates_args=())
@@ -71,7 +69,7 @@ def run_examples() -> dict[str, Any]:
     scale.register_autograd(lambda ctx, grad: (scale(grad, ctx.s), None), setup_context=scale_setup)
     library = Library(NS, "FRAGMENT")
     library.define("square_plus(Tensor x) -> Tensor")
-    library.impl("square_plus", lambda x: OP["add.Tensor"](OP["mul.Tensor"](x, x), x), "CompositeImplicitAutograd")
+    library.impl("square_plus", lambda x: aten.add.Tensor(aten.mul.Tensor(x, x), x), "CompositeImplicitAutograd")
     square_plus = getattr(ops, NS).square_plus.default
 
     # 1. a logging mode --------------------------------------------------------------------------
@@ -87,9 +85,9 @@ def run_examples() -> dict[str, Any]:
     gradient = P.tensor([1.0, 1.0])
     with Logging() as logging_mode:
         y = square_plus(x)
-        z = OP["neg"](OP["log"](scale(y, 0.5)))
-        zeros = OP["zeros"]([2])
-        OP["add.Tensor"](z, zeros).backward(gradient)
+        z = aten.neg.default(aten.log.default(scale(y, 0.5)))
+        zeros = aten.zeros.default([2])
+        aten.add.Tensor(z, zeros).backward(gradient)
     logging = {"calls": logging_mode.log, "grad": np.round(x.grad.numpy(), 5).tolist()}
 
     # 2. a fake-tensor mode ----------------------------------------------------------------------
@@ -110,8 +108,8 @@ def run_examples() -> dict[str, Any]:
     for t in (a, b):
         t._data = None  # the data is gone: a kernel that reads it fails
     with FakeTensors() as fake_mode:
-        s = OP["sum.dim_IntList"](OP["exp"](OP["mul.Tensor"](a, b)), [1])
-        out = OP["add.Tensor"](scale(s, 2.0), s)
+        s = aten.sum.dim_IntList(aten.exp.default(aten.mul.Tensor(a, b)), [1])
+        out = aten.add.Tensor(scale(s, 2.0), s)
     fake = {"calls": fake_mode.log, "result": [list(out.shape), out.dtype.name, out.device]}
 
     # 3. a wrapper subclass ----------------------------------------------------------------------
@@ -119,8 +117,6 @@ def run_examples() -> dict[str, Any]:
 
     class Wrapper(TensorBase):
         """A tensor holding another: every operator unwraps, runs, and rewraps."""
-
-        requires_grad = False  # the prototype's autograd kernels ask, before the Python key
 
         def __init__(self, elem: P.Tensor) -> None:
             super().__init__(elem.key_set)
@@ -139,7 +135,7 @@ def run_examples() -> dict[str, Any]:
             return Wrapper(out) if isinstance(out, P.Tensor) else out
 
     u, v = Wrapper(P.tensor([1.0, 2.0])), Wrapper(P.tensor([3.0, 4.0]))
-    w = OP["sum"](OP["add.Tensor"](OP["mul.Tensor"](u, v), u))
+    w = aten.sum.default(aten.add.Tensor(aten.mul.Tensor(u, v), u))
     wrapper = {"calls": list(wrapper_log), "result": [type(w).__name__, w.elem.item()]}
 
     # 4. a subclass and a mode together --------------------------------------------------------
@@ -151,7 +147,7 @@ def run_examples() -> dict[str, Any]:
             return func(*args, **(kwargs or {}))
 
     with Tagging():
-        w = OP["neg"](OP["mul.Tensor"](u, v))
+        w = aten.neg.default(aten.mul.Tensor(u, v))
     together = {"calls": list(wrapper_log), "result": [type(w).__name__, w.elem.tolist()]}
     library.close()
     return {"logging_mode": logging, "fake_tensor_mode": fake, "wrapper_subclass": wrapper,

@@ -1,13 +1,19 @@
 """A small numpy-backed tensor library built only on the dispatcher's public API.
 
-It shows what the dispatcher is for, one dispatch key at a time:
+Its operators are torch's: ``x + y`` calls ``aten::add.Tensor``, ``x @ w``
+``aten::matmul``, ``ones(2)`` ``aten::ones`` (``dispatcher.ops.aten``, from
+the catalog of torch 2.13's schemas).  The prototype defines none: it
+registers kernels for the few dozen it uses, at the keys torch 2.13 has
+kernels for them, and shows what the dispatcher is for, one dispatch key at a time:
 
 ==========================  ==========================================================
 CPU                         numpy kernels (kernels_cpu.py)
 Meta                        shapes and dtypes without data (meta.py, shapes.py)
-CompositeImplicitAutograd   decompositions: sub, mean, relu, reshape, ... (composite.py)
-CompositeExplicitAutograd   factories as "allocate, then fill", _to_copy (composite.py)
-BackendSelect               factories pick a backend from device and dtype (factories.py)
+CompositeImplicitAutograd   torch's decompositions: matmul, reshape, to (composite.py)
+CompositeExplicitAutograd   kernels for every backend: factories as "allocate, then
+                            fill", copies, sum, mean, views of a new shape (composite.py)
+BackendSelect               factories pick a backend from device and dtype (the
+                            catalog's kernels, as torch generates them: factories.py)
 ADInplaceOrView             version counters and view bases (inplace_or_view.py)
 Autograd                    the graph and backward() (autograd.py, derivatives.py)
 PrivateUse1 ("toy")         a new device with a CPU fallback (toy_device.py)
@@ -28,15 +34,13 @@ There are three ways to give tensors a behaviour, as in PyTorch:
               return func(*args, **(kwargs or {}))
 
       with Log():
-          ones(2).exp()           # proto.ones.default, then proto.exp.default
+          ones(2).exp()           # aten.ones.default, then aten.exp.default
 
 * a tensor subclass: a ``TensorBase`` subclass that defines
   ``__torch_dispatch__`` carries the Python keys, and sees every call on its
   tensors (tests/test_python_key_examples.py has a wrapper)::
 
       class Wrapper(dispatcher.TensorBase):
-          requires_grad = False     # autograd asks first: it runs above the Python key
-
           def __init__(self, elem):
               super().__init__(elem.key_set)
               self.elem = elem
@@ -46,13 +50,14 @@ There are three ways to give tensors a behaviour, as in PyTorch:
               args = [a.elem if isinstance(a, Wrapper) else a for a in args]
               return Wrapper(func(*args, **(kwargs or {})))
 
-The operators are ``dispatcher.ops.proto.*`` (operators.py).  The package is
-opt-in: importing it registers the kernels of its own operators and nothing
-that concerns anyone else.  Two things are process-wide and so happen only
-when asked: ``enable_toy_device()`` names the PrivateUse1 backend "toy", and
-``install()`` (or ``with installed():``) registers the backend fallbacks of
-vmap and the toy device, which serve every operator of the process (see
-backend_fallbacks.py).
+The package is opt-in: importing it registers its kernels of aten operators
+(for CPU, Meta, the composite, autograd and vmap keys; another tensor type
+calling them passes through the autograd and ADInplaceOrView ones) and
+nothing that takes over a backend.  Two things are process-wide and so
+happen only when asked: ``enable_toy_device()`` names the PrivateUse1
+backend "toy" and registers its kernels, and ``install()`` (or ``with
+installed():``) registers the backend fallbacks of vmap and the toy device,
+which serve every operator of the process (see backend_fallbacks.py).
 
 Custom operators (``dispatcher.custom_ops.custom_op``) work on its tensors:
 autograd.py implements the dispatcher's AutogradEngine protocol, so that
@@ -67,9 +72,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.prototype needs numpy: pip install "c10-dispatcher[demo]"') from exc
 
 # Each module registers its kernels when imported.
-from . import operators
 from .dtypes import DType, bool_, float32, float64, int64
-from .tensor import Tensor, tensor
+from .tensor import Tensor, stack, tensor
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
 from .factories import empty, full, ones, randn, zeros
 from .autograd import backward, gradcheck, no_grad
@@ -82,11 +86,10 @@ from .tracing import Graph, Tracer, trace
 from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks)
 from .backend_fallbacks import install, installed, is_installed, uninstall
 
-OP = operators.OP
-
 __all__ = [
-    "BatchedTensor", "DType", "Graph", "OP", "Tensor", "Tracer", "backward", "bool_", "empty", "enable_toy_device",
+    "BatchedTensor", "DType", "Graph", "Tensor", "Tracer", "backward", "bool_", "empty", "enable_toy_device",
     "float32", "float64", "full", "gradcheck", "install", "installed", "int64", "is_installed",
     "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones", "randn",
-    "set_vmap_fallback_warning_enabled", "tensor", "trace", "uninstall", "use_cpu_fallback", "vmap", "zeros",
+    "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall", "use_cpu_fallback", "vmap",
+    "zeros",
 ]

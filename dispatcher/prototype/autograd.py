@@ -39,13 +39,13 @@ from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutogr
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
 from dispatcher.tensor_protocols import register_autograd_engine
 
-from .operators import OP
+from .operators import aten, overload
 from .shapes import expand_shape
-from .tensor import Tensor, tensor
+from .tensor import Tensor, convert, tensor
 
 __all__ = ["CustomOpAutograd", "FunctionCtx", "FunctionNode", "Node", "backward", "differentiable", "gradcheck", "no_grad"]
 
-_library = Library("proto", "IMPL", "Autograd")
+_library = Library("aten", "IMPL", "Autograd")
 
 
 def no_grad() -> AutoDispatchBelowAutograd:
@@ -68,7 +68,9 @@ class TensorMeta:
 
 class Context:
     """A formula's view of the forward call: every argument by its schema name,
-    tensors it saved as tensors, the others as TensorMeta; ``result`` if saved."""
+    tensors it saved as tensors, the others as TensorMeta; ``result`` if saved;
+    and ``needs_grad``, whether each tensor argument wants a gradient (torch's
+    grad_input_mask: a formula need not compute the others)."""
 
     if TYPE_CHECKING:  # the attributes are set by name (see _context)
         def __getattr__(self, name: str) -> Any: ...
@@ -170,12 +172,19 @@ class AccumulateGrad:
         grad = grads[0]
         leaf = self.variable
         # A copy: the same gradient tensor may also flow elsewhere.
-        leaf.grad = OP["clone"](grad) if leaf.grad is None else OP["add.Tensor"](leaf.grad, grad)
+        leaf.grad = aten.clone.default(grad) if leaf.grad is None else aten.add.Tensor(leaf.grad, grad)
         return []
 
 
+def _requires_grad(t: Any) -> bool:
+    """Whether autograd records ``t``'s history.  The operators are aten's, which
+    other tensor types may call too: their tensors have no ``requires_grad`` and
+    pass through, unrecorded."""
+    return getattr(t, "requires_grad", False)
+
+
 def _edge(t: Tensor) -> Optional[Edge]:
-    if not t.requires_grad:
+    if not _requires_grad(t):
         return None
     if t.grad_fn is not None:
         return t.grad_fn, t._output_nr
@@ -198,7 +207,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     argument reaches it as shape, dtype and device only, so that a later
     in-place write to it does not invalidate the graph.
     """
-    op = OP[name]
+    op = overload(name)
     schema = op.schema
     saves = frozenset(saves)
     names = [a.name for a in schema.arguments]
@@ -210,16 +219,23 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
             values = schema.bind(args, kwargs)
             inputs = [t for p in tensor_positions for t in _as_list(values[p])]
-            needs_grad = any(t.requires_grad for t in inputs)
-            if needs_grad and inplace:
+            if not any(_requires_grad(t) for t in inputs):
+                with AutoDispatchBelowADInplaceOrView():
+                    return op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+            if inplace:
                 _check_inplace(values[0])
-            edges = tuple(_edge(t) for t in inputs) if needs_grad else ()
+            edges = tuple(_edge(t) for t in inputs)
+            # What the formula reads of the inputs, before the call: an in-place
+            # operator may change its input's shape (squeeze_).
+            ctx, saved = _context(names, values, saves)
             with AutoDispatchBelowADInplaceOrView():
                 result = op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
             # Only floating-point results are differentiable (PyTorch's
             # isDifferentiableType): x.to(int64) is cut from the graph.
-            if needs_grad and result.dtype.is_floating_point:
-                ctx, saved = _context(names, values, result, saves)
+            if result.dtype.is_floating_point:
+                if "result" in saves:
+                    ctx.result = result
+                    saved.append(("result", result, result._version.value))
                 result.grad_fn = Node(node_name, formula, ctx, edges, saved, TensorMeta(result))
                 result.requires_grad = True
             return result
@@ -243,21 +259,22 @@ def _check_inplace(self: Tensor) -> None:
         raise NotImplementedError("in-place operations on views of tensors that require grad are not supported")
 
 
-def _context(names: Sequence[str], values: Sequence[Any], result: Tensor,
+def _context(names: Sequence[str], values: Sequence[Any],
              saves: frozenset) -> tuple[Context, list[tuple[str, Tensor, int]]]:
     ctx = Context()
+    ctx.needs_grad = {}
     saved = []
     for name, value in zip(names, values):
+        is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
+        if isinstance(value, Tensor) or is_tensors:
+            ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
         if name in saves:
             saved.append((name, value, value._version.value))
         elif isinstance(value, Tensor):
             value = TensorMeta(value)
-        elif isinstance(value, list) and value and isinstance(value[0], Tensor):
+        elif is_tensors:
             value = [TensorMeta(t) for t in value]
         setattr(ctx, name, value)
-    if "result" in saves:
-        ctx.result = result
-        saved.append(("result", result, result._version.value))
     return ctx, saved
 
 
@@ -284,7 +301,7 @@ def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Opti
     if gradient is None:
         if root.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        gradient = OP["full"](list(root.shape), 1.0, dtype=root.dtype, device=root.device)
+        gradient = aten.full.default(list(root.shape), 1.0, dtype=root.dtype, device=root.device)
     order = _topological_order(first[0])
     # id(node) -> the gradients flowing into each of its outputs so far.
     grads: dict[int, list[Optional[Tensor]]] = {}
@@ -293,7 +310,7 @@ def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Opti
         node, output_nr = edge
         slots = grads.setdefault(id(node), [None] * len(node.metadata))
         previous = slots[output_nr]
-        slots[output_nr] = g if previous is None else OP["add.Tensor"](previous, g)
+        slots[output_nr] = g if previous is None else aten.add.Tensor(previous, g)
 
     with no_grad():
         accumulate(first, _validate_gradient(gradient, first[0].metadata[first[1]], 0, None))
@@ -330,11 +347,11 @@ def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Opt
 
         grad = sum_to(grad, meta.shape)
     if grad.dtype != meta.dtype:
-        grad = OP["to"](grad, dtype=meta.dtype)
+        grad = convert(grad, dtype=meta.dtype)
     if grad.device != meta.device:
         if grad.ndim != 0:
             raise error(f"invalid gradient at index {index} - expected device {meta.device} but got {grad.device}")
-        grad = OP["to"](grad, device=meta.device)
+        grad = convert(grad, device=meta.device)
     return grad
 
 
@@ -447,7 +464,7 @@ class FunctionNode(_GraphNode):
 
     def apply(self, grads: Sequence[Optional[Tensor]]) -> list[Optional[Tensor]]:
         if self.ctx._materialize_grads:
-            grads = [OP["zeros"](list(m.shape), dtype=m.dtype, device=m.device) if g is None else g
+            grads = [aten.zeros.default(list(m.shape), dtype=m.dtype, device=m.device) if g is None else g
                      for g, m in zip(grads, self.metadata)]
         # One gradient per output, a list of them for a list output, None for a non-tensor one.
         per_output: list[Any] = []
@@ -536,7 +553,7 @@ def gradcheck(fn: Callable[..., Tensor], inputs: Sequence[Tensor], *, eps: float
     v = tensor(rng.standard_normal(probe.shape), dtype=probe.dtype, device=probe.device)
 
     def objective(*args: Tensor) -> Tensor:
-        return OP["sum"](OP["mul.Tensor"](fn(*args), v))
+        return aten.sum.default(aten.mul.Tensor(fn(*args), v))
 
     leaves = [t for t in inputs if t.requires_grad]
     for t in leaves:

@@ -7,7 +7,7 @@ importing dispatcher.prototype installs neither: ``install()`` does,
 ``uninstall()`` takes them out, and ``with installed():`` keeps them for a
 block, which a program sharing the dispatcher with other users of those keys
 (a test suite, say) wants.  The prototype's other registrations are kernels
-of its own ``proto`` operators, which concern no one else.
+of aten operators at the keys its own tensors carry (see __init__.py).
 """
 from __future__ import annotations
 

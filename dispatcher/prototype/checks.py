@@ -18,7 +18,7 @@ from dispatcher.tensor_protocols import register_tensor_checks
 from .autograd import no_grad
 from .dtypes import DType
 from .meta import meta_tensor
-from .operators import OP
+from .operators import aten
 from .tensor import Tensor
 
 __all__ = ["PrototypeTensorChecks"]
@@ -29,7 +29,7 @@ class PrototypeTensorChecks:
 
     def copy(self, tensor: Tensor) -> Tensor:
         with no_grad():
-            copy = OP["clone"](tensor)
+            copy = aten.clone.default(tensor)
         copy.requires_grad = tensor.requires_grad
         return copy
 

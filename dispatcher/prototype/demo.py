@@ -84,11 +84,11 @@ def main() -> int:
     big = empty(100_000, 4096, device="meta") @ empty(4096, 10, device="meta")
     print(f"   [100000, 4096] @ [4096, 10] -> {list(big.shape)} {big.dtype.name}, 0 bytes")
 
-    print('\n5. A new device: PrivateUse1 named "toy"; own kernels: empty, copy_; the rest via a CPU fallback')
+    print('\n5. A new device: PrivateUse1 named "toy"; own kernels: empty, _copy_from; the rest via a CPU fallback')
     t = x.to("toy")
     same = np.allclose(t.exp().numpy(), x.exp().numpy())
     print(f"   x.to('toy').exp() equals the CPU result: {same}")
-    use_cpu_fallback(["proto::add.Tensor"])  # selective: only add falls back
+    use_cpu_fallback(["aten::add.Tensor"])  # selective: only add falls back
     try:
         (t + t).exp()
     except NotImplementedError as exc:
@@ -96,7 +96,7 @@ def main() -> int:
     finally:
         use_cpu_fallback()
 
-    print("\n6. vmap: batching rules (matmul, add, ...) beat the per-example loop fallback")
+    print("\n6. vmap: batching rules (add, mm, ...) and decompositions (matmul) beat the per-example loop fallback")
     a, b = randn(8, 3), randn(8, 3)
     set_vmap_fallback_warning_enabled(True)
     try:
@@ -110,7 +110,7 @@ def main() -> int:
     finally:
         set_vmap_fallback_warning_enabled(False)
 
-    print("\n7. Tracing: a dispatch mode records every call")
+    print("\n7. Tracing: a dispatch mode records every call, as torch's make_fx does")
     model = nn.MLP((3, 4, 1))
     graph = trace(model, randn(5, 3))
     for line in str(graph).splitlines():

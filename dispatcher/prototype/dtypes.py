@@ -35,6 +35,19 @@ class DType(enum.IntEnum):
     def is_floating_point(self) -> builtins.bool:  # plain ``bool`` is the member above
         return self in (DType.float32, DType.float64)
 
+    @property
+    def scalar_type_name(self) -> str:
+        """c10's ScalarType name, as torch's error messages print a dtype: Long, Float, Double, Bool."""
+        return _SCALAR_TYPE_NAMES[self]
+
+    @property
+    def c_type_name(self) -> str:
+        """The C++ type's name, as some of torch's error messages print a dtype: long int, float, ..."""
+        return _C_TYPE_NAMES[self]
+
+
+_SCALAR_TYPE_NAMES = {DType.int64: "Long", DType.float32: "Float", DType.float64: "Double", DType.bool: "Bool"}
+_C_TYPE_NAMES = {DType.int64: "long int", DType.float32: "float", DType.float64: "double", DType.bool: "bool"}
 
 float32, float64, int64, bool_ = DType.float32, DType.float64, DType.int64, DType.bool
 default_float = DType.float32  # torch.get_default_dtype()
@@ -70,19 +83,43 @@ def _scalar_dtype(value: Union[bool, int, float]) -> DType:
     return default_float
 
 
-def result_type(*operands: object) -> DType:
-    """torch.result_type for tensors (anything with ``.dtype``) and Python scalars.
+def _promote(a: "DType | None", b: DType) -> DType:
+    """torch.promote_types, for the dtypes here: bool < int64 < float32 < float64."""
+    return b if a is None or (_CATEGORY[b], b) > (_CATEGORY[a], a) else a
 
-    Tensors decide the dtype; a Python scalar only lifts the category (an
-    int64 tensor times 0.5 is float32, a float64 tensor times 2 stays float64).
+
+def _combine_categories(higher: "DType | None", lower: "DType | None") -> "DType | None":
+    """c10's combine_categories: a lower tier lifts a higher one's category, never its width."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.is_floating_point:
+        return higher
+    if higher == DType.bool or lower.is_floating_point:
+        return _promote(higher, lower)
+    return higher
+
+
+def result_type(*operands: object) -> DType:
+    """torch.result_type of tensors (anything with ``.dtype`` and ``.shape``) and Python scalars.
+
+    As c10's ResultTypeState, in three tiers: tensors with dimensions decide
+    the dtype; 0-d tensors, then Python scalars and the 0-d "wrapped number"
+    tensors made from them (see tensor.wrapped_scalar_tensor), only lift its
+    category (an int64 tensor times 0.5 is float32, a float64 tensor times 2
+    stays float64, a float32 tensor times a 0-d float64 tensor stays float32).
+    A Python float counts as the default float.
     """
-    tensor_dtypes = [op.dtype for op in operands if hasattr(op, "dtype")]
-    best = max(tensor_dtypes, key=lambda d: (_CATEGORY[d], d)) if tensor_dtypes else None
+    dimensioned = zero_dim = scalars = None
     for op in operands:
         if not hasattr(op, "dtype"):
-            scalar = _scalar_dtype(op)  # type: ignore[arg-type]
-            if best is None or _CATEGORY[scalar] > _CATEGORY[best]:
-                best = scalar
+            scalars = _promote(scalars, _scalar_dtype(op))  # type: ignore[arg-type]
+        elif getattr(op, "_wrapped_number", False):
+            scalars = _promote(scalars, default_float if op.dtype.is_floating_point else op.dtype)
+        elif len(op.shape):  # type: ignore[attr-defined]
+            dimensioned = _promote(dimensioned, op.dtype)
+        else:
+            zero_dim = _promote(zero_dim, op.dtype)
+    best = _combine_categories(dimensioned, _combine_categories(zero_dim, scalars))
     if best is None:
         raise ValueError("result_type() needs at least one operand")
     return best

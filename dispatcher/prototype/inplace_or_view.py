@@ -2,7 +2,8 @@
 
 Every tensor has the ADInplaceOrView key and the thread-local include set
 has it too, so these run on each call of the operators below (other
-operators skip the key: its standard fallback is a fallthrough).
+operators skip the key: its standard fallback is a fallthrough).  They are
+torch's: the operators torch 2.13 has ADInplaceOrView kernels for.
 
 * An in-place operator bumps the version counter of the tensor it wrote,
   which autograd checks before using a saved tensor.
@@ -10,7 +11,9 @@ operators skip the key: its standard fallback is a fallthrough).
   counter, so a write through either is seen by both.
 
 As in PyTorch, this sits below autograd and above the backends, and
-redispatches with the keys below itself.
+redispatches with the keys below itself.  The operators are aten's, which
+other tensor types may call too: their tensors, which have no version
+counter, pass through untouched.
 """
 from __future__ import annotations
 
@@ -19,37 +22,39 @@ from typing import Any
 from dispatcher import DispatchKeySet, Library, OperatorHandle
 from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 
-from .operators import OP
+from .operators import overload
 from .tensor import Tensor
 
 __all__ = ["INPLACE_OPERATORS", "VIEW_OPERATORS"]
 
-INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_")
-VIEW_OPERATORS = ("permute", "view", "expand", "select.int")
+INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim")
+VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim")
 
-_library = Library("proto", "IMPL", "ADInplaceOrView")
+_library = Library("aten", "IMPL", "ADInplaceOrView")
 
 
 def _inplace(op: OperatorHandle):
-    def kernel(keyset: DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
-        self._version.value += 1
+        if isinstance(self, Tensor):
+            self._version.value += 1
         return out
 
     return kernel
 
 
 def _view(op: OperatorHandle):
-    def kernel(keyset: DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
-        out._base = self._base if self._base is not None else self
-        out._version = self._version
+        if isinstance(self, Tensor) and isinstance(out, Tensor):
+            out._base = self._base if self._base is not None else self
+            out._version = self._version
         return out
 
     return kernel
 
 
 for _name in INPLACE_OPERATORS:
-    _library.impl(_name, _inplace(OP[_name]), with_keyset=True)
+    _library.impl(_name, _inplace(overload(_name)), with_keyset=True)
 for _name in VIEW_OPERATORS:
-    _library.impl(_name, _view(OP[_name]), with_keyset=True)
+    _library.impl(_name, _view(overload(_name)), with_keyset=True)

@@ -1,5 +1,10 @@
 """CPU kernels: numpy does the arithmetic.
 
+These are the aten operators torch gives CPU kernels (pointwise ops,
+reductions, products, ``view``, in-place fills, ``empty``), and the views
+torch writes once for every strided backend, which the prototype can only
+write for numpy memory (see composite.py).
+
 Each kernel checks its inputs with the shape functions the Meta kernels use
 (so both backends accept and refuse the same calls), computes with numpy,
 and casts to the dtype PyTorch's promotion gives, which numpy's own rules
@@ -13,20 +18,21 @@ to the result dtype: numpy's float32 exp is an ulp or more off (exp(1) gives
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from dispatcher import Library
 
 from . import shapes
-from .dtypes import DType, default_float, float_result_type, reduction_dtype, result_type, to_numpy_dtype
+from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type, to_numpy_dtype
 from .generator import default_generator
 from .tensor import Tensor
+from .tensor_options import check_options
 
-__all__: list[str] = []
+__all__ = ["copy_between_cpu_tensors"]
 
-_library = Library("proto", "IMPL", "CPU")
+_library = Library("aten", "IMPL", "CPU")
 
 
 def _kernel(name: str):
@@ -64,10 +70,13 @@ def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     return _wrap(a + (b if alpha == 1 else alpha * b), dt)
 
 
-@_kernel("add.Scalar")
-def add_scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
+@_kernel("sub.Tensor")
+def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    shapes.broadcast_shapes(self.shape, other.shape)
+    shapes.check_sub_operands(self, other)
     dt = result_type(self, other)
-    return _wrap(_operand(self, dt) + alpha * other, dt)
+    a, b = _operand(self, dt), _operand(other, dt)
+    return _wrap(a - (b if alpha == 1 else alpha * b), dt)
 
 
 @_kernel("mul.Tensor")
@@ -75,12 +84,6 @@ def mul(self: Tensor, other: Tensor) -> Tensor:
     shapes.broadcast_shapes(self.shape, other.shape)
     dt = result_type(self, other)
     return _wrap(_operand(self, dt) * _operand(other, dt), dt)
-
-
-@_kernel("mul.Scalar")
-def mul_scalar(self: Tensor, other: float) -> Tensor:
-    dt = result_type(self, other)
-    return _wrap(_operand(self, dt) * other, dt)
 
 
 @_kernel("div.Tensor")
@@ -93,9 +96,21 @@ def div(self: Tensor, other: Tensor) -> Tensor:
 
 @_kernel("neg")
 def neg(self: Tensor) -> Tensor:
-    if self.dtype == DType.bool:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported.")
+    shapes.check_neg_input(self)
     return _wrap(np.negative(self._data), self.dtype)
+
+
+@_kernel("reciprocal")
+def reciprocal(self: Tensor) -> Tensor:
+    dt = float_result_type(self)
+    with np.errstate(divide="ignore"):  # 1 / 0 is inf, as in PyTorch
+        return _wrap(np.reciprocal(_operand(self, dt)), dt)
+
+
+@_kernel("relu")
+def relu(self: Tensor) -> Tensor:
+    shapes.check_relu_input(self)
+    return _wrap(np.maximum(self._data, 0), self.dtype)
 
 
 def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
@@ -121,12 +136,6 @@ def gt(self: Tensor, other: float) -> Tensor:
 
 
 # -- reductions and products ------------------------------------------------------------
-@_kernel("sum")
-def sum_(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
-    dt = reduction_dtype(self.dtype, dtype)
-    return _wrap(np.sum(self._data, dtype=to_numpy_dtype(dt)), dt)
-
-
 @_kernel("sum.dim_IntList")
 def sum_dim(self: Tensor, dim: Optional[Sequence[int]], keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> Tensor:
@@ -136,10 +145,28 @@ def sum_dim(self: Tensor, dim: Optional[Sequence[int]], keepdim: bool = False, *
     return _wrap(np.sum(self._data, axis=axes, keepdims=keepdim, dtype=to_numpy_dtype(dt)), dt)
 
 
-@_kernel("matmul")
-def matmul(self: Tensor, other: Tensor) -> Tensor:
-    shapes.matmul_shape(self.shape, other.shape)
-    return _wrap(np.matmul(self._data, other._data), result_type(self, other))
+@_kernel("mm")
+def mm(self: Tensor, mat2: Tensor) -> Tensor:
+    shapes.mm_shape(self, mat2)
+    return _wrap(np.matmul(self._data, mat2._data), self.dtype)
+
+
+@_kernel("bmm")
+def bmm(self: Tensor, mat2: Tensor) -> Tensor:
+    shapes.bmm_shape(self, mat2)
+    return _wrap(np.matmul(self._data, mat2._data), self.dtype)
+
+
+@_kernel("mv")
+def mv(self: Tensor, vec: Tensor) -> Tensor:
+    shapes.mv_shape(self, vec)
+    return _wrap(np.matmul(self._data, vec._data), self.dtype)
+
+
+@_kernel("dot")
+def dot(self: Tensor, tensor: Tensor) -> Tensor:
+    shapes.dot_shape(self, tensor)
+    return _wrap(np.dot(self._data, tensor._data), self.dtype)
 
 
 # -- views: numpy views share memory, as PyTorch views do --------------------------------
@@ -151,17 +178,21 @@ def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
 
 @_kernel("view")
 def view(self: Tensor, size: Sequence[int]) -> Tensor:
-    out = self._data.reshape(shapes.view_shape(self.shape, size))
-    if out.size and not np.may_share_memory(out, self._data):  # numpy had to copy
+    shape = shapes.view_shape(self.shape, size)
+    stride = shapes.compute_stride(self.shape, self.stride(), shape)
+    if stride is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans "
             "across two contiguous subspaces). Use .reshape(...) instead."
         )
-    return Tensor.from_numpy(out)
+    data = self._data
+    itemsize = data.itemsize
+    return Tensor.from_numpy(np.lib.stride_tricks.as_strided(
+        data, shape, [s * itemsize for s in stride], writeable=data.flags.writeable))
 
 
 @_kernel("expand")
-def expand(self: Tensor, size: Sequence[int]) -> Tensor:
+def expand(self: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
     return Tensor.from_numpy(np.broadcast_to(self._data, shapes.expand_shape(self.shape, size)))
 
 
@@ -187,7 +218,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _wrap(np.stack([_operand(t, dt) for t in tensors], axis=dim), dt)
 
 
-# -- in-place and copies -----------------------------------------------------------------
+# -- in-place, and allocation ------------------------------------------------------------
 @_kernel("add_.Tensor")
 def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     dt = result_type(self, other)
@@ -212,18 +243,13 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *,
     return self
 
 
-@_kernel("copy_")
-def copy_(self: Tensor, src: Tensor) -> Tensor:
-    shapes.expand_shape(src.shape, self.shape)  # src must broadcast to self
-    np.copyto(_writable(self), src._data, casting="unsafe")
-    return self
+def copy_between_cpu_tensors(dst: Tensor, src: Tensor) -> None:
+    """copy_'s work when both tensors are on the CPU (copy_ itself is composite: composite.py)."""
+    np.copyto(_writable(dst), src._data, casting="unsafe")
 
 
-@_kernel("clone")
-def clone(self: Tensor) -> Tensor:
-    return Tensor.from_numpy(np.array(self._data, order="C", copy=True))
-
-
-@_kernel("empty")
-def empty(size: Sequence[int], *, dtype: Optional[DType] = None, device: Optional[str] = None) -> Tensor:
-    return Tensor.from_numpy(np.empty(size, dtype=to_numpy_dtype(dtype or default_float)))
+@_kernel("empty.memory_format")
+def empty(size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+          pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
+    check_options(pin_memory, memory_format)
+    return Tensor.from_numpy(np.empty(size, dtype=to_numpy_dtype(optional_dtype(dtype) or default_float)))

@@ -2,21 +2,24 @@
 
 A meta tensor costs nothing however large, so a model can be checked
 (shapes, dtypes, errors) before any memory is spent.  PyTorch's meta tensors
-also track strides; these do not, so they count as contiguous.
+also track strides; these do not, so they count as contiguous.  The
+operators with composite kernels (composite.py) need no Meta kernel: their
+composite runs on meta tensors too.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from dispatcher import Library
 
 from . import shapes
-from .dtypes import DType, default_float, float_result_type, reduction_dtype, result_type
+from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type
 from .tensor import Tensor
+from .tensor_options import check_options
 
 __all__ = ["meta_tensor"]
 
-_library = Library("proto", "IMPL", "Meta")
+_library = Library("aten", "IMPL", "Meta")
 
 
 def meta_tensor(shape: Sequence[int], dtype: DType) -> Tensor:
@@ -37,9 +40,11 @@ def binary(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     return meta_tensor(shapes.broadcast_shapes(self.shape, other.shape), result_type(self, other))
 
 
-@_kernel("add.Scalar", "mul.Scalar")
-def binary_scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
-    return meta_tensor(self.shape, result_type(self, other))
+@_kernel("sub.Tensor")
+def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    shape = shapes.broadcast_shapes(self.shape, other.shape)
+    shapes.check_sub_operands(self, other)
+    return meta_tensor(shape, result_type(self, other))
 
 
 @_kernel("div.Tensor")
@@ -49,12 +54,17 @@ def div(self: Tensor, other: Tensor) -> Tensor:
 
 @_kernel("neg")
 def neg(self: Tensor) -> Tensor:
-    if self.dtype == DType.bool:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported.")
+    shapes.check_neg_input(self)
     return meta_tensor(self.shape, self.dtype)
 
 
-@_kernel("exp", "log")
+@_kernel("relu")
+def relu(self: Tensor) -> Tensor:
+    shapes.check_relu_input(self)
+    return meta_tensor(self.shape, self.dtype)
+
+
+@_kernel("exp", "log", "reciprocal")
 def float_unary(self: Tensor) -> Tensor:
     return meta_tensor(self.shape, float_result_type(self))
 
@@ -64,20 +74,30 @@ def gt(self: Tensor, other: float) -> Tensor:
     return meta_tensor(self.shape, DType.bool)
 
 
-@_kernel("sum")
-def sum_(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
-    return meta_tensor((), reduction_dtype(self.dtype, dtype))
-
-
 @_kernel("sum.dim_IntList")
 def sum_dim(self: Tensor, dim: Optional[Sequence[int]], keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> Tensor:
     return meta_tensor(shapes.reduce_shape(self.shape, dim, keepdim), reduction_dtype(self.dtype, dtype))
 
 
-@_kernel("matmul")
-def matmul(self: Tensor, other: Tensor) -> Tensor:
-    return meta_tensor(shapes.matmul_shape(self.shape, other.shape), result_type(self, other))
+@_kernel("mm")
+def mm(self: Tensor, mat2: Tensor) -> Tensor:
+    return meta_tensor(shapes.mm_shape(self, mat2), self.dtype)
+
+
+@_kernel("bmm")
+def bmm(self: Tensor, mat2: Tensor) -> Tensor:
+    return meta_tensor(shapes.bmm_shape(self, mat2), self.dtype)
+
+
+@_kernel("mv")
+def mv(self: Tensor, vec: Tensor) -> Tensor:
+    return meta_tensor(shapes.mv_shape(self, vec), self.dtype)
+
+
+@_kernel("dot")
+def dot(self: Tensor, tensor: Tensor) -> Tensor:
+    return meta_tensor(shapes.dot_shape(self, tensor), self.dtype)
 
 
 @_kernel("permute")
@@ -91,7 +111,7 @@ def view(self: Tensor, size: Sequence[int]) -> Tensor:
 
 
 @_kernel("expand")
-def expand(self: Tensor, size: Sequence[int]) -> Tensor:
+def expand(self: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
     return meta_tensor(shapes.expand_shape(self.shape, size), self.dtype)
 
 
@@ -122,20 +142,8 @@ def fill_(self: Tensor, *args: object, **kwargs: object) -> Tensor:
     return self
 
 
-@_kernel("copy_")
-def copy_(self: Tensor, src: Tensor) -> Tensor:
-    # Meta is the highest backend, so copies from any device to meta come here too.
-    if self.device != "meta":
-        raise RuntimeError("Cannot copy out of meta tensor; no data!")
-    shapes.expand_shape(src.shape, self.shape)
-    return self
-
-
-@_kernel("clone")
-def clone(self: Tensor) -> Tensor:
-    return meta_tensor(self.shape, self.dtype)
-
-
-@_kernel("empty")
-def empty(size: Sequence[int], *, dtype: Optional[DType] = None, device: Optional[str] = None) -> Tensor:
-    return meta_tensor(size, dtype or default_float)
+@_kernel("empty.memory_format")
+def empty(size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+          pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
+    check_options(pin_memory, memory_format)
+    return meta_tensor(size, optional_dtype(dtype) or default_float)

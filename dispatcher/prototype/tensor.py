@@ -14,6 +14,7 @@ toy_device.py).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
@@ -23,17 +24,17 @@ from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
 from .dtypes import (
-    DTYPE_NAMES, DType, check_dtype, default_float, float_result_type, from_numpy_dtype, optional_dtype,
-    to_numpy_dtype,
+    DTYPE_NAMES, DType, check_dtype, default_float, from_numpy_dtype, optional_dtype, to_numpy_dtype,
 )
-from .operators import OP
+from .operators import aten
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
     from .autograd import AccumulateGrad, FunctionNode, Node
 
-__all__ = ["Tensor", "TensorMethods", "VersionCounter", "device_backend", "key_set_for_device", "normalize_device", "tensor"]
+__all__ = ["Tensor", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
+           "key_set_for_device", "normalize_device", "stack", "tensor", "wrapped_scalar_tensor"]
 
 Scalar = Union[bool, int, float]
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
@@ -85,8 +86,10 @@ class VersionCounter:
 class TensorMethods:
     """Python operators and methods of tensor-likes (Tensor, vmap's BatchedTensor).
 
-    Each calls one operator of the proto library; a subclass provides
-    ``shape``, ``dtype`` and ``device``.
+    Each calls the aten operator torch's Tensor method calls; a number where
+    an operator takes a tensor becomes a wrapped number (``x * 2`` is
+    mul.Tensor, as in torch).  A subclass provides ``shape``, ``dtype`` and
+    ``device``.
     """
 
     __slots__ = ()
@@ -131,7 +134,7 @@ class TensorMethods:
         return self.sub(other)
 
     def __rsub__(self, other: Scalar) -> Self:
-        return OP["add.Scalar"](OP["neg"](self), other)
+        return aten.rsub.Scalar(self, other)
 
     def __mul__(self, other: Operand) -> Self:
         return self.mul(other)
@@ -142,94 +145,94 @@ class TensorMethods:
         return self.div(other)
 
     def __rtruediv__(self, other: Scalar) -> Self:
-        numerator = OP["full"]([], other, dtype=float_result_type(self, other), device=self.device)
-        return OP["div.Tensor"](numerator, self)
+        # torch's Tensor.__rdiv__: the reciprocal, times the number.
+        return aten.mul.Tensor(aten.reciprocal.default(self), wrapped_scalar_tensor(other))
 
     def __matmul__(self, other: Operand) -> Self:
-        return OP["matmul"](self, other)
+        return aten.matmul.default(self, other)
 
     def __neg__(self) -> Self:
-        return OP["neg"](self)
+        return aten.neg.default(self)
 
     def add(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        if isinstance(other, TensorBase):
-            return OP["add.Tensor"](self, other, alpha=alpha)
-        return OP["add.Scalar"](self, other, alpha)
+        return aten.add.Tensor(self, _tensor_operand(other), alpha=alpha)
 
     def sub(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        if isinstance(other, TensorBase):
-            return OP["sub.Tensor"](self, other, alpha=alpha)
-        return OP["sub.Scalar"](self, other, alpha)
+        return aten.sub.Tensor(self, _tensor_operand(other), alpha=alpha)
 
     def mul(self, other: Operand) -> Self:
-        return OP["mul.Tensor" if isinstance(other, TensorBase) else "mul.Scalar"](self, other)
+        return aten.mul.Tensor(self, _tensor_operand(other))
 
     def div(self, other: Operand) -> Self:
-        return OP["div.Tensor" if isinstance(other, TensorBase) else "div.Scalar"](self, other)
+        return aten.div.Tensor(self, _tensor_operand(other))
 
     def matmul(self, other: Operand) -> Self:
-        return OP["matmul"](self, other)
+        return aten.matmul.default(self, other)
 
     def neg(self) -> Self:
-        return OP["neg"](self)
+        return aten.neg.default(self)
+
+    def reciprocal(self) -> Self:
+        return aten.reciprocal.default(self)
 
     def exp(self) -> Self:
-        return OP["exp"](self)
+        return aten.exp.default(self)
 
     def log(self) -> Self:
-        return OP["log"](self)
+        return aten.log.default(self)
 
     def relu(self) -> Self:
-        return OP["relu"](self)
+        return aten.relu.default(self)
 
     def gt(self, other: Scalar) -> Self:
-        return OP["gt.Scalar"](self, other)
+        return aten.gt.Scalar(self, other)
 
     def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> Self:
         dtype = optional_dtype(dtype)
         if dim is None and not keepdim:
-            return OP["sum"](self, dtype=dtype)
-        return OP["sum.dim_IntList"](self, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
+            return aten.sum.default(self, dtype=dtype)
+        return aten.sum.dim_IntList(self, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
 
     def mean(self, *, dtype: Optional[DType] = None) -> Self:
-        return OP["mean"](self, dtype=optional_dtype(dtype))
+        return aten.mean.default(self, dtype=optional_dtype(dtype))
 
     # -- shapes and views --------------------------------------------------------------
     def t(self) -> Self:
-        return OP["t"](self)
+        return aten.t.default(self)
 
     @property
     def T(self) -> Self:
-        return OP["t"](self)
+        # torch's numpy_T, a CompositeImplicitAutograd operator: the dimensions reversed.
+        return aten.permute.default(self, list(reversed(range(self.ndim))))
 
     def transpose(self, dim0: int, dim1: int) -> Self:
-        return OP["transpose.int"](self, dim0, dim1)
+        return aten.transpose.int(self, dim0, dim1)
 
     def permute(self, *dims: Any) -> Self:
-        return OP["permute"](self, _sizes(dims))
+        return aten.permute.default(self, _sizes(dims))
 
     def view(self, *size: Any) -> Self:
-        return OP["view"](self, _sizes(size))
+        return aten.view.default(self, _sizes(size))
 
     def reshape(self, *shape: Any) -> Self:
-        return OP["reshape"](self, _sizes(shape))
+        return aten.reshape.default(self, _sizes(shape))
 
     def expand(self, *size: Any) -> Self:
-        return OP["expand"](self, _sizes(size))
+        return aten.expand.default(self, _sizes(size))
 
     def select(self, dim: int, index: int) -> Self:
-        return OP["select.int"](self, dim, index)
+        return aten.select.int(self, dim, index)
 
     # -- copies and in-place -------------------------------------------------------------
     def clone(self) -> Self:
-        return OP["clone"](self)
+        return aten.clone.default(self)
 
     def copy_(self, src: "TensorMethods") -> Self:
-        return OP["copy_"](self, src)
+        return aten.copy_.default(self, src)
 
     def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        return OP["add_.Tensor"](self, other, alpha=alpha)
+        return aten.add_.Tensor(self, _tensor_operand(other), alpha=alpha)
 
     def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
            copy: bool = False) -> Self:
@@ -245,7 +248,46 @@ class TensorMethods:
                 device = arg
             else:
                 raise TypeError(f"to() takes a device string or a dtype, not {type(arg).__name__}")
-        return OP["to"](self, dtype=dtype, device=device, copy=copy)
+        return convert(self, dtype=dtype, device=device, copy=copy)
+
+
+def convert(t: Any, dtype: Optional[DType] = None, device: Optional[str] = None, copy: bool = False) -> Any:
+    """``t.to(...)``: the ``to`` overload torch's Tensor.to calls for these arguments.
+
+    All three are CompositeImplicitAutograd: ``t`` itself when nothing
+    changes and no copy is asked for, else a call of ``_to_copy``.
+    """
+    if device is None and dtype is not None:
+        return aten.to.dtype(t, dtype, copy=copy)
+    if device is not None and dtype is not None:
+        return aten.to.device(t, device, dtype, copy=copy)
+    return aten.to.dtype_layout(t, device=device, copy=copy)
+
+
+def wrapped_scalar_tensor(value: Scalar) -> "Tensor":
+    """A Python number as the 0-d CPU tensor torch's argument parser makes of it, a "wrapped number".
+
+    It is what an operator's Tensor argument gets when the caller wrote a
+    number (``x * 2`` calls mul.Tensor with one), and type promotion treats
+    it as the number it was (dtypes.result_type).  As any 0-d CPU tensor, it
+    joins a computation on another device.
+    """
+    if isinstance(value, bool):
+        dtype = DType.bool
+    elif isinstance(value, numbers.Integral):
+        dtype = DType.int64
+    elif isinstance(value, numbers.Real):
+        dtype = DType.float64
+    else:
+        raise TypeError(f"expected a tensor or a number (bool, int, float), got {type(value).__name__}")
+    out = Tensor.from_numpy(np.array(value, dtype=to_numpy_dtype(dtype)))
+    out._wrapped_number = True
+    return out
+
+
+def _tensor_operand(other: Any) -> Any:
+    """The tensor an operator gets for ``other``: itself, or the number as a wrapped number."""
+    return other if isinstance(other, TensorBase) else wrapped_scalar_tensor(other)
 
 
 def _sizes(args: tuple) -> list[int]:
@@ -263,7 +305,7 @@ class Tensor(TensorMethods, TensorBase):
     """
 
     __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn", "_output_nr",
-                 "_version", "_base", "_grad_accumulator")
+                 "_version", "_base", "_grad_accumulator", "_wrapped_number")
 
     shape: tuple[int, ...]
     dtype: DType
@@ -282,6 +324,7 @@ class Tensor(TensorMethods, TensorBase):
         self._version = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
         self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
+        self._wrapped_number = False  # see wrapped_scalar_tensor
 
     @staticmethod
     def from_numpy(array: np.ndarray) -> "Tensor":
@@ -340,12 +383,34 @@ class Tensor(TensorMethods, TensorBase):
 
         backward(self, gradient, retain_graph=retain_graph)
 
-    # -- leaving the dispatcher ----------------------------------------------------------
+    # -- memory layout -------------------------------------------------------------------
+    # Only CPU storage (numpy) can be strided; other devices keep dense
+    # row-major buffers, and meta tensors have no strides here, so they count
+    # as contiguous.
     def is_contiguous(self) -> bool:
-        # Only CPU storage can be strided; other devices keep dense buffers and
-        # meta tensors have no strides here.
         return self.device != "cpu" or self._data.flags.c_contiguous
 
+    def stride(self) -> tuple[int, ...]:
+        """The step, in elements, between neighbours along each dimension."""
+        if self.device != "cpu":
+            return contiguous_strides(self.shape)
+        return tuple(step // self._data.itemsize for step in self._data.strides)
+
+    def _with_shape(self, shape: Sequence[int]) -> "Tensor":
+        """The same elements, in row-major order, in another shape: a view of the same
+        memory where the layout allows (always when only dimensions of size 1 are
+        added or removed), else a copy.  The kernels of unsqueeze, squeeze and
+        _unsafe_view, which torch writes for every backend, are made of it."""
+        data = self._data.reshape(shape) if self.device == "cpu" else self._data
+        return Tensor(data, shape, self.dtype, self.device)
+
+    def _set_shape(self, shape: Sequence[int]) -> None:
+        """``_with_shape`` in place (squeeze_): the tensor views its memory in ``shape``."""
+        if self.device == "cpu":
+            self._data = self._data.reshape(shape)
+        self.shape = tuple(shape)
+
+    # -- leaving the dispatcher ----------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
         if self.device == "meta":
@@ -396,8 +461,22 @@ def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
         dtype = from_numpy_dtype(array.dtype) if isinstance(data, np.ndarray) else _inferred_dtype(array)
     out = Tensor.from_numpy(array.astype(to_numpy_dtype(dtype), order="C"))
     if normalize_device(device) != "cpu":
-        out = OP["_to_copy"](out, device=device)
+        out = aten._to_copy.default(out, device=device)
     return out.requires_grad_() if requires_grad else out
+
+
+def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
+    """torch.stack: the tensors, of one shape, along a new dimension ``dim``."""
+    return aten.stack.default(list(tensors), dim)
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides of a row-major tensor of ``shape``, in elements."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 def _inferred_dtype(array: np.ndarray) -> DType:

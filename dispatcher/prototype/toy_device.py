@@ -1,24 +1,27 @@
 """A new device, "toy", on the PrivateUse1 backend, with two kernels of its own.
 
 This is how an out-of-tree backend starts in PyTorch: name the PrivateUse1
-device (``rename_privateuse1_backend``), write the kernels that must touch
-device memory -- allocation (``empty``) and copies (``copy_``) -- and send
-every other operator through a boxed *CPU fallback*: copy the toy inputs to
-CPU, run the operator there, copy the results back (PyTorch's
-``at::native::cpu_fallback``).  The composite kernels (factories,
-``_to_copy``, ...) need nothing more, and autograd works unchanged because
-AutogradPrivateUse1 is covered by the Autograd alias.
+device (``rename_privateuse1_backend``), write, with aten's names, the kernels
+that must touch device memory -- allocation (``empty.memory_format``) and
+copies to and from the device (``_copy_from``, which aten's composite
+``copy_`` calls) -- and send every other operator through a boxed *CPU
+fallback*: copy the toy inputs to CPU, run the operator there, copy the
+results back (PyTorch's ``at::native::cpu_fallback``).  The composite kernels
+(factories, ``clone``, ``_to_copy``, ...) need nothing more, and autograd
+works unchanged because AutogradPrivateUse1 is covered by the Autograd alias.
 
-Toy memory is a bytearray, opaque to numpy-based kernels: whatever runs on
-toy tensors either is one of the two kernels here or went through the
-fallback.  The fallback is installed with the prototype's other backend
-fallbacks (backend_fallbacks.py); ``use_cpu_fallback(["proto::add.Tensor",
-...])`` limits it to chosen operators (a per-operator boxed kernel instead
-of a backend fallback), so the others fail loudly until they get a kernel.
+Toy memory is a dense row-major bytearray, opaque to numpy-based kernels:
+whatever runs on toy tensors either is one of the two kernels here, a
+composite made of operators that do, or went through the fallback.  The
+fallback is installed with the prototype's other backend fallbacks
+(backend_fallbacks.py); ``use_cpu_fallback(["aten::add.Tensor", ...])``
+limits it to chosen operators (a per-operator boxed kernel instead of a
+backend fallback), so the others fail loudly until they get a kernel.
 
-Naming the backend is process-wide and once only, so importing the
-prototype does not do it: ``enable_toy_device()`` does, and until then the
-PrivateUse1 backend is free for a backend of the user's own.
+Naming the backend is process-wide and once only, and the two kernels are
+PrivateUse1's kernels of aten operators, so importing the prototype does
+neither: ``enable_toy_device()`` does both, and until then the PrivateUse1
+backend is free for a backend of the user's own.
 """
 from __future__ import annotations
 
@@ -40,10 +43,10 @@ from dispatcher import (
     unbox_arguments,
 )
 
-from . import shapes
-from .dtypes import DType, default_float, to_numpy_dtype
-from .operators import OP
+from .dtypes import DType, default_float, optional_dtype, to_numpy_dtype
+from .operators import aten
 from .tensor import Tensor
+from .tensor_options import check_options
 
 __all__ = ["DEVICE", "cpu_fallback", "enable_toy_device", "is_toy_device_enabled", "use_cpu_fallback"]
 
@@ -51,11 +54,16 @@ DEVICE = "toy"
 
 
 def enable_toy_device() -> None:
-    """Name the PrivateUse1 backend "toy" (once per process; again is a no-op), so that
-    tensors can live on it; if the prototype's fallbacks are installed, the toy
-    device's CPU fallback joins them.  Raises RuntimeError if PrivateUse1 already
-    has another name."""
+    """Name the PrivateUse1 backend "toy" (once per process; again is a no-op) and
+    register its kernels, so that tensors can live on it; if the prototype's
+    fallbacks are installed, the toy device's CPU fallback joins them.  Raises
+    RuntimeError if PrivateUse1 already has another name."""
+    global _own_kernels
     rename_privateuse1_backend(DEVICE)
+    if _own_kernels is None:
+        _own_kernels = Library("aten", "IMPL", "PrivateUse1")
+        _own_kernels.impl("empty.memory_format", _empty)
+        _own_kernels.impl("_copy_from", _copy_from)
     from .backend_fallbacks import is_installed  # it builds on this module
 
     if is_installed() and not _fallbacks:
@@ -74,24 +82,24 @@ def _array(t: Tensor) -> np.ndarray:
     return np.frombuffer(t._data, dtype=to_numpy_dtype(t.dtype)).reshape(t.shape)
 
 
-def _empty(size: Sequence[int], *, dtype: Optional[DType] = None, device: Optional[str] = None) -> Tensor:
-    dtype = dtype or default_float
+def _empty(size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+           pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
+    check_options(pin_memory, memory_format)
+    dtype = optional_dtype(dtype) or default_float
     nbytes = int(np.prod(size, dtype=np.int64)) * to_numpy_dtype(dtype).itemsize
     return Tensor(bytearray(nbytes), size, dtype, DEVICE)
 
 
-def _copy_(self: Tensor, src: Tensor) -> Tensor:
-    # Reached when either side is on toy (PrivateUse1 outranks CPU), so this
-    # is also the toy -> CPU copy.
-    shapes.expand_shape(src.shape, self.shape)
-    source = _array(src) if src.device == DEVICE else src._data
-    np.copyto(_array(self) if self.device == DEVICE else self._data, source, casting="unsafe")
-    return self
+def _copy_from(self: Tensor, dst: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy ``self`` into ``dst`` (broadcast), either being on toy: reached when
+    either side is (PrivateUse1 outranks CPU), so it is also the toy -> CPU copy."""
+    source = _array(self) if self.device == DEVICE else self._data
+    np.copyto(_array(dst) if dst.device == DEVICE else dst._data, source, casting="unsafe")
+    return dst
 
 
-_own_kernels = Library("proto", "IMPL", "PrivateUse1")
-_own_kernels.impl("empty", _empty)
-_own_kernels.impl("copy_", _copy_)
+# Registered by enable_toy_device(): PrivateUse1's kernels of aten operators concern whoever names PrivateUse1.
+_own_kernels: Optional[Library] = None
 
 
 # -- the CPU fallback -------------------------------------------------------------------------
@@ -105,7 +113,7 @@ def _map_tensors(value: Any, fn: Callable[[Tensor], Tensor]) -> Any:
 
 def _to_cpu(t: Tensor) -> Tensor:
     if t.device == DEVICE:
-        return OP["_to_copy"](t, device="cpu")
+        return aten._to_copy.default(t, device="cpu")
     if t.device == "cpu" and t.ndim == 0:  # a CPU scalar may join any device's computation
         return t
     raise RuntimeError(
@@ -114,7 +122,7 @@ def _to_cpu(t: Tensor) -> Tensor:
 
 
 def _to_toy(t: Tensor) -> Tensor:
-    return OP["_to_copy"](t, device=DEVICE)
+    return aten._to_copy.default(t, device=DEVICE)
 
 
 def cpu_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> None:
@@ -129,7 +137,7 @@ def cpu_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -> No
         result = op.redispatch(_CPU, *args, **kwargs)
         for i, argument in enumerate(schema.arguments):
             if argument.is_write:
-                OP["copy_"](values[i], cpu_values[i])
+                aten.copy_.default(values[i], cpu_values[i])
         results = (result,) if len(schema.returns) == 1 else tuple(result or ())
         out = []
         for j, r in enumerate(results):
@@ -153,12 +161,12 @@ _fallbacks: list[Library] = []
 
 def use_cpu_fallback(operators: Optional[Iterable[str]] = None) -> None:
     """Send every operator without a toy kernel to the CPU fallback (the default),
-    or only ``operators`` (``"proto::exp"``; a bare name means namespace proto;
+    or only ``operators`` (``"aten::exp"``; a bare name means namespace aten;
     none at all for an empty list).  Needs the toy device (enable_toy_device)."""
     by_namespace: dict[str, list[str]] = {}
     for name in operators or ():
         namespace, _, op = name.rpartition("::")
-        by_namespace.setdefault(namespace or "proto", []).append(op)
+        by_namespace.setdefault(namespace or "aten", []).append(op)
     if (operators is None or by_namespace) and not is_toy_device_enabled():
         raise RuntimeError(
             "the toy device's CPU fallback serves the toy device, which is not enabled: call "

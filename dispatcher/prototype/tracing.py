@@ -11,11 +11,14 @@ The Python key sits below autograd and vmap: autograd has already run when
 a call is recorded (a traced function still builds its graph for
 backward), vmap has already unbatched it (the graph of a vmapped function
 is the batched computation), and a CompositeImplicitAutograd operator has
-already decomposed (``relu`` is recorded as the ``gt.Scalar`` and
-``mul.Tensor`` it calls), as in torch's make_fx.
+already decomposed (``x @ w`` is recorded as the ``mm`` that ``matmul``
+calls): the graph of a program is what torch's make_fx records for it
+(tests/test_prototype_tracing.py compares them).
 
 Tensors the graph did not make and was not given (a model's weights, say)
-become constants of the graph.
+become constants of the graph; a number the program wrote where an operator
+takes a tensor (``x * 2``: a wrapped number, see tensor.wrapped_scalar_tensor)
+shows as the number, as in make_fx.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from dispatcher import OperatorHandle, TensorBase, TorchDispatchMode
 from dispatcher.dispatch_modes import _get_current_dispatch_mode_stack
 
 
-__all__ = ["Graph", "Tracer", "Value", "trace"]
+__all__ = ["Graph", "Tracer", "Value", "WrappedNumber", "trace"]
 
 _SHORT_DTYPE = {"float32": "f32", "float64": "f64", "int64": "i64", "bool": "b8"}
 
@@ -45,6 +48,22 @@ class Value:
     def describe(self) -> str:
         dtype = _SHORT_DTYPE.get(self.dtype.name, self.dtype.name)
         return f"%{self.name}: {dtype}{list(self.shape)} {self.device}"
+
+
+class WrappedNumber:
+    """A number in the graph, where the operator took it as a 0-d tensor (``x * 2``)."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+
+    @property
+    def value(self) -> Any:
+        return self.tensor.item()
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 class Call:
@@ -96,6 +115,8 @@ class Graph:
         def resolve(x: Any) -> Any:
             if isinstance(x, Value):
                 return env[x.name]
+            if isinstance(x, WrappedNumber):
+                return x.tensor
             if isinstance(x, (list, tuple)):
                 return type(x)(resolve(v) for v in x)
             return x
@@ -136,6 +157,8 @@ class _Recorder:
             return tuple(self.lookup(v) for v in x)
         if not isinstance(x, TensorBase):
             return x
+        if getattr(x, "_wrapped_number", False):
+            return WrappedNumber(x)
         value = self._values.get(id(x))
         if value is None:
             value = self._new(x, f"c{len(self.graph.constants)}")

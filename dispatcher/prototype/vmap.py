@@ -7,10 +7,11 @@ it therefore dispatches to FuncTorchBatched first, where three kinds of
 kernels compete, in the dispatcher's order of precedence:
 
 1. hand-written *batching rules* (kernels on FuncTorchBatched) that run the
-   operator once on the whole batch: pointwise ops, matmul, sum;
+   operator once on the whole batch: pointwise ops, sum and mean, the
+   matrix products, unsqueeze and squeeze_;
 2. *decompositions* (kernels on the FuncTorchBatchedDecomposition alias):
-   the CompositeImplicitAutograd kernels of sub, mean, relu, reshape, ...,
-   so they batch through the operators they call;
+   the CompositeImplicitAutograd kernels of matmul, reshape and to, as
+   functorch decomposes them, so they batch through the operators they call;
 3. the boxed *fallback*, for every other operator: call it once per example
    and stack the results (installed with the prototype's other backend
    fallbacks, see backend_fallbacks.py).
@@ -38,10 +39,12 @@ from dispatcher import (
     unbox_arguments,
 )
 
-from .composite import DECOMPOSITIONS
-from .operators import OP
+from . import shapes
+from .composite import DECOMPOSITIONS, check_mean_dtype
+from .dtypes import optional_dtype
+from .operators import aten, overload
 from .shapes import wrap_dim
-from .tensor import TensorMethods
+from .tensor import TensorMethods, wrapped_scalar_tensor
 
 __all__ = ["BatchedTensor", "batched_fallback", "set_vmap_fallback_warning_enabled", "vmap"]
 
@@ -77,6 +80,9 @@ class BatchedTensor(TensorMethods, TensorBase):
     def is_contiguous(self) -> bool:
         return self.value.is_contiguous()
 
+    def stride(self) -> tuple[int, ...]:
+        return self.value.stride()[1:]
+
     def __repr__(self) -> str:
         return f"BatchedTensor(lvl={self.level}, bdim=0, value={self.value!r})"
 
@@ -107,7 +113,7 @@ def _slice(value: Any, i: int, level: int) -> Any:
     if isinstance(value, list):
         return [_slice(v, i, level) for v in value]
     if _level_of(value) == level:
-        return OP["select.int"](value.value, 0, i)
+        return aten.select.int(value.value, 0, i)
     return value
 
 
@@ -143,11 +149,11 @@ def _loop(op: OperatorHandle, values: Sequence[Any]) -> Any:
     for j, column in enumerate(columns):
         if not all(isinstance(r, TensorBase) for r in column):
             raise NotImplementedError(f"vmap: the fallback cannot batch the non-tensor results of {op.name()}")
-        stacked = OP["stack"](list(column), 0)
+        stacked = aten.stack.default(list(column), 0)
         aliased = schema.aliased_arguments(j)
         if aliased and schema.returns[j].is_write:
             target = values[aliased[0]]
-            OP["copy_"](target.value, stacked)
+            aten.copy_.default(target.value, stacked)
             results.append(target)
         else:
             results.append(BatchedTensor(stacked, level))
@@ -161,23 +167,28 @@ def batched_fallback(op: OperatorHandle, keyset: DispatchKeySet, stack: Stack) -
 
 
 # -- batching rules ----------------------------------------------------------------------------
-_rules = Library("proto", "IMPL", "FuncTorchBatched")
+_rules = Library("aten", "IMPL", "FuncTorchBatched")
 
 
 def _rule(*names: str):
     def register(make: Callable[[OperatorHandle], Callable]) -> Callable:
         for name in names:
-            _rules.impl(name, make(OP[name]))
+            _rules.impl(name, make(overload(name)))
         return make
 
     return register
 
 
-@_rule("neg", "exp", "log", "clone", "add.Scalar", "mul.Scalar", "gt.Scalar")
+def _physical(x: Any, level: int) -> Any:
+    """The batch of ``x`` (batch dimension first) if it is batched at ``level``, else ``x``."""
+    return x.value if _level_of(x) == level else x
+
+
+@_rule("neg", "exp", "log", "reciprocal", "relu", "clone", "gt.Scalar", "rsub.Scalar")
 def _elementwise(op: OperatorHandle) -> Callable:
-    def rule(self: BatchedTensor, *args: Any) -> BatchedTensor:
+    def rule(self: BatchedTensor, *args: Any, **kwargs: Any) -> BatchedTensor:
         # self is the only tensor, so it is batched at the current level.
-        return BatchedTensor(op(self.value, *args), self.level)
+        return BatchedTensor(op(self.value, *args, **kwargs), self.level)
 
     return rule
 
@@ -190,10 +201,10 @@ def _aligned(x: Any, level: int, rank: int) -> Any:
     value, missing = x.value, rank - x.ndim
     if not missing:
         return value
-    return OP["reshape"](value, [value.shape[0], *[1] * missing, *value.shape[1:]])
+    return aten.reshape.default(value, [value.shape[0], *[1] * missing, *value.shape[1:]])
 
 
-@_rule("add.Tensor", "mul.Tensor", "div.Tensor")
+@_rule("add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor")
 def _broadcasting(op: OperatorHandle) -> Callable:
     def rule(self: Any, other: Any, **kwargs: Any) -> BatchedTensor:
         level = max(_level_of(self), _level_of(other))
@@ -203,22 +214,75 @@ def _broadcasting(op: OperatorHandle) -> Callable:
     return rule
 
 
-@_rule("matmul")
-def _matmul(op: OperatorHandle) -> Callable:
-    def rule(self: Any, other: Any) -> Any:
-        level = max(_level_of(self), _level_of(other))
-        a_batched, b_batched = _level_of(self) == level, _level_of(other) == level
-        a = self.value if a_batched else self
-        b = other.value if b_batched else other
-        # The cases where the batch dimension lands where numpy-style
-        # broadcasting of matmul puts it; the others loop.
-        if (a_batched and not b_batched and other.ndim <= 2) \
-                or (b_batched and not a_batched and self.ndim <= 2 <= other.ndim) \
-                or (a_batched and b_batched and self.ndim == other.ndim >= 2):
-            return BatchedTensor(op(a, b), level)
-        return _loop(op, (self, other))
+# The products: checked as one example's, computed by matmul on the batches,
+# which puts the batch dimension in front and broadcasts an unbatched operand.
+_MATRIX_PRODUCT_CHECKS = {"mm": shapes.mm_shape, "bmm": shapes.bmm_shape}
+
+
+@_rule("mm", "bmm")
+def _matrix_products(op: OperatorHandle) -> Callable:
+    check = _MATRIX_PRODUCT_CHECKS[op._opname]
+
+    def rule(self: Any, mat2: Any) -> BatchedTensor:
+        check(self, mat2)
+        level = _current_level((self, mat2))
+        return BatchedTensor(aten.matmul.default(_physical(self, level), _physical(mat2, level)), level)
 
     return rule
+
+
+@_rule("mv")
+def _mv(op: OperatorHandle) -> Callable:
+    def rule(self: Any, vec: Any) -> BatchedTensor:
+        shapes.mv_shape(self, vec)
+        level = _current_level((self, vec))
+        matrix, vector = _physical(self, level), _physical(vec, level)
+        if _level_of(vec) != level:  # [B, n, k] @ [k]
+            return BatchedTensor(aten.matmul.default(matrix, vector), level)
+        if _level_of(self) != level:  # [B, k] @ [k, n]
+            return BatchedTensor(aten.matmul.default(vector, aten.t.default(matrix)), level)
+        columns = aten.matmul.default(matrix, aten.unsqueeze.default(vector, -1))  # [B, n, 1]
+        return BatchedTensor(aten.squeeze.dim(columns, -1), level)
+
+    return rule
+
+
+@_rule("dot")
+def _dot(op: OperatorHandle) -> Callable:
+    def rule(self: Any, tensor: Any) -> BatchedTensor:
+        shapes.dot_shape(self, tensor)
+        level = _current_level((self, tensor))
+        a, b = _physical(self, level), _physical(tensor, level)
+        if _level_of(self) == _level_of(tensor):  # [B, k] . [B, k]
+            return BatchedTensor(aten.sum.dim_IntList(aten.mul.Tensor(a, b), [1]), level)
+        batch, vector = (a, b) if _level_of(self) == level else (b, a)
+        return BatchedTensor(aten.matmul.default(batch, vector), level)
+
+    return rule
+
+
+@_rule("unsqueeze")
+def _unsqueeze(op: OperatorHandle) -> Callable:
+    def rule(self: BatchedTensor, dim: int) -> BatchedTensor:
+        return BatchedTensor(op(self.value, wrap_dim(dim, self.ndim + 1) + 1), self.level)
+
+    return rule
+
+
+@_rule("squeeze_.dim")
+def _squeeze_(op: OperatorHandle) -> Callable:
+    def rule(self: BatchedTensor, dim: int) -> BatchedTensor:
+        # In place: the batch changes shape, and the BatchedTensor's shape is the batch's.
+        dim = wrap_dim(dim, self.ndim)
+        if self.ndim:
+            op(self.value, dim + 1)
+        return self
+
+    return rule
+
+
+def _reduced_dims(self: BatchedTensor) -> list[int]:
+    return list(range(1, self.value.ndim))
 
 
 @_rule("sum")
@@ -226,13 +290,25 @@ def _sum(op: OperatorHandle) -> Callable:
     def rule(self: BatchedTensor, *, dtype: Any = None) -> Any:
         if self.ndim == 0:  # sum.dim_IntList would read an empty dim list as "all dims"
             return _loop(op, (self, dtype))
-        dims = list(range(1, self.value.ndim))
-        return BatchedTensor(OP["sum.dim_IntList"](self.value, dims, False, dtype=dtype), self.level)
+        return BatchedTensor(aten.sum.dim_IntList(self.value, _reduced_dims(self), False, dtype=dtype), self.level)
 
     return rule
 
 
-_decompositions = Library("proto", "IMPL", "FuncTorchBatchedDecomposition")
+@_rule("mean")
+def _mean(op: OperatorHandle) -> Callable:
+    def rule(self: BatchedTensor, *, dtype: Any = None) -> Any:
+        dtype = optional_dtype(dtype)
+        check_mean_dtype(self, dtype)
+        if self.ndim == 0:  # as sum
+            return _loop(op, (self, dtype))
+        total = aten.sum.dim_IntList(self.value, _reduced_dims(self), False, dtype=dtype)
+        return BatchedTensor(aten.div.Tensor(total, wrapped_scalar_tensor(self.numel())), self.level)
+
+    return rule
+
+
+_decompositions = Library("aten", "IMPL", "FuncTorchBatchedDecomposition")
 for _name, _fn in DECOMPOSITIONS.items():
     _decompositions.impl(_name, _fn)
 
@@ -244,7 +320,7 @@ def _move_dim(x: Any, source: int, destination: int) -> Any:
         return x
     dims = [d for d in range(x.ndim) if d != source]
     dims.insert(destination, source)
-    return OP["permute"](x, dims)
+    return aten.permute.default(x, dims)
 
 
 def vmap(func: Callable, in_dims: Union[int, None, tuple[Optional[int], ...], list[Optional[int]]] = 0,
@@ -281,7 +357,7 @@ def _unbatched(out: Any, level: int, size: int, out_dim: int) -> Any:
     if _level_of(out) == level:
         value = out.value
     elif isinstance(out, TensorBase):  # not batched: every example gave the same result
-        value = OP["expand"](OP["reshape"](out, [1, *out.shape]), [size, *out.shape])  # type: ignore[attr-defined]  # a tensor-like
+        value = aten.expand.default(aten.reshape.default(out, [1, *out.shape]), [size, *out.shape])  # type: ignore[attr-defined]  # a tensor-like
     else:
         raise ValueError(f"vmap: the function must return tensors, got {type(out).__name__}")
     return _move_dim(value, 0, out_dim)

@@ -13,8 +13,8 @@ Records
   ``torch._C._RestorePythonTLSSnapshot`` restores, and the errors;
 * ``examples``: the four worked examples of tests/test_python_key_examples.py
   (a logging mode, a fake-tensor mode, a wrapper subclass, a subclass and a
-  mode together), written here for torch: aten operators where the test
-  uses the prototype's, the same custom operators.
+  mode together), written here for torch tensors: the same aten operators
+  and custom operators.
 """
 import json
 import pathlib
