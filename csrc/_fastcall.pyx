@@ -41,6 +41,7 @@ from dispatcher._engine.core cimport (
     _choice_epoch_now,
     _chosen_overload,
     _entry_at,
+    _init_tensor,
     _kernel_results,
     _keyset_arg,
     _make,
@@ -63,6 +64,15 @@ cdef extern from "Python.h":
     ctypedef struct PyTypeObject:
         Py_ssize_t tp_vectorcall_offset
         unsigned long tp_flags
+        PyObject* tp_dict
+    ctypedef struct PyMethodDef:
+        const char* ml_name
+        void* ml_meth
+        int ml_flags
+        const char* ml_doc
+    int METH_FASTCALL
+    int METH_KEYWORDS
+    object PyDescr_NewMethod(PyTypeObject* tp, PyMethodDef* method)
     unsigned long Py_TPFLAGS_HAVE_VECTORCALL
     size_t PY_VECTORCALL_ARGUMENTS_OFFSET
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
@@ -271,6 +281,47 @@ cdef object _array_pattern(PyObject** args, Py_ssize_t nargs, PyObject* kwnames)
     return pattern
 
 
+# Note [TensorBase.__init__ without an argument tuple]
+# A tensor subclass's __init__ calls ``TensorBase.__init__(self, keys)`` (or
+# super().__init__(keys)).  On the compiled TensorBase that attribute is the
+# slot wrapper of its tp_init, and calling it packs the arguments into a
+# tuple, slices self off into another and parses what is left: most of what
+# making a wrapper tensor costs.  install() puts a METH_FASTCALL method
+# descriptor of the same name in its place, which takes the usual forms (no
+# argument, or the keyset positionally) straight from the array and hands any
+# other to the slot wrapper it replaced, so that those behave and fail as
+# before.  tp_init itself is untouched: ``TensorBase(keys)`` calls it as it
+# did.  A subclass without an __init__ of its own reaches the descriptor
+# through CPython's generic tp_init slot, which looks __init__ up instead of
+# inheriting TensorBase's slot.
+cdef PyMethodDef _init_method
+cdef object _slot_init = None  # TensorBase's own __init__ slot wrapper
+
+
+cdef object tensor_init(object self, PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    # The method descriptor has checked that ``self`` is a TensorBase.
+    if kwnames == NULL and nargs <= 1:
+        _init_tensor(<TensorBase>self, <object>args[0] if nargs else None)
+        return None
+    packed, kw = _pack_call(args, 0, nargs, kwnames)
+    return _slot_init(self, *packed, **kw)
+
+
+cdef void _install_init() except *:
+    global _slot_init
+    cdef PyTypeObject* tp = <PyTypeObject*>TensorBase
+    if _slot_init is not None:
+        return  # installed already
+    _init_method.ml_name = "__init__"
+    _init_method.ml_meth = <void*>tensor_init
+    _init_method.ml_flags = METH_FASTCALL | METH_KEYWORDS
+    _init_method.ml_doc = "Initialize self.  See help(type(self)) for accurate signature."
+    descriptor = PyDescr_NewMethod(tp, &_init_method)
+    _slot_init = (<dict>tp.tp_dict)["__init__"]
+    (<dict>tp.tp_dict)["__init__"] = descriptor
+    PyType_Modified(tp)
+
+
 cdef void _enable_vectorcall(type cls, Py_ssize_t offset):
     cdef PyTypeObject* tp = <PyTypeObject*>cls
     tp.tp_vectorcall_offset = offset
@@ -280,7 +331,8 @@ cdef void _enable_vectorcall(type cls, Py_ssize_t offset):
 
 def install():
     """Give OperatorHandle, its redispatch and OverloadPacket the vectorcall
-    protocol: those made from now on call through this module (core.install_fast_calls)."""
+    protocol: those made from now on call through this module (core.install_fast_calls);
+    and TensorBase a fast __init__ (Note [TensorBase.__init__ without an argument tuple])."""
     cdef OperatorHandle probe = OperatorHandle.__new__(OperatorHandle)
     cdef _Redispatch probe_redispatch = _Redispatch.__new__(_Redispatch)
     cdef _OverloadPacketBase probe_packet = _OverloadPacketBase.__new__(_OverloadPacketBase)
@@ -293,3 +345,4 @@ def install():
                        <Py_ssize_t>(<char*>&probe_packet.vectorcall - <char*><PyObject*>probe_packet))
     install_fast_calls(<vectorcall_impl>op_vectorcall, <vectorcall_impl>redispatch_vectorcall,
                        <vectorcall_impl>packet_vectorcall)
+    _install_init()

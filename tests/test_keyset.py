@@ -192,6 +192,46 @@ def test_tensor_base(core):
     assert Lazy().key_set == core.DispatchKeySet()
 
 
+def test_tensor_base_init_forms(core):
+    # Compiled, TensorBase.__init__ is a fast method descriptor that hands
+    # the rarer forms to the slot wrapper (Note [TensorBase.__init__ without
+    # an argument tuple]): every form, and every way of reaching it, as in Python.
+    cpu, xla = core.DispatchKeySet(K.CPU), core.DispatchKeySet(K.XLA)
+
+    class Explicit(core.TensorBase):
+        def __init__(self, *args, **kwargs):
+            core.TensorBase.__init__(self, *args, **kwargs)
+
+    class Super(core.TensorBase):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+    class Inherited(core.TensorBase):
+        pass
+
+    for cls in (core.TensorBase, Explicit, Super, Inherited):
+        assert cls().key_set == core.DispatchKeySet()
+        assert cls(cpu).key_set == cls(key_set=cpu).key_set == cpu
+        assert cls(None).key_set == cls(key_set=None).key_set == core.DispatchKeySet()
+        with pytest.raises(TypeError, match="key_set must be a DispatchKeySet"):
+            cls("CPU")
+        with pytest.raises(TypeError, match="key_set must be a DispatchKeySet"):
+            cls(key_set="CPU")
+        with pytest.raises(TypeError, match="positional argument"):
+            cls(cpu, xla)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'keys'"):
+            cls(keys=cpu)
+    t = Inherited(cpu)
+    core.TensorBase.__init__(t, xla)  # initialising again sets the keyset again
+    assert t.key_set == xla
+    core.TensorBase.__init__(t)
+    assert t.key_set == core.DispatchKeySet()
+    with pytest.raises((TypeError, AttributeError)):  # Python's function takes any self
+        core.TensorBase.__init__(object(), cpu)
+    with pytest.raises(TypeError):
+        core.TensorBase.__init__()
+
+
 def test_tensor_detection(core):
     class Duck:
         def __init__(self, ks):

@@ -160,6 +160,7 @@ cdef class TensorBase:
 
 
 cpdef object tensor_key_set(object obj)
+cdef object _init_tensor(TensorBase tensor, object key_set)
 cdef object _set_tensor_key_set(TensorBase tensor, object ks)
 cdef bint _defines_torch_dispatch(type tp) except -1
 @cython.locals(entry=tuple)

@@ -671,7 +671,7 @@ class TensorBase:
     _bits: int
 
     def __init__(self, key_set: DispatchKeySet | None = None) -> None:
-        _set_tensor_key_set(self, EMPTY_SET if key_set is None else key_set)
+        _init_tensor(self, key_set)
 
     @property
     def key_set(self) -> DispatchKeySet:
@@ -687,6 +687,12 @@ if not cython.compiled:
     # keyset, as the compiled TensorBase's zeroed fields give it.
     TensorBase._key_set = EMPTY_SET
     TensorBase._bits = 0
+
+
+def _init_tensor(tensor, key_set):
+    """TensorBase.__init__; compiled, also called by the fast one (see Note
+    [TensorBase.__init__ without an argument tuple] in csrc/_fastcall.pyx)."""
+    _set_tensor_key_set(tensor, EMPTY_SET if key_set is None else key_set)
 
 
 def _set_tensor_key_set(tensor, ks):
