@@ -105,14 +105,7 @@ cdef inline uint64_t _minus(uint64_t r, uint64_t removed) noexcept
 
 
 @cython.final
-@cython.freelist(64)
-# Note [Freelists for per-call objects]
-# A call may allocate a DispatchKeySet (the keyset a with-keyset or boxed
-# kernel gets, ``keyset & AFTER_AUTOGRAD_KEYSET``) and IValues (boxing):
-# each class keeps a few freed instances for reuse, which skips the
-# allocator and the zeroing of a new object.
-@cython.freelist(32)
-cdef class DispatchKeySet:
+cdef class DispatchKeySet:  # freelist: see Note [Freelists for per-call objects] in core.py
     cdef readonly uint64_t repr_
     cdef bint frozen
 
@@ -181,9 +174,7 @@ cdef bint _kernel_is_frozen(KernelFunction kernel) noexcept
 
 
 @cython.final
-@cython.freelist(64)
-@cython.freelist(32)  # see Note [Freelists for per-call objects]
-cdef class IValue:
+cdef class IValue:  # freelist: see Note [Freelists for per-call objects] in core.py
     cdef readonly object tag
     cdef readonly object payload
     cdef readonly int code

@@ -283,6 +283,16 @@ def _is_frozen(ks):
     return hasattr(ks, "repr_")
 
 
+# Note [Freelists for per-call objects]
+# A call may allocate a DispatchKeySet (the keyset a with-keyset or boxed
+# kernel gets, ``keyset & AFTER_AUTOGRAD_KEYSET``, a new tensor's keyset
+# with the Python keys added) and IValues (boxing): compiled, each class
+# keeps a few freed instances for reuse, which skips the allocator and the
+# zeroing of a new object.  Cython takes @cython.freelist only here, on the
+# class: in core.pxd it is silently ignored.  Run as Python, the shim's
+# decorators do nothing.
+@cython.freelist(32)
+@cython.cclass
 class DispatchKeySet:
     """An immutable set of dispatch keys in c10's 64-bit representation.
 
@@ -942,6 +952,8 @@ def _is_container(code):
     return TAG_INT_LIST <= code <= TAG_TUPLE
 
 
+@cython.freelist(32)  # see Note [Freelists for per-call objects]
+@cython.cclass
 class IValue:
     """A tagged value: ``IValue(IValueTag.INT, 3)``; immutable.
 
