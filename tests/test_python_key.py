@@ -11,6 +11,7 @@ threads, boxed calls, and bad input.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import sys
@@ -176,6 +177,85 @@ def test_a_handler_gets_the_overload_and_its_attributes(modes):
     func, name, overload, packet, types, args, kwargs = seen[0]
     assert (func is f.default, name, overload, packet is f) == (True, f"{lib.ns}::f", "default", True)
     assert (types, args, kwargs) == ((Sub,), (s, 2), {})
+
+
+class _ClassMethod(classmethod):
+    pass
+
+
+def _handler_forms(base):
+    """Subclasses of ``base`` whose __torch_dispatch__ is reached in each way
+    the instance lookup can find it; each handler returns what it was bound to."""
+
+    def bound(owner, func, types, args=(), kwargs=None):
+        return ("bound to", owner)
+
+    class Slots(base):  # the usual form: a classmethod, instances without __dict__
+        __slots__ = ()
+        __torch_dispatch__ = classmethod(bound)
+
+    class WithDict(base):  # instances with a __dict__, which may hold the handler
+        __torch_dispatch__ = classmethod(bound)
+
+    class Shadowed(WithDict):
+        def __init__(self, keys):
+            super().__init__(keys)
+            self.__torch_dispatch__ = lambda func, types, args=(), kwargs=None: ("bound to", "the instance")
+
+    class Getattribute(Slots):  # an attribute lookup of its own
+        __slots__ = ()
+
+        def __getattribute__(self, name):
+            if name == "__torch_dispatch__":
+                return lambda func, types, args=(), kwargs=None: ("bound to", "__getattribute__")
+            return super().__getattribute__(name)
+
+    class Subclassed(base):  # a classmethod subclass
+        __slots__ = ()
+        __torch_dispatch__ = _ClassMethod(bound)
+
+    class Partial(base):  # a classmethod of something that is not a function
+        __slots__ = ()
+        __torch_dispatch__ = classmethod(functools.partial(bound))
+
+    class Static(base):
+        __slots__ = ()
+        __torch_dispatch__ = staticmethod(lambda func, types, args=(), kwargs=None: ("bound to", "nothing"))
+
+    class Method(base):
+        __slots__ = ()
+        __torch_dispatch__ = bound
+
+    class Renamed(Slots):  # the attribute replaced after the first call
+        __slots__ = ()
+
+    return {Slots: Slots, WithDict: WithDict, Shadowed: "the instance", Getattribute: "__getattribute__",
+            Subclassed: Subclassed, Partial: Partial, Static: "nothing", Renamed: Renamed}, Method, Renamed
+
+
+def test_every_form_of_tensor_handler_is_bound_as_in_python(modes):
+    # Compiled, the usual form is called without a bound method (Note
+    # [Calling a tensor's handler]); every form must see what Python binds.
+    lib = modes.library(next(_ns))
+    lib.define("f(Tensor x) -> Tensor")
+    f = getattr(modes.ops, lib.ns).f.default
+    keys = modes.keyset(K.CPU)
+    forms, method, renamed = _handler_forms(modes.engine.TensorBase)
+    for _ in range(2):  # the first classmethod call may go a slower way
+        for cls, owner in forms.items():
+            t = cls(keys)
+            assert f(t) == ("bound to", owner), cls.__name__
+        m = method(keys)
+        assert f(m) == ("bound to", m)
+    renamed.__torch_dispatch__ = classmethod(lambda cls, func, types, args=(), kwargs=None: "replaced")
+    assert f(renamed(keys)) == "replaced"
+
+    class Uninitialised(modes.engine.TensorBase):
+        __slots__ = ()
+        __torch_dispatch__ = classmethod.__new__(classmethod)
+
+    with pytest.raises(RuntimeError, match="uninitialized classmethod"):
+        f(Uninitialised(keys))
 
 
 # -- modes ----------------------------------------------------------------------------------------

@@ -72,11 +72,62 @@ cdef extern from *:
         PyObject* found = _PyType_Lookup((PyTypeObject*)tp, name);  /* borrowed */
         return found != NULL && found != Py_None;
     }
+    /* ``tensor.<name>(func, types, args, kwargs)``: see Note [Calling a
+     * tensor's handler] in core.py.  A classmethod's function is read from
+     * the object, whose layout CPython does not publish: it starts with the
+     * function (``cm_callable``) in every version this package supports,
+     * and the first (initialised) classmethod seen checks that against its
+     * ``__func__`` while it is called the slow way.  classmethod_layout: 0
+     * unchecked, 1 as expected, -1 not (every call looks the handler up). */
+    typedef struct { PyObject_HEAD PyObject* callable; } dispatcher_classmethod;
+    static int dispatcher_classmethod_layout = 0;
+    static int dispatcher_check_classmethod_layout(PyObject* descr) {
+        PyObject* fn = PyObject_GetAttrString(descr, "__func__");
+        if (fn == NULL) return -1;
+        if (fn != Py_None)  /* None: not initialised, nothing to compare */
+            dispatcher_classmethod_layout = fn == ((dispatcher_classmethod*)descr)->callable ? 1 : -1;
+        Py_DECREF(fn);
+        return 0;
+    }
+    static PyObject* dispatcher_call_tensor_handler(PyObject* tensor, PyObject* name, PyObject* func,
+                                                    PyObject* types, PyObject* args, PyObject* kwargs) {
+        PyTypeObject* tp = Py_TYPE(tensor);
+        if (dispatcher_classmethod_layout >= 0 && tp->tp_getattro == PyObject_GenericGetAttr
+                && tp->tp_dictoffset == 0) {
+            PyObject* descr = _PyType_Lookup(tp, name);  /* borrowed */
+            if (descr != NULL && Py_IS_TYPE(descr, &PyClassMethod_Type)) {
+                PyObject* callable = ((dispatcher_classmethod*)descr)->callable;  /* NULL if not initialised */
+                if (dispatcher_classmethod_layout == 0) {
+                    int failed;
+                    Py_INCREF(descr);
+                    failed = dispatcher_check_classmethod_layout(descr);
+                    Py_DECREF(descr);
+                    if (failed) return NULL;
+                } else if (callable != NULL && PyFunction_Check(callable)) {
+                    PyObject* stack[6] = {NULL, (PyObject*)tp, func, types, args, kwargs};
+                    PyObject* result;
+                    /* The call may rebind the attribute or tensor's __class__. */
+                    Py_INCREF(callable);
+                    Py_INCREF(tp);
+                    result = PyObject_Vectorcall(callable, stack + 1, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+                    Py_DECREF(tp);
+                    Py_DECREF(callable);
+                    return result;
+                }
+            }
+        }
+        {
+            PyObject* stack[6] = {NULL, tensor, func, types, args, kwargs};
+            return PyObject_VectorcallMethod(name, stack + 1, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        }
+    }
     """
     object _python_state_get "dispatcher_python_state_get"(object key, object type)
     int _python_state_set "dispatcher_python_state_set"(object key, object state) except -1
     void _python_state_forget "dispatcher_python_state_forget"(object state)
     bint _type_lookup "dispatcher_type_lookup"(type tp, object name)
+    object _call_tensor_handler_c "dispatcher_call_tensor_handler"(object tensor, str name, object func, tuple types,
+                                                                   tuple args, dict kwargs)
 
 ctypedef object (*vectorcall_impl)(object, void*, size_t, void*)
 
@@ -381,6 +432,7 @@ cdef inline int _arg_kind(CallPlan plan, Py_ssize_t i) noexcept
 cdef inline bint _has_python_key(object value) except -1
 @cython.locals(n=Py_ssize_t, j=Py_ssize_t)
 cdef list _add_overloaded(list overloaded, object tensor)
+cdef object _call_tensor_handler(object tensor, OperatorHandle handle, tuple types, tuple args, dict kwargs)
 @cython.locals(included=uint64_t, excluded=uint64_t)
 cdef object _without_python_key(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
 @cython.locals(nargs=Py_ssize_t, i=Py_ssize_t, position=Py_ssize_t)

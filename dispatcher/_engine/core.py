@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 
     # C functions of core.pxd, called only by the compiled branches.
     _type_lookup: Callable[[type, str], bool]
+    _call_tensor_handler_c: Callable[..., Any]
     _python_state_get: Callable[[str, type], Any]
     _python_state_set: Callable[[str, Any], None]
     _python_state_forget: Callable[[Any], None]
@@ -2414,10 +2415,28 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
             return result
     if overloaded is not None:
         for tensor in overloaded:
-            result = tensor.__torch_dispatch__(handle, types, args, kwargs)
+            result = _call_tensor_handler(tensor, handle, types, args, kwargs)
             if result is not NotImplemented:
                 return result
     _all_returned_not_implemented(handle, mode, types)
+
+
+# Note [Calling a tensor's handler]
+# A tensor's handler is ``tensor.__torch_dispatch__``, looked up on the
+# instance as torch does, and is nearly always a classmethod on a type whose
+# instances have no __dict__ (__slots__, or TensorBase's own layout).  Looked
+# up, such a classmethod makes a bound method, called once and dropped;
+# compiled, core.pxd's dispatcher_call_tensor_handler calls its function with
+# the type in front instead, which is what the bound method would do.  It does
+# so only where the generic lookup could find nothing else: the type's
+# attribute lookup is the generic one, its instances have no __dict__, the
+# attribute is exactly a classmethod (not a subclass, whose __get__ may
+# differ) of exactly a Python function; anything else is looked up and
+# called as in Python.
+def _call_tensor_handler(tensor, handle, types, args, kwargs):
+    if cython.compiled:
+        return _call_tensor_handler_c(tensor, "__torch_dispatch__", handle, types, args, kwargs)  # noqa: F821
+    return tensor.__torch_dispatch__(handle, types, args, kwargs)
 
 
 def _python_tensors(plan, args, kwargs):
