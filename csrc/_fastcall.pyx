@@ -112,20 +112,28 @@ cdef PyObject* _keyword_arg(PyObject** args, Py_ssize_t nargs, PyObject* kwnames
     return NULL
 
 
-cdef tuple _pack_call(PyObject** args, Py_ssize_t first, Py_ssize_t nargs, PyObject* kwnames):
-    # A vectorcall's arguments as (args tuple from ``first`` on, kwargs dict), for the general path.
+cdef tuple _pack_args(PyObject** args, Py_ssize_t first, Py_ssize_t nargs):
+    # A vectorcall's positional arguments from ``first`` on, as a tuple, for
+    # the general path (_pack_kwargs has its keyword ones: two calls, not a
+    # pair to build and take apart).
     cdef Py_ssize_t i
-    cdef dict kw = {}
     cdef tuple packed = PyTuple_New(nargs - first)
     cdef object value
-    if kwnames != NULL:
-        for i in range(PyTuple_GET_SIZE(<object>kwnames)):
-            kw[<object>PyTuple_GET_ITEM(<object>kwnames, i)] = <object>args[nargs + i]
     for i in range(first, nargs):
         value = <object>args[i]
         Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
         PyTuple_SET_ITEM(packed, i - first, value)
-    return packed, kw
+    return packed
+
+
+cdef dict _pack_kwargs(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    # A vectorcall's keyword arguments, as a dict of their own.
+    cdef Py_ssize_t i
+    cdef dict kw = {}
+    if kwnames != NULL:
+        for i in range(PyTuple_GET_SIZE(<object>kwnames)):
+            kw[<object>PyTuple_GET_ITEM(<object>kwnames, i)] = <object>args[nargs + i]
+    return kw
 
 
 cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObject* kwnames) except? 0:
@@ -147,8 +155,8 @@ cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObjec
         arg = args[position] if position < nargs else _keyword_arg(args, nargs, kwnames, plan.arg_names[i])
         if arg == NULL:
             if plan.arg_required[i]:
-                packed, kw = _pack_call(args, 0, nargs, kwnames)
-                _missing_argument(plan, packed, kw, plan.arg_names[i])
+                _missing_argument(plan, _pack_args(args, 0, nargs), _pack_kwargs(args, nargs, kwnames),
+                                  plan.arg_names[i])
             continue  # an omitted argument: its default is no tensor
         bits |= _value_bits(plan, <object>arg, plan.c_kinds[i], i)
     return bits
@@ -187,11 +195,10 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
         if entry._kind == KIND_WITH_OPERATOR:
             # The call packed once, straight to the kernel (the mask left no
             # fallthrough on top): the Python key's way in.
-            packed, kw = _pack_call(args, 0, nargs, kwnames)
-            return _run_with_operator(self, plan, bits, entry, packed, kw, argument_bits)
+            return _run_with_operator(self, plan, bits, entry, _pack_args(args, 0, nargs),
+                                      _pack_kwargs(args, nargs, kwnames), argument_bits)
     # Everything else takes the general path, with the arguments packed.
-    packed, kw = _pack_call(args, 0, nargs, kwnames)
-    return dispatch(self, "[call]", plan, bits, packed, kw)
+    return dispatch(self, "[call]", plan, bits, _pack_args(args, 0, nargs), _pack_kwargs(args, nargs, kwnames))
 
 
 cdef object _call_with_keyset_in_front(object fn, object keyset, PyObject** args, Py_ssize_t nargs,
@@ -223,8 +230,7 @@ cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t narg
         if entry._kind == KIND_WITH_KEYSET:
             # The keyset a with-keyset kernel gets is the one given: pass it on.
             return PyObject_Vectorcall(entry.fn, args, <size_t>nargs, kwnames)
-    packed, kw = _pack_call(args, 1, nargs, kwnames)
-    return dispatch(handle, "[redispatch]", plan, bits, packed, kw)
+    return dispatch(handle, "[redispatch]", plan, bits, _pack_args(args, 1, nargs), _pack_kwargs(args, nargs, kwnames))
 
 
 cdef inline bint _matches(object choice, PyObject** args, Py_ssize_t nargs):
@@ -256,8 +262,7 @@ cdef object packet_vectorcall(_OverloadPacketBase self, PyObject** args, size_t 
     if pattern is not None and self._epoch == _choice_epoch_now():
         choice = self._choices.get(pattern)
     if choice is None:
-        packed, kw = _pack_call(args, 0, nargs, kwnames)
-        choice = _chosen_overload(self, pattern, packed, kw)
+        choice = _chosen_overload(self, pattern, _pack_args(args, 0, nargs), _pack_kwargs(args, nargs, kwnames))
     if pattern is not None and kwnames == NULL:
         self._memo, self._memo2 = choice, self._memo
     return PyObject_Vectorcall(<object>PyTuple_GET_ITEM(choice, 0), args, nargsf, kwnames)
@@ -303,8 +308,7 @@ cdef object tensor_init(object self, PyObject** args, Py_ssize_t nargs, PyObject
     if kwnames == NULL and nargs <= 1:
         _init_tensor(<TensorBase>self, <object>args[0] if nargs else None)
         return None
-    packed, kw = _pack_call(args, 0, nargs, kwnames)
-    return _slot_init(self, *packed, **kw)
+    return _slot_init(self, *_pack_args(args, 0, nargs), **_pack_kwargs(args, nargs, kwnames))
 
 
 cdef void _install_init() except *:
