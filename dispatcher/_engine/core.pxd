@@ -421,17 +421,17 @@ cdef object _below_snapshot(OperatorHandle handle, CallPlan plan, uint64_t bits,
 @cython.locals(excluded=uint64_t, added=uint64_t)
 cdef object _above_python_excluded(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
                                    PythonKeyState state, uint64_t argument_bits)
-@cython.locals(mode_active=bint, types=tuple)
+@cython.locals(mode_active=bint, types=tuple, overloaded=tuple)
 cdef object _call_handlers(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs,
                            PythonKeyState state, uint64_t argument_bits)
-@cython.locals(nargs=Py_ssize_t, i=Py_ssize_t, position=Py_ssize_t, kind=int)
-cdef object _python_tensors(CallPlan plan, tuple args, dict kwargs)
+@cython.locals(nargs=Py_ssize_t, i=Py_ssize_t, position=Py_ssize_t, kind=int, overloaded=tuple)
+cdef tuple _python_tensors(CallPlan plan, tuple args, dict kwargs)
 cdef inline Py_ssize_t _arg_position(CallPlan plan, Py_ssize_t i) noexcept
 cdef inline int _arg_kind(CallPlan plan, Py_ssize_t i) noexcept
 @cython.locals(bits=longlong)
 cdef inline bint _has_python_key(object value) except -1
 @cython.locals(n=Py_ssize_t, j=Py_ssize_t)
-cdef list _add_overloaded(list overloaded, object tensor)
+cdef tuple _add_overloaded(tuple overloaded, object tensor)
 cdef object _call_tensor_handler(object tensor, OperatorHandle handle, tuple types, tuple args, dict kwargs)
 @cython.locals(included=uint64_t, excluded=uint64_t)
 cdef object _without_python_key(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)

@@ -2493,9 +2493,11 @@ def _has_python_key(value):
 
 def _add_overloaded(overloaded, tensor):
     # torch's append_overloaded_arg: one tensor per type, a subclass before
-    # the first of its bases already there, any other type at the end.
+    # the first of its bases already there, any other type at the end.  A
+    # tuple, not a list: one object to make and free for the usual single
+    # type, where a list takes two; a second type makes a new tuple.
     if overloaded is None:
-        return [tensor]
+        return (tensor,)
     tp = type(tensor)
     n = len(overloaded)
     for j in range(n):
@@ -2503,10 +2505,8 @@ def _add_overloaded(overloaded, tensor):
             return overloaded
     for j in range(n):
         if issubclass(tp, type(overloaded[j])):
-            overloaded.insert(j, tensor)
-            return overloaded
-    overloaded.append(tensor)
-    return overloaded
+            return overloaded[:j] + (tensor,) + overloaded[j:]
+    return overloaded + (tensor,)
 
 
 def _without_python_key(handle, plan, bits, args, kwargs):
