@@ -25,7 +25,7 @@ runs (a key-set function, a keyword's __hash__, a GC callback, the kernel
 itself) cannot free what the call is reading.  See Note [One plan per
 operator] in core.py.
 """
-from cpython.ref cimport Py_INCREF, PyObject
+from cpython.ref cimport Py_INCREF, Py_REFCNT, PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint64_t
 
@@ -136,6 +136,27 @@ cdef dict _pack_kwargs(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
     return kw
 
 
+# Note [A spare kwargs dict]
+# The Python key hands a call's kwargs dict to its handlers, so a call that
+# reaches it from here needs a dict of its own, even when it passes no
+# keyword.  Such a dict usually comes back from the handlers empty and held
+# by no one else; the next call without keywords takes it instead of making
+# one while this one is freed.  Nothing can tell: only an empty dict whose
+# one reference is the call's own is kept, the next call's handlers get it
+# as a fresh one, and taking or keeping it runs no Python code, which the
+# GIL makes atomic (see pyproject.toml: the engine needs the GIL).
+cdef dict _spare_kwargs = None
+
+
+cdef dict _handler_kwargs(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
+    global _spare_kwargs
+    cdef dict kw = _spare_kwargs
+    if kwnames == NULL and kw is not None:
+        _spare_kwargs = None
+        return kw
+    return _pack_kwargs(args, nargs, kwnames)
+
+
 cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObject* kwnames) except? 0:
     """The union of the dispatch arguments' key bits, read from the array."""
     cdef Py_ssize_t i
@@ -163,7 +184,9 @@ cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObjec
 
 
 cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, PyObject* kwnames):
+    global _spare_kwargs
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef dict kw
     cdef CallPlan plan = None
     cdef uint64_t bits = 0
     cdef int attempt
@@ -195,8 +218,11 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
         if entry._kind == KIND_WITH_OPERATOR:
             # The call packed once, straight to the kernel (the mask left no
             # fallthrough on top): the Python key's way in.
-            return _run_with_operator(self, plan, bits, entry, _pack_args(args, 0, nargs),
-                                      _pack_kwargs(args, nargs, kwnames), argument_bits)
+            kw = _handler_kwargs(args, nargs, kwnames)
+            result = _run_with_operator(self, plan, bits, entry, _pack_args(args, 0, nargs), kw, argument_bits)
+            if Py_REFCNT(kw) == 1 and not kw:  # see Note [A spare kwargs dict]
+                _spare_kwargs = kw
+            return result
     # Everything else takes the general path, with the arguments packed.
     return dispatch(self, "[call]", plan, bits, _pack_args(args, 0, nargs), _pack_kwargs(args, nargs, kwnames))
 

@@ -532,6 +532,37 @@ def test_handlers_may_change_the_kwargs_they_get(modes):
     assert stack == 6 and given == {"n": 5}
 
 
+def test_each_call_gives_its_handlers_an_empty_dict_of_their_own(modes):
+    # Compiled, a call without keywords may reuse the dict an earlier call's
+    # handlers gave back empty and unreferenced (Note [A spare kwargs dict]):
+    # a dict a handler kept, or left something in, is never handed on.
+    lib = modes.library(next(_ns))
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: x, "CPU")
+    f = getattr(modes.ops, lib.ns).f.default
+    kept = []
+
+    class Keeps(TorchDispatchMode):
+        def __init__(self, what):
+            self.what = what
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            assert kwargs == {} and all(kwargs is not k for k in kept)
+            if self.what == "keeps":
+                kept.append(kwargs)
+            elif self.what == "fills":
+                kwargs["left"] = True
+            elif self.what == "calls":  # a nested call, which may take or give back a spare itself
+                BaseTorchDispatchMode.__torch_dispatch__(self, func, types, args)
+            return func(*args)
+
+    t = modes.tensor(K.CPU)
+    for what in ("plain", "keeps", "plain", "fills", "calls", "keeps", "calls", "plain", "keeps"):
+        with Keeps(what):
+            assert f(t) is t
+    assert kept == [{}, {}, {}] and len({id(k) for k in kept}) == 3
+
+
 def test_recursion_through_a_mode_is_a_recursion_error(modes):
     lib = modes.library(next(_ns))
     lib.define("f(Tensor x) -> Tensor")
