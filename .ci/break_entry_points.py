@@ -23,10 +23,11 @@ from dataclasses import dataclass
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORE = "dispatcher/_engine/core.py"
+CORE_PXD = "dispatcher/_engine/core.pxd"
 FASTCALL = "csrc/_fastcall.pyx"
 BROKEN = 'raise RuntimeError("mutant")'
 # The tests of the entry points, on both engines.
-TESTS = ("tests/test_engine.py", "tests/test_ops_packets.py")
+TESTS = ("tests/test_engine.py", "tests/test_ops_packets.py", "tests/test_keyset.py", "tests/test_python_key.py")
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,21 @@ MUTANTS = [
     Mutant("boxed call of an unboxed kernel", CORE,
            "    _box_returns(boxer, dispatch(handle, what, plan, bits, args, kwargs), stack)\n",
            "    _box_returns(boxer, None, stack)\n"),
+    Mutant("fast TensorBase.__init__", FASTCALL,
+           "        _init_tensor(<TensorBase>self, <object>args[0] if nargs else None)\n",
+           "        pass\n"),
+    Mutant("TensorBase.__init__'s other forms", FASTCALL,
+           "    return _slot_init(self, *_pack_args(args, 0, nargs), **_pack_kwargs(args, nargs, kwnames))\n",
+           "    return None\n"),
+    Mutant("tensor handler called without a bound method", CORE_PXD,
+           "PyObject* stack[6] = {NULL, (PyObject*)tp, func, types, args, kwargs};",
+           "PyObject* stack[6] = {NULL, tensor, func, types, args, kwargs};"),
+    Mutant("spare kwargs dict kept only when unreferenced", FASTCALL,
+           "            if Py_REFCNT(kw) == 1 and not kw:  # see Note [A spare kwargs dict]\n",
+           "            if not kw:\n"),
+    Mutant("spare kwargs dict kept only when empty", FASTCALL,
+           "            if Py_REFCNT(kw) == 1 and not kw:  # see Note [A spare kwargs dict]\n",
+           "            if Py_REFCNT(kw) == 1:\n"),
     Mutant("fallthrough skipping", CORE,
            "    bits = _skip_fallthroughs(plan, bits, plan.name)\n    if not _trace_enabled():\n",
            "    if not _trace_enabled():\n"),
