@@ -126,8 +126,8 @@ cdef extern from *:
     int _python_state_set "dispatcher_python_state_set"(object key, object state) except -1
     void _python_state_forget "dispatcher_python_state_forget"(object state)
     bint _type_lookup "dispatcher_type_lookup"(type tp, object name)
-    object _call_tensor_handler_c "dispatcher_call_tensor_handler"(object tensor, str name, object func, tuple types,
-                                                                   tuple args, dict kwargs)
+    object _call_tensor_handler "dispatcher_call_tensor_handler"(object tensor, str name, object func, tuple types,
+                                                                 tuple args, dict kwargs)
 
 ctypedef object (*vectorcall_impl)(object, void*, size_t, void*)
 
@@ -432,7 +432,6 @@ cdef inline int _arg_kind(CallPlan plan, Py_ssize_t i) noexcept
 cdef inline bint _has_python_key(object value) except -1
 @cython.locals(n=Py_ssize_t, j=Py_ssize_t)
 cdef tuple _add_overloaded(tuple overloaded, object tensor)
-cdef object _call_tensor_handler(object tensor, OperatorHandle handle, tuple types, tuple args, dict kwargs)
 @cython.locals(included=uint64_t, excluded=uint64_t)
 cdef object _without_python_key(OperatorHandle handle, CallPlan plan, uint64_t bits, tuple args, dict kwargs)
 @cython.locals(nargs=Py_ssize_t, i=Py_ssize_t, position=Py_ssize_t)

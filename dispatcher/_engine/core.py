@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 
     # C functions of core.pxd, called only by the compiled branches.
     _type_lookup: Callable[[type, str], bool]
-    _call_tensor_handler_c: Callable[..., Any]
+    _call_tensor_handler: Callable[..., Any]
     _python_state_get: Callable[[str, type], Any]
     _python_state_set: Callable[[str, Any], None]
     _python_state_forget: Callable[[Any], None]
@@ -2386,6 +2386,18 @@ def _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bit
         _set_tls_excluded(_minus(tls_excluded_bits(), added))
 
 
+# Note [Calling a tensor's handler]
+# A tensor's handler is ``tensor.__torch_dispatch__``, looked up on the
+# instance as torch does, and is nearly always a classmethod on a type whose
+# instances have no __dict__ (__slots__, or TensorBase's own layout).  Looked
+# up, such a classmethod makes a bound method, called once and dropped;
+# compiled, core.pxd's dispatcher_call_tensor_handler calls its function with
+# the type in front instead, which is what the bound method would do.  It does
+# so only where the generic lookup could find nothing else: the type's
+# attribute lookup is the generic one, its instances have no __dict__, the
+# attribute is exactly a classmethod (not a subclass, whose __get__ may
+# differ) of exactly a Python function; anything else is looked up and
+# called as in Python.
 def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
     mode_active = state.depth > 0 and not tls_excluded_bits() & PYTHON_BIT
     # A call whose arguments' keys are known (csrc/_fastcall.pyx extracted
@@ -2415,28 +2427,13 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
             return result
     if overloaded is not None:
         for tensor in overloaded:
-            result = _call_tensor_handler(tensor, handle, types, args, kwargs)
+            if cython.compiled:  # see Note [Calling a tensor's handler]
+                result = _call_tensor_handler(tensor, "__torch_dispatch__", handle, types, args, kwargs)  # noqa: F821
+            else:
+                result = tensor.__torch_dispatch__(handle, types, args, kwargs)
             if result is not NotImplemented:
                 return result
     _all_returned_not_implemented(handle, mode, types)
-
-
-# Note [Calling a tensor's handler]
-# A tensor's handler is ``tensor.__torch_dispatch__``, looked up on the
-# instance as torch does, and is nearly always a classmethod on a type whose
-# instances have no __dict__ (__slots__, or TensorBase's own layout).  Looked
-# up, such a classmethod makes a bound method, called once and dropped;
-# compiled, core.pxd's dispatcher_call_tensor_handler calls its function with
-# the type in front instead, which is what the bound method would do.  It does
-# so only where the generic lookup could find nothing else: the type's
-# attribute lookup is the generic one, its instances have no __dict__, the
-# attribute is exactly a classmethod (not a subclass, whose __get__ may
-# differ) of exactly a Python function; anything else is looked up and
-# called as in Python.
-def _call_tensor_handler(tensor, handle, types, args, kwargs):
-    if cython.compiled:
-        return _call_tensor_handler_c(tensor, "__torch_dispatch__", handle, types, args, kwargs)  # noqa: F821
-    return tensor.__torch_dispatch__(handle, types, args, kwargs)
 
 
 def _python_tensors(plan, args, kwargs):
