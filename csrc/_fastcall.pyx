@@ -81,6 +81,7 @@ cdef extern from "Python.h":
     Py_ssize_t PyTuple_GET_SIZE(object t)
     PyObject* PyTuple_GET_ITEM(object t, Py_ssize_t i)
     PyTypeObject* Py_TYPE(PyObject* o)
+    void PyObject_GC_UnTrack(object o)
 
 # The kinds, as core.py numbers them.
 cdef enum:
@@ -142,9 +143,11 @@ cdef dict _pack_kwargs(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
 # keyword.  Such a dict usually comes back from the handlers empty and held
 # by no one else; the next call without keywords takes it instead of making
 # one while this one is freed.  Nothing can tell: only an empty dict whose
-# one reference is the call's own is kept, the next call's handlers get it
-# as a fresh one, and taking or keeping it runs no Python code, which the
-# GIL makes atomic (see pyproject.toml: the engine needs the GIL).
+# one reference is the call's own is kept, untracked by the garbage
+# collector (as a new empty dict is, and as gc.get_objects() must not hand
+# it out while it waits), the next call's handlers get it as a fresh one,
+# and taking or keeping it runs no Python code, which the GIL makes atomic
+# (see pyproject.toml: the engine needs the GIL).
 cdef dict _spare_kwargs = None
 
 
@@ -221,6 +224,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             kw = _handler_kwargs(args, nargs, kwnames)
             result = _run_with_operator(self, plan, bits, entry, _pack_args(args, 0, nargs), kw, argument_bits)
             if Py_REFCNT(kw) == 1 and not kw:  # see Note [A spare kwargs dict]
+                PyObject_GC_UnTrack(kw)
                 _spare_kwargs = kw
             return result
     # Everything else takes the general path, with the arguments packed.

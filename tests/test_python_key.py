@@ -12,6 +12,7 @@ threads, boxed calls, and bad input.
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import re
 import sys
@@ -548,20 +549,24 @@ def test_each_call_gives_its_handlers_an_empty_dict_of_their_own(modes):
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             assert kwargs == {} and all(kwargs is not k for k in kept)
+            assert not gc.is_tracked(kwargs)  # as a new empty dict, and so out of gc.get_objects()'s reach
             if self.what == "keeps":
                 kept.append(kwargs)
             elif self.what == "fills":
                 kwargs["left"] = True
+            elif self.what == "tracks":  # left empty, but tracked by the collector
+                kwargs["list"] = []
+                del kwargs["list"]
             return func(*args)  # to the next mode, if any: a nested call's own dict
 
     t = modes.tensor(K.CPU)
-    whats = ("plain", "keeps", "fills")
+    whats = ("plain", "keeps", "fills", "tracks")
     for outer, inner in itertools.product(whats, whats):
         with Keeps(outer), Keeps(inner):
             assert f(t) is t
         with Keeps(inner):
             assert f(t) is t
-    assert kept == [{}] * 9 and len({id(k) for k in kept}) == 9
+    assert kept == [{}] * 12 and len({id(k) for k in kept}) == 12
 
 
 def test_recursion_through_a_mode_is_a_recursion_error(modes):
