@@ -25,7 +25,7 @@ runs (a key-set function, a keyword's __hash__, a GC callback, the kernel
 itself) cannot free what the call is reading.  See Note [One plan per
 operator] in core.py.
 """
-from cpython.ref cimport Py_INCREF, Py_REFCNT, PyObject
+from cpython.ref cimport Py_INCREF, Py_REFCNT, Py_XDECREF, PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint64_t
 
@@ -82,6 +82,9 @@ cdef extern from "Python.h":
     PyObject* PyTuple_GET_ITEM(object t, Py_ssize_t i)
     PyTypeObject* Py_TYPE(PyObject* o)
     void PyObject_GC_UnTrack(object o)
+    void PyObject_GC_Track(object o)
+    Py_ssize_t PyDict_GET_SIZE(object d)
+    void _clear_item "PyTuple_SET_ITEM"(object t, Py_ssize_t i, PyObject* null)  # to empty a slot: NULL
 
 # The kinds, as core.py numbers them.
 cdef enum:
@@ -137,18 +140,38 @@ cdef dict _pack_kwargs(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
     return kw
 
 
-# Note [A spare kwargs dict]
-# The Python key hands a call's kwargs dict to its handlers, so a call that
-# reaches it from here needs a dict of its own, even when it passes no
-# keyword.  Such a dict usually comes back from the handlers empty and held
-# by no one else; the next call without keywords takes it instead of making
-# one while this one is freed.  Nothing can tell: only an empty dict whose
-# one reference is the call's own is kept, untracked by the garbage
-# collector (as a new empty dict is, and as gc.get_objects() must not hand
-# it out while it waits), the next call's handlers get it as a fresh one,
-# and taking or keeping it runs no Python code, which the GIL makes atomic
-# (see pyproject.toml: the engine needs the GIL).
+# Note [Spare arguments for handlers]
+# The Python key hands a call's arguments to its handlers as a tuple and a
+# dict, so a call that reaches it from here packs them, even when it passes
+# no keyword.  Both usually come back from the handlers held by no one else:
+# the next call takes them instead of making new ones while these are freed.
+# Nothing can tell.  Only a tuple or dict whose one reference is the call's
+# own is kept: the dict only if empty, the tuple with its items dropped at
+# once (it keeps no argument alive).  While one waits it is untracked by the
+# garbage collector, out of gc.get_objects()'s reach (the tuple's emptied
+# slots would crash whoever read them), as a new empty dict is; the next
+# call's handlers get it filled and tracked, as a fresh one.  Taking or
+# keeping one runs no Python code but the finalizers of the items dropped,
+# which cannot see it, and the GIL makes the rest atomic (see
+# pyproject.toml: the engine needs the GIL).
+cdef tuple _spare_args = None
 cdef dict _spare_kwargs = None
+
+
+cdef tuple _handler_args(PyObject** args, Py_ssize_t nargs):
+    global _spare_args
+    cdef tuple packed = _spare_args
+    cdef Py_ssize_t i
+    cdef object value
+    if packed is None or PyTuple_GET_SIZE(packed) != nargs:
+        return _pack_args(args, 0, nargs)
+    _spare_args = None
+    for i in range(nargs):
+        value = <object>args[i]
+        Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+        PyTuple_SET_ITEM(packed, i, value)
+    PyObject_GC_Track(packed)
+    return packed
 
 
 cdef dict _handler_kwargs(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
@@ -158,6 +181,24 @@ cdef dict _handler_kwargs(PyObject** args, Py_ssize_t nargs, PyObject* kwnames):
         _spare_kwargs = None
         return kw
     return _pack_kwargs(args, nargs, kwnames)
+
+
+cdef void _keep_spares(tuple packed, dict kw) noexcept:
+    # After the handlers: ``packed`` and ``kw`` as the call made them, each
+    # with one reference of the caller's own if no one else kept it.
+    global _spare_args, _spare_kwargs
+    cdef Py_ssize_t i
+    cdef PyObject* item
+    if Py_REFCNT(kw) == 1 and PyDict_GET_SIZE(kw) == 0:
+        PyObject_GC_UnTrack(kw)
+        _spare_kwargs = kw
+    if Py_REFCNT(packed) == 1:
+        PyObject_GC_UnTrack(packed)  # before any finalizer runs
+        for i in range(PyTuple_GET_SIZE(packed)):
+            item = PyTuple_GET_ITEM(packed, i)
+            _clear_item(packed, i, NULL)
+            Py_XDECREF(item)
+        _spare_args = packed
 
 
 cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObject* kwnames) except? 0:
@@ -187,8 +228,8 @@ cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObjec
 
 
 cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, PyObject* kwnames):
-    global _spare_kwargs
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef tuple packed
     cdef dict kw
     cdef CallPlan plan = None
     cdef uint64_t bits = 0
@@ -221,11 +262,10 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
         if entry._kind == KIND_WITH_OPERATOR:
             # The call packed once, straight to the kernel (the mask left no
             # fallthrough on top): the Python key's way in.
+            packed = _handler_args(args, nargs)  # see Note [Spare arguments for handlers]
             kw = _handler_kwargs(args, nargs, kwnames)
-            result = _run_with_operator(self, plan, bits, entry, _pack_args(args, 0, nargs), kw, argument_bits)
-            if Py_REFCNT(kw) == 1 and not kw:  # see Note [A spare kwargs dict]
-                PyObject_GC_UnTrack(kw)
-                _spare_kwargs = kw
+            result = _run_with_operator(self, plan, bits, entry, packed, kw, argument_bits)
+            _keep_spares(packed, kw)
             return result
     # Everything else takes the general path, with the arguments packed.
     return dispatch(self, "[call]", plan, bits, _pack_args(args, 0, nargs), _pack_kwargs(args, nargs, kwnames))

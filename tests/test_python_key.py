@@ -17,6 +17,7 @@ import itertools
 import re
 import sys
 import threading
+import weakref
 
 import pytest
 
@@ -533,40 +534,54 @@ def test_handlers_may_change_the_kwargs_they_get(modes):
     assert stack == 6 and given == {"n": 5}
 
 
-def test_each_call_gives_its_handlers_an_empty_dict_of_their_own(modes):
-    # Compiled, a call without keywords may reuse the dict an earlier call's
-    # handlers gave back empty and unreferenced (Note [A spare kwargs dict]):
-    # a dict a handler kept, or left something in, is never handed on.
+def test_each_call_gives_its_handlers_arguments_of_their_own(modes):
+    # Compiled, a call may reuse the tuple and the empty dict an earlier
+    # call's handlers gave back unreferenced (Note [Spare arguments for
+    # handlers]): what a handler kept, or left something in, is never handed
+    # on; a reused tuple holds this call's arguments and is tracked by the
+    # collector, as a new one is; one waiting for reuse keeps no argument alive.
     lib = modes.library(next(_ns))
-    lib.define("f(Tensor x) -> Tensor")
-    lib.impl("f", lambda x: x, "CPU")
+    lib.define("f(Tensor x, Tensor y) -> Tensor")
+    lib.impl("f", lambda x, y: x, "CPU")
     f = getattr(modes.ops, lib.ns).f.default
-    kept = []
+    kept_args, kept_kwargs, expected = [], [], [None]
 
     class Keeps(TorchDispatchMode):
         def __init__(self, what):
             self.what = what
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            assert kwargs == {} and all(kwargs is not k for k in kept)
+            assert args == expected[0] and all(args is not k for k in kept_args) and gc.is_tracked(args)
+            assert kwargs == {} and all(kwargs is not k for k in kept_kwargs)
             assert not gc.is_tracked(kwargs)  # as a new empty dict, and so out of gc.get_objects()'s reach
             if self.what == "keeps":
-                kept.append(kwargs)
+                kept_args.append(args)
+                kept_kwargs.append(kwargs)
             elif self.what == "fills":
                 kwargs["left"] = True
             elif self.what == "tracks":  # left empty, but tracked by the collector
                 kwargs["list"] = []
                 del kwargs["list"]
-            return func(*args)  # to the next mode, if any: a nested call's own dict
+            return func(*args)  # to the next mode, if any: a nested call's own arguments
 
-    t = modes.tensor(K.CPU)
+    class Weak(modes.engine.TensorBase):  # weakly referenceable
+        pass
+
     whats = ("plain", "keeps", "fills", "tracks")
     for outer, inner in itertools.product(whats, whats):
+        x, y = Weak(modes.keyset(K.CPU)), Weak(modes.keyset(K.CPU))
+        expected[0] = (x, y)
         with Keeps(outer), Keeps(inner):
-            assert f(t) is t
+            assert f(x, y) is x
         with Keeps(inner):
-            assert f(t) is t
-    assert kept == [{}] * 12 and len({id(k) for k in kept}) == 12
+            assert f(x, y) is x
+        if "keeps" not in (outer, inner):
+            gone = weakref.ref(x)
+            del x, y
+            expected[0] = None
+            assert gone() is None
+    assert kept_kwargs == [{}] * 12 and len({id(k) for k in kept_kwargs}) == 12
+    assert len({id(a) for a in kept_args}) == 12
 
 
 def test_recursion_through_a_mode_is_a_recursion_error(modes):
