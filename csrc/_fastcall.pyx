@@ -206,24 +206,24 @@ cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObjec
     cdef Py_ssize_t i
     cdef PyObject* arg
     cdef uint64_t bits = 0
-    if 0 <= plan.positional_span <= nargs:
+    if 0 <= plan.shape.positional_span <= nargs:
         # Every dispatch argument is a required Tensor, passed positionally.
-        for i in range(plan.n_args):
-            arg = args[plan.c_positions[i]]
+        for i in range(plan.shape.n_args):
+            arg = args[plan.shape.c_positions[i]]
             if PyObject_TypeCheck(<object>arg, TensorBase):  # the common case, inline
                 bits |= (<TensorBase>arg)._bits
             else:
                 bits |= _value_bits(plan, <object>arg, ARG_TENSOR, i)
         return bits
-    for i in range(plan.n_args):
-        position = plan.c_positions[i]
-        arg = args[position] if position < nargs else _keyword_arg(args, nargs, kwnames, plan.arg_names[i])
+    for i in range(plan.shape.n_args):
+        position = plan.shape.c_positions[i]
+        arg = args[position] if position < nargs else _keyword_arg(args, nargs, kwnames, plan.shape.arg_names[i])
         if arg == NULL:
-            if plan.arg_required[i]:
+            if plan.shape.arg_required[i]:
                 _missing_argument(plan, _pack_args(args, 0, nargs), _pack_kwargs(args, nargs, kwnames),
-                                  plan.arg_names[i])
+                                  plan.shape.arg_names[i])
             continue  # an omitted argument: its default is no tensor
-        bits |= _value_bits(plan, <object>arg, plan.c_kinds[i], i)
+        bits |= _value_bits(plan, <object>arg, plan.shape.c_kinds[i], i)
     return bits
 
 
@@ -236,7 +236,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
     cdef int attempt
     for attempt in range(MAX_REPLANS):
         plan = self._plan
-        if plan.schema is None:
+        if plan.shape.schema is None:
             _raise_not_defined(plan)
         bits = _extract(plan, args, nargs, kwnames)
         settled = _settled_plan(self, plan)
@@ -253,12 +253,12 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)
         if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
             return _call_with_keyset_in_front(entry.fn, _make(bits), args, nargs, kwnames)
-        if entry._kind == KIND_BOXED and kwnames == NULL and plan.boxer.positional \
-                and nargs == plan.boxer.n_arguments:
+        if entry._kind == KIND_BOXED and kwnames == NULL and plan.shape.boxer.positional \
+                and nargs == plan.shape.boxer.n_arguments:
             # Boxed straight from the array: the call passes exactly the declared arguments.
-            stack = _box_values(plan.boxer, tuple([<object>args[i] for i in range(nargs)]))
+            stack = _box_values(plan.shape.boxer, tuple([<object>args[i] for i in range(nargs)]))
             entry.fn(self, _make(bits), stack)
-            return _kernel_results(plan.boxer, stack, plan.name)
+            return _kernel_results(plan.shape.boxer, stack, plan.name)
         if entry._kind == KIND_WITH_OPERATOR:
             # The call packed once, straight to the kernel (the mask left no
             # fallthrough on top): the Python key's way in.
@@ -291,7 +291,7 @@ cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t narg
         raise TypeError(f"{handle._name}: redispatch() takes the DispatchKeySet to dispatch on first")
     cdef uint64_t bits = _keyset_arg(<object>args[0], "redispatch")
     cdef CallPlan plan = handle._plan
-    if plan.schema is None:
+    if plan.shape.schema is None:
         _raise_not_defined(plan)
     cdef KernelFunction entry = _entry_at(plan, bits)
     if not _trace_enabled():

@@ -310,31 +310,12 @@ cdef class CallShape:
 cdef int _store_shape_arrays(CallShape shape, Py_ssize_t n_args) except -1
 cdef tuple _check_dispatch_args(object dispatch_args)
 
-# A CallShape's fields are copied into each of its plans (see CallPlan), so
-# that the call path reads them from the plan without a hop.
 cdef class CallPlan:
     cdef readonly str name
     cdef readonly CallShape shape
-    cdef readonly object schema
     cdef readonly tuple table
     cdef uint64_t masks[16]
-    cdef readonly tuple dispatch_args
-    cdef readonly Py_ssize_t n_args
-    cdef readonly tuple arg_positions
-    cdef readonly tuple arg_names
-    cdef readonly tuple arg_kinds
-    cdef readonly tuple arg_required
-    cdef Py_ssize_t* c_positions  # the shape's
-    cdef int* c_kinds  # the shape's
-    cdef readonly Py_ssize_t positional_span
-    cdef readonly Boxer boxer
-    cdef readonly object bind
-    cdef readonly object split_call
-    cdef readonly Py_ssize_t handler_arity
-    cdef readonly object handler_call
     cdef readonly object report_error
-    cdef readonly object dispatch_argument_error
-    cdef readonly tuple tags
     # See Note [Last dispatch cache] in core.py.
     cdef bint cache_valid
     cdef uint64_t last_key

@@ -1576,36 +1576,18 @@ class CallPlan:
 
     ``table``: one KernelFunction per runtime slot.  ``masks``: the
     non-fallthrough keys per backend.  ``shape``: what the plan takes from
-    the def (a CallShape), whose fields it holds as its own, for the call
-    path to read without a hop.  ``report_error(kind, key)`` raises the error
+    the def (a CallShape), shared by every plan of the def.
+    ``report_error(kind, key)`` raises the error
     of a missing or ambiguous entry.  A plan whose shape has no schema is the
     plan of an operator that is not defined: calling it says so.
     """
 
-    # Set by _fill_plan: the shape's fields, copied.
+    # Set by _fill_plan (and the name, last, by __init__).
     name: str | None
     shape: CallShape
-    schema: Any
     table: tuple
-    tags: tuple
-    boxer: Boxer | None
-    bind: Any
-    split_call: Any
-    handler_arity: int
-    handler_call: Any
     report_error: Any
-    dispatch_argument_error: Any
-    dispatch_args: tuple
-    n_args: int
-    arg_positions: tuple
-    arg_names: tuple
-    arg_kinds: tuple
-    arg_required: tuple
-    positional_span: int
     cache_valid: bool
-    # C arrays, compiled only: the shape's (see _fill_plan).
-    c_positions: Any
-    c_kinds: Any
 
     def __init__(self, name, shape, table, masks, report_error):
         if self.name is not None:
@@ -1626,7 +1608,7 @@ class CallPlan:
         self.name = name
 
     def __repr__(self):
-        return f"<CallPlan of {self.name}{'' if self.schema is not None else ' (not defined)'}>"
+        return f"<CallPlan of {self.name}{'' if self.shape.schema is not None else ' (not defined)'}>"
 
 
 if not cython.compiled:
@@ -1639,27 +1621,8 @@ def _fill_plan(plan, shape, table, masks):
             raise TypeError(f"a CallPlan's table holds KernelFunctions, not {type(table[i]).__name__}")
     _store_masks(plan, masks)
     plan.shape = shape
-    plan.tags = shape.tags
-    plan.schema = shape.schema
     plan.table = table
-    plan.boxer = shape.boxer
-    plan.bind = shape.bind
-    plan.split_call = shape.split_call
-    plan.handler_arity = shape.handler_arity
-    plan.handler_call = shape.handler_call
-    plan.dispatch_argument_error = shape.dispatch_argument_error
-    plan.dispatch_args = shape.dispatch_args
-    plan.n_args = shape.n_args
-    plan.arg_positions = shape.arg_positions
-    plan.arg_names = shape.arg_names
-    plan.arg_kinds = shape.arg_kinds
-    plan.arg_required = shape.arg_required
-    plan.positional_span = shape.positional_span
     plan.cache_valid = False
-    if cython.compiled:
-        # The shape's arrays: the plan holds the shape, which frees them.
-        plan.c_positions = shape.c_positions
-        plan.c_kinds = shape.c_kinds
 
 
 def _store_masks(plan, masks):
@@ -1742,16 +1705,16 @@ def _required_tensor_bits(plan, value, i, expected, argument):
 def _wrong_type(plan, value, i, expected, argument):
     """Dispatch argument ``i`` holds ``value``, which is not ``expected``;
     ``argument`` is the argument's whole value (a list that ``value`` is in)."""
-    if plan.dispatch_argument_error is not None:
-        raise plan.dispatch_argument_error(i, argument)
+    if plan.shape.dispatch_argument_error is not None:
+        raise plan.shape.dispatch_argument_error(i, argument)
     raise DispatcherTypeError(
-        f"{plan.name}: argument '{plan.arg_names[i]}' (position {plan.arg_positions[i] + 1}) must be {expected}, "
+        f"{plan.name}: argument '{plan.shape.arg_names[i]}' (position {plan.shape.arg_positions[i] + 1}) must be {expected}, "
         f"not {type(value).__name__}"
     )
 
 
 def _missing_argument(plan, args, kwargs, name):
-    plan.bind(args, kwargs)  # raises Python's own TypeError wording
+    plan.shape.bind(args, kwargs)  # raises Python's own TypeError wording
     raise DispatcherTypeError(f"{plan.name}() missing required argument: '{name}'")
 
 
@@ -1759,17 +1722,17 @@ def _extract_bits(plan, args, kwargs):
     """The union of the dispatch arguments' key bits, for a packed call."""
     bits = 0
     nargs = len(args)
-    for i in range(plan.n_args):
-        position = plan.arg_positions[i]
+    for i in range(plan.shape.n_args):
+        position = plan.shape.arg_positions[i]
         if position < nargs:
             value = args[position]
         else:
-            value = kwargs.get(plan.arg_names[i], _NOT_GIVEN) if kwargs else _NOT_GIVEN
+            value = kwargs.get(plan.shape.arg_names[i], _NOT_GIVEN) if kwargs else _NOT_GIVEN
             if value is _NOT_GIVEN:
-                if plan.arg_required[i]:
-                    _missing_argument(plan, args, kwargs, plan.arg_names[i])
+                if plan.shape.arg_required[i]:
+                    _missing_argument(plan, args, kwargs, plan.shape.arg_names[i])
                 continue  # an omitted argument: its default is no tensor
-        bits |= _value_bits(plan, value, plan.arg_kinds[i], i)
+        bits |= _value_bits(plan, value, plan.shape.arg_kinds[i], i)
     return bits
 
 
@@ -1777,7 +1740,7 @@ def _settled_plan(handle, plan):
     """After extraction with ``plan``: the handle's newest plan if it has the
     same schema (the keys still apply), else None (extract again)."""
     current = handle._plan
-    if current is plan or current.schema is plan.schema:
+    if current is plan or current.shape.schema is plan.shape.schema:
         return current
     return None
 
@@ -1794,7 +1757,7 @@ def _plan_and_keys(handle, args, kwargs):
     key bits, extracted with that plan's argument layout."""
     for _ in range(MAX_REPLANS):
         plan = handle._plan
-        if plan.schema is None:
+        if plan.shape.schema is None:
             _raise_not_defined(plan)
         bits = _extract_bits(plan, args, kwargs)
         settled = _settled_plan(handle, plan)
@@ -1834,9 +1797,9 @@ def _run_kernel(handle, plan, bits, args, kwargs):
     if kind == KIND_WITH_OPERATOR:
         return _run_with_operator(handle, plan, bits, entry, args, kwargs, ANY_ARGUMENT_BITS)
     if kind == KIND_BOXED:
-        stack = _box_call(plan.boxer, args, kwargs)
+        stack = _box_call(plan.shape.boxer, args, kwargs)
         entry.fn(handle, _make(bits), stack)
-        return _kernel_results(plan.boxer, stack, plan.name)
+        return _kernel_results(plan.shape.boxer, stack, plan.name)
     _report(plan, entry, bits)
 
 
@@ -1881,8 +1844,8 @@ def _dispatch_boxed(handle, what, plan, bits, stack):
     if entry._kind != KIND_UNBOXED and entry._kind != KIND_WITH_KEYSET and entry._kind != KIND_WITH_OPERATOR:
         _report(plan, entry, bits)
     # A kernel that takes the call unboxed: unbox the arguments, call, box the results.
-    boxer = plan.boxer
-    args, kwargs = plan.split_call(_take(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments"))
+    boxer = plan.shape.boxer
+    args, kwargs = plan.shape.split_call(_take(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments"))
     _box_returns(boxer, dispatch(handle, what, plan, bits, args, kwargs), stack)
 
 
@@ -2000,7 +1963,7 @@ class OperatorHandle:
 
     @property
     def _schema(self) -> Any:
-        return self._plan.schema
+        return self._plan.shape.schema
 
     @property
     def overloadpacket(self) -> Any:
@@ -2009,7 +1972,7 @@ class OperatorHandle:
 
     @property
     def tags(self) -> list[OperatorTag]:
-        return [OperatorTag[name] for name in self._plan.tags]
+        return [OperatorTag[name] for name in self._plan.shape.tags]
 
     def has_kernel_for_dispatch_key(self, key: Any) -> bool:
         return self._owner is not None and self._owner.has_kernel_for_dispatch_key(key)
@@ -2023,12 +1986,12 @@ class OperatorHandle:
 
     @property
     def schema(self) -> Any:
-        return self._plan.schema
+        return self._plan.shape.schema
 
     @property
     def boxer(self) -> Boxer | None:
         """The schema's Boxer (None while the operator is not defined)."""
-        return self._plan.boxer
+        return self._plan.shape.boxer
 
     @property
     def plan(self) -> CallPlan:
@@ -2054,11 +2017,11 @@ class OperatorHandle:
         _check_handle(self)
         for _ in range(MAX_REPLANS):
             plan = self._plan
-            if plan.schema is None:
+            if plan.shape.schema is None:
                 _raise_not_defined(plan)
-            boxer = plan.boxer  # a Boxer: the plan has a schema
+            boxer = plan.shape.boxer  # a Boxer: the plan has a schema
             values = _peek_values(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments")  # type: ignore[union-attr]
-            args, kwargs = plan.split_call(values)
+            args, kwargs = plan.shape.split_call(values)
             bits = _extract_bits(plan, args, kwargs)
             settled = _settled_plan(self, plan)
             if settled is not None:
@@ -2069,7 +2032,7 @@ class OperatorHandle:
     def redispatch_boxed(self, keyset: DispatchKeySet, stack: Stack) -> None:
         _check_handle(self)
         plan = self._plan
-        if plan.schema is None:
+        if plan.shape.schema is None:
             _raise_not_defined(plan)
         _check_stack(stack)
         _dispatch_boxed(self, "[redispatch]", plan, _keyset_arg(keyset, "redispatch_boxed"), stack)
@@ -2110,7 +2073,7 @@ def redispatch(handle, keyset, args, kwargs):
     if handle is None:
         raise TypeError("this redispatch is bound to no operator (use op.redispatch)")
     plan = handle._plan
-    if plan.schema is None:
+    if plan.shape.schema is None:
         _raise_not_defined(plan)
     return dispatch(handle, "[redispatch]", plan, _keyset_arg(keyset, "redispatch"), args, kwargs)
 
@@ -2330,7 +2293,7 @@ def _fallback_plan(op, keyset, args, kwargs):
     handle = cython.cast(OperatorHandle, op)
     _check_handle(handle)
     plan = handle._plan
-    if plan.schema is None:
+    if plan.shape.schema is None:
         _raise_not_defined(plan)
     return plan
 
@@ -2414,8 +2377,8 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
         types = tuple([type(t) for t in overloaded])
     # The call's own kwargs dict, made for it by the call path (or copied by
     # python_key_fallback), goes to the handlers when it is already in their form.
-    if kwargs or len(args) != plan.handler_arity:
-        args, kwargs = plan.handler_call(args, kwargs)
+    if kwargs or len(args) != plan.shape.handler_arity:
+        args, kwargs = plan.shape.handler_call(args, kwargs)
     mode = None
     if mode_active:
         mode = _pop_mode(state)
@@ -2441,12 +2404,12 @@ def _python_tensors(plan, args, kwargs):
     PyTorch's order; None if there is none."""
     overloaded = None
     nargs = len(args)
-    for i in range(plan.n_args):
+    for i in range(plan.shape.n_args):
         position = _arg_position(plan, i)
         if position < nargs:
             value = args[position]
         elif kwargs:
-            value = kwargs.get(plan.arg_names[i])
+            value = kwargs.get(plan.shape.arg_names[i])
         else:
             continue
         if value is None:
@@ -2464,14 +2427,14 @@ def _python_tensors(plan, args, kwargs):
 
 def _arg_position(plan, i):
     if cython.compiled:
-        return plan.c_positions[i]  # the plan's C copy of arg_positions
-    return plan.arg_positions[i]
+        return plan.shape.c_positions[i]  # the plan's C copy of arg_positions
+    return plan.shape.arg_positions[i]
 
 
 def _arg_kind(plan, i):
     if cython.compiled:
-        return plan.c_kinds[i]
-    return plan.arg_kinds[i]
+        return plan.shape.c_kinds[i]
+    return plan.shape.arg_kinds[i]
 
 
 def _has_python_key(value):
@@ -2528,12 +2491,12 @@ def _without_python_key(handle, plan, bits, args, kwargs):
 
 def _has_tensor(plan, args, kwargs):
     nargs = len(args)
-    for i in range(plan.n_args):
-        position = plan.arg_positions[i]
-        value = args[position] if position < nargs else kwargs.get(plan.arg_names[i]) if kwargs else None
+    for i in range(plan.shape.n_args):
+        position = plan.shape.arg_positions[i]
+        value = args[position] if position < nargs else kwargs.get(plan.shape.arg_names[i]) if kwargs else None
         if value is None:
             continue
-        if plan.arg_kinds[i] == ARG_TENSOR or plan.arg_kinds[i] == ARG_OPTIONAL_TENSOR:
+        if plan.shape.arg_kinds[i] == ARG_TENSOR or plan.shape.arg_kinds[i] == ARG_OPTIONAL_TENSOR:
             if _tensor_bits(value) >= 0:
                 return True
         elif isinstance(value, (list, tuple)):
@@ -2716,12 +2679,12 @@ def _chosen_overload(packet, pattern, args, kwargs):
     errors = []
     for _name, handle in overloads:
         plan = handle._plan
-        if plan.schema is None:  # undefined since this tuple was published
+        if plan.shape.schema is None:  # undefined since this tuple was published
             continue
         try:
-            _box_call(plan.boxer, args, kwargs)
+            _box_call(plan.shape.boxer, args, kwargs)
         except TypeError as exc:
-            errors.append(f"  {plan.schema}: {exc}")
+            errors.append(f"  {plan.shape.schema}: {exc}")
             continue
         if pattern is None:
             return (handle,)
