@@ -1577,9 +1577,9 @@ class CallPlan:
     ``table``: one KernelFunction per runtime slot.  ``masks``: the
     non-fallthrough keys per backend.  ``shape``: what the plan takes from
     the def (a CallShape), shared by every plan of the def.
-    ``report_error(kind, key)`` raises the error
-    of a missing or ambiguous entry.  A plan whose shape has no schema is the
-    plan of an operator that is not defined: calling it says so.
+    ``report_error(kind, key)`` raises the error of a missing or ambiguous
+    entry.  A plan whose shape has no schema is the plan of an operator that
+    is not defined: calling it says so.
     """
 
     # Set by _fill_plan (and the name, last, by __init__).
@@ -2427,7 +2427,7 @@ def _python_tensors(plan, args, kwargs):
 
 def _arg_position(plan, i):
     if cython.compiled:
-        return plan.shape.c_positions[i]  # the plan's C copy of arg_positions
+        return plan.shape.c_positions[i]  # the shape's C copy of arg_positions
     return plan.shape.arg_positions[i]
 
 
