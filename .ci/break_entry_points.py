@@ -15,7 +15,6 @@ path no test executes; the script exits non-zero if any survives.
 from __future__ import annotations
 
 import pathlib
-import shutil
 import subprocess
 import sys
 import tempfile
