@@ -68,8 +68,8 @@ cdef extern from *:
     }
     /* Whether type ``tp`` (or a base) has attribute ``name``, not None: a
      * lookup in the interpreter's type attribute cache, which never raises. */
-    static inline int dispatcher_type_lookup(PyObject* tp, PyObject* name) {
-        PyObject* found = _PyType_Lookup((PyTypeObject*)tp, name);  /* borrowed */
+    static inline int dispatcher_type_lookup(PyTypeObject* tp, PyObject* name) {
+        PyObject* found = _PyType_Lookup(tp, name);  /* borrowed */
         return found != NULL && found != Py_None;
     }
     /* ``tensor.<name>(func, types, args, kwargs)``: see Note [Calling a

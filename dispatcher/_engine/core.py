@@ -1629,7 +1629,8 @@ def _store_masks(plan, masks):
     if cython.compiled:
         for i in range(NUM_BACKENDS):
             mask = masks[i]
-            # Converted to C and compared there; _check_repr words what is wrong with a bad mask.
+            # Converted to C and compared there; _check_repr words what is wrong with a bad mask (and raises).
+            bits = 0
             if type(mask) is not int or mask < 0:
                 _check_repr(mask)
             try:
@@ -1898,7 +1899,7 @@ def _print_trace(what, name, bits):
     key = _key_at(_highest_priority_value(bits))
     observer = _trace.observer
     if observer is not None:
-        observer(what[1:-1], name, key, _trace.depth)
+        observer(what[1:len(what) - 1], name, key, _trace.depth)  # "[call]" -> "call"
     if _show_trace:
         print(f"{' ' * _trace.depth}{what} op=[{name}], key=[{key.name}]", file=sys.stderr)
 
