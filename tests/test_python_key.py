@@ -91,14 +91,17 @@ def ours(event):
     return event
 
 
+def _on_strings(event, change):
+    """``event`` with ``change`` applied to each string in it (events nest in lists)."""
+    if isinstance(event, list):
+        return [_on_strings(e, change) for e in event]
+    return change(event) if isinstance(event, str) else event
+
+
 def class_names(event):
     # The scenario classes print with their module's name, which differs
     # between the golden script (python_key_cases) and here (tests.golden....).
-    if isinstance(event, list):
-        return [class_names(e) for e in event]
-    if isinstance(event, str):
-        return re.sub(r"<class '[\w.]*python_key_cases\.", "<class 'python_key_cases.", event)
-    return event
+    return _on_strings(event, lambda s: re.sub(r"<class '[\w.]*python_key_cases\.", "<class 'python_key_cases.", s))
 
 
 # The scenarios' events per engine: all of them run together (they share
@@ -117,11 +120,7 @@ def test_scenario_matches_torch(name, modes):
 
 def _without_ns(events):
     # Operators print as ns.name.overload: the namespaces differ (pk in the golden file).
-    if isinstance(events, list):
-        return [_without_ns(e) for e in events]
-    if isinstance(events, str):
-        return re.sub(r"\b(python_key\d+|pk)\.", "NS.", events)
-    return events
+    return _on_strings(events, lambda s: re.sub(r"\b(python_key\d+|pk)\.", "NS.", s))
 
 
 # -- tensor types with __torch_dispatch__ ------------------------------------------------------
