@@ -237,7 +237,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
     for attempt in range(MAX_REPLANS):
         plan = self._plan
         if plan.shape.schema is None:
-            _raise_not_defined(plan)
+            _raise_not_defined(self)
         bits = _extract(plan, args, nargs, kwnames)
         settled = _settled_plan(self, plan)
         if settled is not None:
@@ -292,7 +292,7 @@ cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t narg
     cdef uint64_t bits = _keyset_arg(<object>args[0], "redispatch")
     cdef CallPlan plan = handle._plan
     if plan.shape.schema is None:
-        _raise_not_defined(plan)
+        _raise_not_defined(handle)
     cdef KernelFunction entry = _entry_at(plan, bits)
     if not _trace_enabled():
         if entry._kind == KIND_UNBOXED:

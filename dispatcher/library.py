@@ -273,7 +273,7 @@ class Library:
                 self._registry.register_impl(name, key or DispatchKey.CompositeImplicitAutograd, kernel)
             )
         except BaseException:
-            self._handles.pop()()
+            self._registry.undo([self._handles.pop()])
             raise
 
     def _impl(self, name: str, key: Optional[DispatchKey], kernel: AnnotatedKernel) -> None:
@@ -360,9 +360,7 @@ class Library:
         """Remove everything this library registered (newest first); idempotent."""
         handles, self._handles = self._handles, []
         self._tags = {}
-        with self._registry.defer():  # each operator is refreshed once, at the end
-            for handle in reversed(handles):
-                handle()
+        self._registry.undo(handles)
 
     _destroy = close
 

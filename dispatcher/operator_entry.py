@@ -387,11 +387,9 @@ class OperatorEntry:
         # What a plan takes from the def (made once per def: see _call_shape),
         # and what a checked plan (dispatcher/call_checks.py) takes instead,
         # with its checking Boxer, made when first needed.
-        self._shape: Any = _undefined_shape(dispatcher.engine)
+        self._shape: Any = _undefined_plan(dispatcher.engine).shape
         self._checked_shape: Optional[tuple[Any, Any]] = None
         self._handle: Any = None
-        # See Note [One plan while undefined].
-        self._undefined_plan: Any = None
         # torch._C._dispatch_set_report_error_callback's: see report_error.
         self._report_error_callback: Optional[Callable[[str], object]] = None
 
@@ -568,15 +566,12 @@ class OperatorEntry:
         if schema is None:
             # Note [One plan while undefined]
             # Every call path reads a plan's schema first and raises "not
-            # defined" when it has none, so the plan of an undefined operator
-            # never needs the current table: one per entry serves all its
-            # undefined spells (impls before the def, after a destroy), and
-            # registration and removal do not recompile it.
-            if self._undefined_plan is None:
-                self._undefined_plan = self._dispatcher.engine.CallPlan(
-                    self.name, self._shape, tuple(self._table), tuple(self._masks), self.report_error
-                )
-            return self._undefined_plan
+            # defined" (naming the handle) when it has none, so the plan of an
+            # undefined operator needs neither the current table nor the
+            # operator: one plan per engine serves every undefined operator
+            # (impls before the def, after a destroy), and removing a def
+            # compiles no plan.
+            return _undefined_plan(self._dispatcher.engine)
         engine = self._dispatcher.engine
         if checked_calls_enabled():
             return self._checked_plan(schema, engine)
@@ -605,7 +600,7 @@ class OperatorEntry:
         """Define (or, with None, undefine) the operator: all or nothing (a
         def whose plan cannot be made changes nothing)."""
         engine = self._dispatcher.engine
-        shape = _undefined_shape(engine) if schema is None else _call_shape(schema, engine)
+        shape = _undefined_plan(engine).shape if schema is None else _call_shape(schema, engine)
         if self._stale:
             self._take_fallback_table()
         previous = self.schema, self._shape, self._checked_shape
@@ -810,15 +805,23 @@ def _call_shape(registered: RegisteredSchema, engine: Any) -> Any:
                             schema.handler_arity, schema.handler_call, registered.tags)
 
 
-# Per engine: the shape of the plans of operators without a def (they only raise).
-_UNDEFINED_SHAPES: dict[Any, Any] = {}
+# Per engine: the plan of every operator without a def (Note [One plan while undefined]).
+_UNDEFINED_PLANS: dict[Any, Any] = {}
 
 
-def _undefined_shape(engine: Any) -> Any:
-    shape = _UNDEFINED_SHAPES.get(engine)
-    if shape is None:
-        shape = _UNDEFINED_SHAPES[engine] = engine.CallShape(None, (), -1, None, None, None, -1, None)
-    return shape
+def _undefined_plan(engine: Any) -> Any:
+    plan = _UNDEFINED_PLANS.get(engine)
+    if plan is None:
+        shape = engine.CallShape(None, (), -1, None, None, None, -1, None)
+        table = (engine.KernelFunction(KernelKind.MISSING, None),) * len(RUNTIME_SLOT_KEYS)
+        plan = _UNDEFINED_PLANS[engine] = engine.CallPlan(
+            "(an undefined operator)", shape, table, (FULL_REPR,) * NUM_BACKENDS, _reports_nothing
+        )
+    return plan
+
+
+def _reports_nothing(kind: KernelKind, key: DispatchKey) -> None:
+    raise AssertionError(f"an undefined operator's plan has no {kind.name} entry for {key.name} to report")
 
 
 def aliases_serving(key: DispatchKey) -> tuple[DispatchKey, ...]:

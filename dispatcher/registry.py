@@ -31,6 +31,9 @@ from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries"]
 
+# What undoes one registration.  Only Dispatcher.undo runs it: it holds the
+# lock and defers refreshes (Note [Deferred refreshes]) around a whole batch,
+# so a handle neither takes the lock nor publishes a plan of its own.
 RegistrationHandle = Callable[[], None]
 
 # Read on every impl: DispatchKey.Undefined goes through the enum class's
@@ -99,6 +102,12 @@ class Dispatcher:
     def defer(self) -> "_Deferral":
         """A context that holds the lock and defers refreshes to its end."""
         return self._deferral
+
+    def undo(self, handles: list[RegistrationHandle]) -> None:
+        """Undo the registrations of ``handles``, last first, each operator refreshed once."""
+        with self._deferral:
+            for handle in reversed(handles):
+                handle()
 
     # -- lookup ------------------------------------------------------------------
     # Note [Operator entries live forever]
@@ -233,8 +242,7 @@ class Dispatcher:
             self._def_namespaces[ns] = debug
 
         def release() -> None:
-            with self._lock:
-                del self._def_namespaces[ns]
+            del self._def_namespaces[ns]
 
         return release
 
@@ -267,14 +275,13 @@ class Dispatcher:
             self._overloads_changed(qualified_name)
 
         def deregister() -> None:
-            with self._lock:
-                assert op.schema is registered, f"{name}: schema removed twice"
-                op.set_schema(None)
-                overloads = self._overloads[qualified_name]
-                overloads.remove(overload_name)
-                if not overloads:
-                    del self._overloads[qualified_name]
-                self._overloads_changed(qualified_name)
+            assert op.schema is registered, f"{name}: schema removed twice"
+            op.set_schema(None)
+            overloads = self._overloads[qualified_name]
+            overloads.remove(overload_name)
+            if not overloads:
+                del self._overloads[qualified_name]
+            self._overloads_changed(qualified_name)
 
         return deregister
 
@@ -296,8 +303,7 @@ class Dispatcher:
             op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
 
         def deregister() -> None:
-            with self._lock:
-                op.deregister_kernel(key, kernel)
+            op.deregister_kernel(key, kernel)
 
         return deregister
 
@@ -336,15 +342,14 @@ class Dispatcher:
             self._set_fallback(key, kernel)
 
         def deregister() -> None:
-            with self._lock:
-                assert slot is not None
-                if self._fallbacks[slot] is kernel:
-                    replaced = self._replaced_fallbacks.get(slot)
-                    self._set_fallback(key, replaced.pop(0) if replaced else None)
-                else:  # replaced by a newer one, which stays
-                    replaced = self._replaced_fallbacks[slot]
-                    assert any(k is kernel for k in replaced), f"fallback for {key.name} removed twice"
-                    replaced[:] = [k for k in replaced if k is not kernel]
+            assert slot is not None
+            if self._fallbacks[slot] is kernel:
+                replaced = self._replaced_fallbacks.get(slot)
+                self._set_fallback(key, replaced.pop(0) if replaced else None)
+            else:  # replaced by a newer one, which stays
+                replaced = self._replaced_fallbacks[slot]
+                assert any(k is kernel for k in replaced), f"fallback for {key.name} removed twice"
+                replaced[:] = [k for k in replaced if k is not kernel]
 
         return deregister
 

@@ -491,7 +491,7 @@ def test_unboxing_what_was_boxed_gives_the_bound_arguments(world, call):
         assert all(type(iv) is world.engine.IValue for iv in stack)
         unboxed = unbox_arguments(op, stack)
     finally:
-        undefine()
+        world.registry.undo([undefine])
     assert stack == []
     bound = schema.bind(args, kwargs)
     assert len(unboxed) == len(bound)

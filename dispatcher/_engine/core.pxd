@@ -332,7 +332,7 @@ cdef uint64_t _value_bits(CallPlan plan, object value, int kind, Py_ssize_t i) e
 @cython.locals(entry=KernelFunction, value=int, without=uint64_t)
 cdef uint64_t _skip_fallthroughs(CallPlan plan, uint64_t bits, str name) except? 0
 cdef object _settled_plan(OperatorHandle handle, CallPlan plan)
-cdef object _raise_not_defined(CallPlan plan)
+cdef object _raise_not_defined(OperatorHandle handle)
 cdef object _missing_argument(CallPlan plan, tuple args, dict kwargs, str name)
 cdef object _wrong_type(CallPlan plan, object value, Py_ssize_t i, str expected, object argument)
 cdef uint64_t _required_tensor_bits(CallPlan plan, object value, Py_ssize_t i, str expected, object argument) except? 0

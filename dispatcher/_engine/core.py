@@ -1644,9 +1644,11 @@ def _store_masks(plan, masks):
         plan.masks = tuple([_check_repr(m) for m in masks])
 
 
-def _raise_not_defined(plan):
+def _raise_not_defined(handle):
+    # Named by the handle: the plans of undefined operators are one shared
+    # plan (see Note [One plan while undefined] in dispatcher/operator_entry.py).
     raise RuntimeError(
-        f"operator {plan.name} is not defined: it was never defined, or the library that defined it "
+        f"operator {handle._name} is not defined: it was never defined, or the library that defined it "
         "was closed; define it again to call it"
     )
 
@@ -1759,7 +1761,7 @@ def _plan_and_keys(handle, args, kwargs):
     for _ in range(MAX_REPLANS):
         plan = handle._plan
         if plan.shape.schema is None:
-            _raise_not_defined(plan)
+            _raise_not_defined(handle)
         bits = _extract_bits(plan, args, kwargs)
         settled = _settled_plan(handle, plan)
         if settled is not None:
@@ -2019,7 +2021,7 @@ class OperatorHandle:
         for _ in range(MAX_REPLANS):
             plan = self._plan
             if plan.shape.schema is None:
-                _raise_not_defined(plan)
+                _raise_not_defined(self)
             boxer = plan.shape.boxer  # a Boxer: the plan has a schema
             values = _peek_values(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments")  # type: ignore[union-attr]
             args, kwargs = plan.shape.split_call(values)
@@ -2034,7 +2036,7 @@ class OperatorHandle:
         _check_handle(self)
         plan = self._plan
         if plan.shape.schema is None:
-            _raise_not_defined(plan)
+            _raise_not_defined(self)
         _check_stack(stack)
         _dispatch_boxed(self, "[redispatch]", plan, _keyset_arg(keyset, "redispatch_boxed"), stack)
 
@@ -2075,7 +2077,7 @@ def redispatch(handle, keyset, args, kwargs):
         raise TypeError("this redispatch is bound to no operator (use op.redispatch)")
     plan = handle._plan
     if plan.shape.schema is None:
-        _raise_not_defined(plan)
+        _raise_not_defined(handle)
     return dispatch(handle, "[redispatch]", plan, _keyset_arg(keyset, "redispatch"), args, kwargs)
 
 
@@ -2295,7 +2297,7 @@ def _fallback_plan(op, keyset, args, kwargs):
     _check_handle(handle)
     plan = handle._plan
     if plan.shape.schema is None:
-        _raise_not_defined(plan)
+        _raise_not_defined(handle)
     return plan
 
 
