@@ -596,30 +596,34 @@ class OperatorEntry:
         if self._handle is not None and self.schema is not None:
             self._handle._publish(self._plan())
 
-    def set_schema(self, schema: Optional[RegisteredSchema]) -> None:
-        """Define (or, with None, undefine) the operator: all or nothing (a
-        def whose plan cannot be made changes nothing)."""
+    def set_schema(self, schema: RegisteredSchema) -> None:
+        """Define the operator: all or nothing (a def whose plan cannot be made changes nothing)."""
         engine = self._dispatcher.engine
-        shape = _undefined_plan(engine).shape if schema is None else _call_shape(schema, engine)
+        shape = _call_shape(schema, engine)
         if self._stale:
             self._take_fallback_table()
         previous = self.schema, self._shape, self._checked_shape
         self.schema, self._shape, self._checked_shape = schema, shape, None
-        if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
-            self._forget_callback_if_out_of_use()
         if self._dispatcher.deferred is not None:
             self.refresh(())  # publish at the end of the deferral
             return
         handle = self._handle
         try:
-            plan = None if handle is None and schema is None else self._plan()
+            plan = self._plan()
         except BaseException:
             self.schema, self._shape, self._checked_shape = previous
             raise
         if handle is not None:
             handle._publish(plan)
-        elif plan is not None:
+        else:
             self._new_handle(plan)
+
+    def clear_schema(self) -> None:
+        """Undefine the operator (its def was removed)."""
+        self.schema, self._shape, self._checked_shape = None, _undefined_plan(self._dispatcher.engine).shape, None
+        if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
+            self._forget_callback_if_out_of_use()
+        self.refresh(())
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:

@@ -81,9 +81,9 @@ class OpNamespaces:
         if registry.catalog is not None:
             for ns in registry.catalog.namespaces:
                 watcher.add_namespace(ns, CatalogNamespace(ns, registry))
-        registry.watch_overloads(watcher)
+        registry.watch_overloads(watcher.update)
         for qualified_name in registry.packet_names():
-            watcher(qualified_name, registry.packet(qualified_name))
+            watcher.update(qualified_name, registry.packet(qualified_name))
 
     def __repr__(self) -> str:
         return "<dispatcher.ops>"
@@ -107,25 +107,27 @@ class _Watcher:
         # missing (a miss raises and catches an AttributeError: slow), nor
         # reads an instance's __dict__ (which Python 3.11 then reads more slowly).
         self.by_name: dict[str, OpNamespace] = {}
-        self.published: set[str] = set()
+        # ns::name -> the namespace and the name it set there.
+        self.published: dict[str, tuple[OpNamespace, str]] = {}
 
     def add_namespace(self, ns: str, namespace: OpNamespace) -> OpNamespace:
         self.by_name[ns] = namespace
         setattr(self.namespaces, ns, namespace)
         return namespace
 
-    def __call__(self, qualified_name: str, packet: Any) -> None:
+    def update(self, qualified_name: str, packet: Any) -> None:
+        """The registry's watcher (a method, not __call__: Python calls it faster)."""
+        if packet is None:
+            where = self.published.pop(qualified_name, None)
+            if where is not None:
+                delattr(*where)
+            return
         ns, name = qualified_name.split("::", 1)
         namespace = self.by_name.get(ns)
-        if packet is None:
-            if qualified_name in self.published:
-                self.published.discard(qualified_name)
-                delattr(namespace, name)
-            return
         if namespace is None:
             namespace = self.add_namespace(ns, self.namespace_type(ns))
         setattr(namespace, name, packet)
-        self.published.add(qualified_name)
+        self.published[qualified_name] = namespace, name
 
 
 ops = OpNamespaces(default_registry)

@@ -31,10 +31,14 @@ from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries"]
 
-# What undoes one registration.  Only Dispatcher.undo runs it: it holds the
-# lock and defers refreshes (Note [Deferred refreshes]) around a whole batch,
-# so a handle neither takes the lock nor publishes a plan of its own.
-RegistrationHandle = Callable[[], None]
+# Note [Registration handles]
+# What undoes one registration: a record (undo, a, b), which Dispatcher.undo
+# runs as undo(a, b) while it holds the lock and defers refreshes (Note
+# [Deferred refreshes]) for a whole batch, so that a handle neither takes the
+# lock nor publishes a plan of its own.  A record, not a closure: closing a
+# library is a registration step timed against torch's C++, and a record
+# costs one Python call to undo (a kernel's is the entry's own method).
+RegistrationHandle = tuple[Callable[[Any, Any], None], Any, Any]
 
 # Read on every impl: DispatchKey.Undefined goes through the enum class's
 # __getattr__ hook, several times the cost of a global.
@@ -104,10 +108,26 @@ class Dispatcher:
         return self._deferral
 
     def undo(self, handles: list[RegistrationHandle]) -> None:
-        """Undo the registrations of ``handles``, last first, each operator refreshed once."""
-        with self._deferral:
-            for handle in reversed(handles):
-                handle()
+        """Undo the registrations of ``handles``, last first, each operator
+        refreshed once: defer()'s work, without its context manager (a
+        library's close is a registration step timed against torch's)."""
+        lock = self._lock
+        lock.acquire()
+        try:
+            if self.deferred is not None:  # inside a deferral, whose end refreshes
+                for undo, a, b in reversed(handles):
+                    undo(a, b)
+                return
+            deferred = self.deferred = {}
+            try:
+                for undo, a, b in reversed(handles):
+                    undo(a, b)
+            finally:
+                self.deferred = None
+                for op, slots in deferred.items():
+                    op.refresh(slots)
+        finally:
+            lock.release()
 
     # -- lookup ------------------------------------------------------------------
     # Note [Operator entries live forever]
@@ -191,13 +211,18 @@ class Dispatcher:
         packet = self._packets.get(qualified_name)
         if packet is None:
             packet = self._packets[qualified_name] = self.engine.OverloadPacket(qualified_name)
-        overloads = self._overloads.get(qualified_name, ())
-        packet._publish(tuple([
-            (overload or "default", self._operators[f"{qualified_name}.{overload}" if overload else qualified_name].handle)
-            for overload in overloads
-        ]))
+        overloads = self._overloads.get(qualified_name)
+        if overloads:
+            operators = self._operators
+            packet._publish(tuple([
+                (overload or "default", operators[f"{qualified_name}.{overload}" if overload else qualified_name].handle)
+                for overload in overloads
+            ]))
+        else:
+            packet._publish(())
+            packet = None  # the watchers' word for "no overloads"
         for watcher in self._overload_watchers:
-            watcher(qualified_name, packet if overloads else None)
+            watcher(qualified_name, packet)
 
     def op_or_throw(self, name: str) -> OperatorEntry:
         op = self.find_op(name)
@@ -240,11 +265,10 @@ class Dispatcher:
                     f"{previous}; latest registration was {debug}"
                 )
             self._def_namespaces[ns] = debug
+        return self._release_namespace, ns, None
 
-        def release() -> None:
-            del self._def_namespaces[ns]
-
-        return release
+    def _release_namespace(self, ns: str, _: None) -> None:
+        del self._def_namespaces[ns]
 
     # -- def ---------------------------------------------------------------------
     def register_def(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
@@ -273,17 +297,18 @@ class Dispatcher:
             qualified_name, overload_name = schema.name.qualified_name, schema.name.overload_name
             self._overloads.setdefault(qualified_name, []).append(overload_name)
             self._overloads_changed(qualified_name)
+        return self._undo_def, op, registered
 
-        def deregister() -> None:
-            assert op.schema is registered, f"{name}: schema removed twice"
-            op.set_schema(None)
-            overloads = self._overloads[qualified_name]
-            overloads.remove(overload_name)
-            if not overloads:
-                del self._overloads[qualified_name]
-            self._overloads_changed(qualified_name)
-
-        return deregister
+    def _undo_def(self, op: OperatorEntry, registered: RegisteredSchema) -> None:
+        assert op.schema is registered, f"{op.name}: schema removed twice"
+        op.clear_schema()
+        name = registered.schema.name
+        qualified_name = name.qualified_name
+        overloads = self._overloads[qualified_name]
+        overloads.remove(name.overload_name)
+        if not overloads:
+            del self._overloads[qualified_name]
+        self._overloads_changed(qualified_name)
 
     # -- impl --------------------------------------------------------------------
     def register_impl(self, name: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
@@ -301,11 +326,7 @@ class Dispatcher:
             if op.schema is not None and kernel.inferred_schema is not None:
                 check_inferred_schema(op_name, op.schema, kernel)
             op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
-
-        def deregister() -> None:
-            op.deregister_kernel(key, kernel)
-
-        return deregister
+        return op.deregister_kernel, key, kernel
 
     # -- fallbacks -----------------------------------------------------------------
     # Note [Overridable fallbacks]
@@ -340,18 +361,17 @@ class Dispatcher:
             if previous is not None:
                 self._replaced_fallbacks.setdefault(slot, []).insert(0, previous)
             self._set_fallback(key, kernel)
+        return self._undo_fallback, key, kernel
 
-        def deregister() -> None:
-            assert slot is not None
-            if self._fallbacks[slot] is kernel:
-                replaced = self._replaced_fallbacks.get(slot)
-                self._set_fallback(key, replaced.pop(0) if replaced else None)
-            else:  # replaced by a newer one, which stays
-                replaced = self._replaced_fallbacks[slot]
-                assert any(k is kernel for k in replaced), f"fallback for {key.name} removed twice"
-                replaced[:] = [k for k in replaced if k is not kernel]
-
-        return deregister
+    def _undo_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+        slot = SLOT_OF_KEY[key]
+        if self._fallbacks[slot] is kernel:
+            replaced = self._replaced_fallbacks.get(slot)
+            self._set_fallback(key, replaced.pop(0) if replaced else None)
+        else:  # replaced by a newer one, which stays
+            replaced = self._replaced_fallbacks[slot]
+            assert any(k is kernel for k in replaced), f"fallback for {key.name} removed twice"
+            replaced[:] = [k for k in replaced if k is not kernel]
 
     def _set_fallback(self, key: DispatchKey, kernel: Optional[AnnotatedKernel]) -> None:
         slot = SLOT_OF_KEY[key]

@@ -240,9 +240,9 @@ def test_calls_during_a_deferral_see_the_plan_of_before_it(world, ns):
     lib.impl("f", lambda x: "math", "CompositeImplicitAutograd")
     f = getattr(world.ops, ns).f.default
     with world.registry.defer():
-        lib._handles.pop()()  # the math kernel
+        world.registry.undo([lib._handles.pop()])  # the math kernel
         assert f(cpu(world)) == "cpu"
-        lib._handles.pop()()  # the CPU kernel
+        world.registry.undo([lib._handles.pop()])  # the CPU kernel
         assert f(cpu(world)) == "cpu"  # still the plan of before the deferral
     with pytest.raises(NotImplementedError, match=f"Could not run '{ns}::f' with arguments from the 'CPU' backend"):
         f(cpu(world))
