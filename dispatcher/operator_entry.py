@@ -387,7 +387,7 @@ class OperatorEntry:
         # What a plan takes from the def (made once per def: see _call_shape),
         # and what a checked plan (dispatcher/call_checks.py) takes instead,
         # with its checking Boxer, made when first needed.
-        self._shape: Any = _undefined_plan(dispatcher.engine).shape
+        self._shape: Any = dispatcher.undefined_plan.shape
         self._checked_shape: Optional[tuple[Any, Any]] = None
         self._handle: Any = None
         # torch._C._dispatch_set_report_error_callback's: see report_error.
@@ -568,10 +568,10 @@ class OperatorEntry:
             # Every call path reads a plan's schema first and raises "not
             # defined" (naming the handle) when it has none, so the plan of an
             # undefined operator needs neither the current table nor the
-            # operator: one plan per engine serves every undefined operator
-            # (impls before the def, after a destroy), and removing a def
-            # compiles no plan.
-            return _undefined_plan(self._dispatcher.engine)
+            # operator: the dispatcher's one undefined_plan serves every
+            # undefined operator (impls before the def, after a destroy), and
+            # removing a def compiles no plan.
+            return self._dispatcher.undefined_plan
         engine = self._dispatcher.engine
         if checked_calls_enabled():
             return self._checked_plan(schema, engine)
@@ -620,7 +620,7 @@ class OperatorEntry:
 
     def clear_schema(self) -> None:
         """Undefine the operator (its def was removed)."""
-        self.schema, self._shape, self._checked_shape = None, _undefined_plan(self._dispatcher.engine).shape, None
+        self.schema, self._shape, self._checked_shape = None, self._dispatcher.undefined_plan.shape, None
         if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
             self._forget_callback_if_out_of_use()
         self.refresh(())
@@ -661,7 +661,7 @@ class OperatorEntry:
             del self.kernels[key]
             if self._report_error_callback is not None:
                 self._forget_callback_if_out_of_use()
-        self.refresh(_slots_changed_by(key))
+        self.refresh(_SLOTS_CHANGED_BY[key])  # filled when the kernel was registered
 
     def set_report_error_callback(self, callback: Callable[[str], object]) -> None:
         """Have ``callback(key_name)`` raise the error of a call that finds no kernel (see report_error)."""
@@ -809,19 +809,12 @@ def _call_shape(registered: RegisteredSchema, engine: Any) -> Any:
                             schema.handler_arity, schema.handler_call, registered.tags)
 
 
-# Per engine: the plan of every operator without a def (Note [One plan while undefined]).
-_UNDEFINED_PLANS: dict[Any, Any] = {}
-
-
-def _undefined_plan(engine: Any) -> Any:
-    plan = _UNDEFINED_PLANS.get(engine)
-    if plan is None:
-        shape = engine.CallShape(None, (), -1, None, None, None, -1, None)
-        table = (engine.KernelFunction(KernelKind.MISSING, None),) * len(RUNTIME_SLOT_KEYS)
-        plan = _UNDEFINED_PLANS[engine] = engine.CallPlan(
-            "(an undefined operator)", shape, table, (FULL_REPR,) * NUM_BACKENDS, _reports_nothing
-        )
-    return plan
+def undefined_plan(engine: Any) -> Any:
+    """A plan for every operator without a def (Note [One plan while
+    undefined]): each Dispatcher makes one, its undefined_plan."""
+    shape = engine.CallShape(None, (), -1, None, None, None, -1, None)
+    table = (engine.KernelFunction(KernelKind.MISSING, None),) * len(RUNTIME_SLOT_KEYS)
+    return engine.CallPlan("(an undefined operator)", shape, table, (FULL_REPR,) * NUM_BACKENDS, _reports_nothing)
 
 
 def _reports_nothing(kind: KernelKind, key: DispatchKey) -> None:

@@ -25,6 +25,7 @@ from .operator_entry import (
     RegisteredSchema,
     check_inferred_schema,
     table_line,
+    undefined_plan,
     update_fallthrough_masks,
 )
 from .schema import FunctionSchema, OperatorName
@@ -64,6 +65,7 @@ class Dispatcher:
         # The ns::name of the catalog operators defined so far (on first use).
         self._from_catalog: set[str] = set()
         self.missing = engine.KernelFunction(MISSING.kind, None)
+        self.undefined_plan = undefined_plan(engine)
         self._lock = threading.RLock()
         self._operators: dict[str, OperatorEntry] = {}
         self._fallbacks: list[Optional[AnnotatedKernel]] = [None] * len(RUNTIME_SLOT_KEYS)
