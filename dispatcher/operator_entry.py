@@ -345,6 +345,11 @@ def _slots_changed_by(k: DispatchKey) -> tuple[KeyFacts, ...]:
     return slots
 
 
+# A deferral's operators, with the slots each is to refresh (Note [Deferred
+# refreshes] in registry.py).
+Deferred = dict["OperatorEntry", set[KeyFacts]]
+
+
 class OperatorEntry:
     """Registrations of one operator (by qualified name) and its runtime table."""
 
@@ -618,12 +623,13 @@ class OperatorEntry:
         else:
             self._new_handle(plan)
 
-    def clear_schema(self) -> None:
-        """Undefine the operator (its def was removed)."""
+    def clear_schema(self, deferred: Deferred) -> None:
+        """Undefine the operator (Dispatcher.undo: see Note [Registration handles]
+        in registry.py), its refresh noted in the deferral's ``deferred``."""
         self.schema, self._shape, self._checked_shape = None, self._dispatcher.undefined_plan.shape, None
         if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
             self._forget_callback_if_out_of_use()
-        self.refresh(())
+        deferred.setdefault(self, set())
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
@@ -652,7 +658,10 @@ class OperatorEntry:
             stacklevel=6,
         )
 
-    def deregister_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+    def remove_kernel(self, key: DispatchKey, kernel: AnnotatedKernel,
+                      deferred: Deferred) -> None:
+        """Undo a register_kernel (Dispatcher.undo: see Note [Registration
+        handles] in registry.py), the slots to refresh noted in the deferral's ``deferred``."""
         kernels = self.kernels[key]
         # By identity (AnnotatedKernel's equality): the same function
         # registered twice is two registrations.
@@ -661,7 +670,7 @@ class OperatorEntry:
             del self.kernels[key]
             if self._report_error_callback is not None:
                 self._forget_callback_if_out_of_use()
-        self.refresh(_SLOTS_CHANGED_BY[key])  # filled when the kernel was registered
+        deferred.setdefault(self, set()).update(_SLOTS_CHANGED_BY[key])  # filled when the kernel was registered
 
     def set_report_error_callback(self, callback: Callable[[str], object]) -> None:
         """Have ``callback(key_name)`` raise the error of a call that finds no kernel (see report_error)."""

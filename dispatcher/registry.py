@@ -20,7 +20,7 @@ from .kernel import MISSING, AnnotatedKernel, Kernel, KernelKind
 from .keys import NUM_BACKENDS, DispatchKey, is_runtime_key
 from .operator_entry import (
     BACKEND_FALLBACK,
-    KeyFacts,
+    Deferred,
     OperatorEntry,
     RegisteredSchema,
     check_inferred_schema,
@@ -34,12 +34,14 @@ __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registr
 
 # Note [Registration handles]
 # What undoes one registration: a record (undo, a, b), which Dispatcher.undo
-# runs as undo(a, b) while it holds the lock and defers refreshes (Note
-# [Deferred refreshes]) for a whole batch, so that a handle neither takes the
-# lock nor publishes a plan of its own.  A record, not a closure: closing a
-# library is a registration step timed against torch's C++, and a record
-# costs one Python call to undo (a kernel's is the entry's own method).
-RegistrationHandle = tuple[Callable[[Any, Any], None], Any, Any]
+# runs as undo(a, b, deferred) while it holds the lock and defers refreshes
+# (Note [Deferred refreshes]) for a whole batch, so that a handle neither
+# takes the lock nor publishes a plan of its own: it notes the operator to
+# refresh in ``deferred``, the deferral's dict, without a call.  A record, not
+# a closure: closing a library is a registration step timed against torch's
+# C++, and a record costs one Python call to undo (a kernel's is the entry's
+# own method).
+RegistrationHandle = tuple[Callable[[Any, Any, Deferred], None], Any, Any]
 
 # Read on every impl: DispatchKey.Undefined goes through the enum class's
 # __getattr__ hook, several times the cost of a global.
@@ -56,7 +58,7 @@ class Dispatcher:
     fallback_lines: tuple[str, ...] = ("",) * len(RUNTIME_SLOT_KEYS)
     # The operators whose refresh waits for the end of a deferral, with the
     # slots to recompute; None when not deferring (see defer()).
-    deferred: Optional[dict[OperatorEntry, set[KeyFacts]]] = None
+    deferred: Optional[Deferred] = None
 
     def __init__(self, engine: Any, catalog: Optional[Catalog] = None) -> None:
         self.engine = engine
@@ -116,14 +118,15 @@ class Dispatcher:
         lock = self._lock
         lock.acquire()
         try:
-            if self.deferred is not None:  # inside a deferral, whose end refreshes
+            deferred = self.deferred
+            if deferred is not None:  # inside a deferral, whose end refreshes
                 for undo, a, b in reversed(handles):
-                    undo(a, b)
+                    undo(a, b, deferred)
                 return
             deferred = self.deferred = {}
             try:
                 for undo, a, b in reversed(handles):
-                    undo(a, b)
+                    undo(a, b, deferred)
             finally:
                 self.deferred = None
                 for op, slots in deferred.items():
@@ -269,7 +272,7 @@ class Dispatcher:
             self._def_namespaces[ns] = debug
         return self._release_namespace, ns, None
 
-    def _release_namespace(self, ns: str, _: None) -> None:
+    def _release_namespace(self, ns: str, _: None, deferred: Deferred) -> None:
         del self._def_namespaces[ns]
 
     # -- def ---------------------------------------------------------------------
@@ -301,9 +304,9 @@ class Dispatcher:
             self._overloads_changed(qualified_name)
         return self._undo_def, op, registered
 
-    def _undo_def(self, op: OperatorEntry, registered: RegisteredSchema) -> None:
+    def _undo_def(self, op: OperatorEntry, registered: RegisteredSchema, deferred: Deferred) -> None:
         assert op.schema is registered, f"{op.name}: schema removed twice"
-        op.clear_schema()
+        op.clear_schema(deferred)
         name = registered.schema.name
         qualified_name = name.qualified_name
         overloads = self._overloads[qualified_name]
@@ -328,7 +331,7 @@ class Dispatcher:
             if op.schema is not None and kernel.inferred_schema is not None:
                 check_inferred_schema(op_name, op.schema, kernel)
             op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
-        return op.deregister_kernel, key, kernel
+        return op.remove_kernel, key, kernel
 
     # -- fallbacks -----------------------------------------------------------------
     # Note [Overridable fallbacks]
@@ -365,7 +368,8 @@ class Dispatcher:
             self._set_fallback(key, kernel)
         return self._undo_fallback, key, kernel
 
-    def _undo_fallback(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
+    def _undo_fallback(self, key: DispatchKey, kernel: AnnotatedKernel, deferred: Deferred) -> None:
+        # The operators note their refreshes themselves (OperatorEntry.fallback_changed).
         slot = SLOT_OF_KEY[key]
         if self._fallbacks[slot] is kernel:
             replaced = self._replaced_fallbacks.get(slot)
