@@ -239,6 +239,8 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
         if plan.shape.schema is None:
             _raise_not_defined(self)
         bits = _extract(plan, args, nargs, kwnames)
+        if self._plan is plan:  # nothing registered meanwhile: _settled_plan's first case, without a call
+            break
         settled = _settled_plan(self, plan)
         if settled is not None:
             plan = <CallPlan>settled
@@ -247,7 +249,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
         _too_many_replans(self)
     cdef uint64_t argument_bits = bits
     bits = _call_bits(plan, bits)
-    cdef KernelFunction entry = _entry_at(plan, bits)
+    cdef KernelFunction entry = plan.last_entry  # that of bits: see Note [Last dispatch cache] in core.py
     if not _trace_enabled():
         if entry._kind == KIND_UNBOXED:
             return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)

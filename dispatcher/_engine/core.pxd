@@ -320,6 +320,7 @@ cdef class CallPlan:
     cdef bint cache_valid
     cdef uint64_t last_key
     cdef uint64_t last_bits
+    cdef KernelFunction last_entry
 
 @cython.locals(i=Py_ssize_t)
 cdef int _fill_plan(CallPlan plan, CallShape shape, tuple table, tuple masks) except -1

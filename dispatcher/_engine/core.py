@@ -1588,6 +1588,7 @@ class CallPlan:
     table: tuple
     report_error: Any
     cache_valid: bool
+    last_entry: KernelFunction
 
     def __init__(self, name, shape, table, masks, report_error):
         if self.name is not None:
@@ -1658,9 +1659,11 @@ def _raise_not_defined(handle):
 # again.  Between the keyset a call computes (arguments | TLS include, minus
 # TLS exclude) and its kernel lie the fallthrough mask and the table index:
 # a chain of dependent loads.  Each plan remembers the last keyset it saw
-# (last_key), the keyset the mask left (last_bits) and that slot's index, so
-# a repeated call goes straight to its kernel.  A plan is replaced whole on
-# registration, so the memo is never stale.
+# (last_key), the keyset the mask left (last_bits) and that slot's entry
+# (last_entry), so a repeated call goes straight to its kernel.  A plan is
+# replaced whole on registration, so the memo is never stale.  Whatever
+# _masked returns, the memo then holds with its entry: the compiled call
+# path (csrc/_fastcall.pyx) reads the entry there, not through the table.
 def _masked(plan, bits):
     """The call's keyset after TLS (already applied) and the fallthrough mask."""
     if plan.cache_valid and bits == plan.last_key:
@@ -1668,13 +1671,15 @@ def _masked(plan, bits):
     masked = bits & plan.masks[_backend_mask_index(bits)]
     plan.last_key = bits
     plan.last_bits = masked
+    plan.last_entry = plan.table[_table_index(masked)]
     plan.cache_valid = True
     return masked
 
 
 def _call_bits(plan, bits):
     """A call's keyset: its arguments' bits with this thread's TLS applied,
-    then the operator's fallthrough mask."""
+    then the operator's fallthrough mask (its entry is then plan.last_entry:
+    see Note [Last dispatch cache])."""
     return _masked(plan, apply_tls(bits))
 
 
