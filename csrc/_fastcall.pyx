@@ -50,7 +50,7 @@ from dispatcher._engine.core cimport (
     _run_with_operator,
     _settled_plan,
     _too_many_replans,
-    _trace_enabled,
+    _tracing,
     _type_decides,
     _value_bits,
     dispatch,
@@ -250,7 +250,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
     cdef uint64_t argument_bits = bits
     bits = _call_bits(plan, bits)
     cdef KernelFunction entry = plan.last_entry  # that of bits: see Note [Last dispatch cache] in core.py
-    if not _trace_enabled():
+    if not _tracing:  # see Note [Dispatch observers] in core.py
         if entry._kind == KIND_UNBOXED:
             return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)
         if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
@@ -296,7 +296,7 @@ cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t narg
     if plan.shape.schema is None:
         _raise_not_defined(handle)
     cdef KernelFunction entry = _entry_at(plan, bits)
-    if not _trace_enabled():
+    if not _tracing:  # see Note [Dispatch observers] in core.py
         if entry._kind == KIND_UNBOXED:
             return PyObject_Vectorcall(entry.fn, args + 1, <size_t>(nargs - 1), kwnames)
         if entry._kind == KIND_WITH_KEYSET:

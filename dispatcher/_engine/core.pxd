@@ -147,6 +147,7 @@ cdef tuple KEYS_BY_VALUE
 cdef tuple TAGS
 cdef bint _show_trace
 cdef int _observing
+cdef int _tracing  # see Note [Dispatch observers]
 cdef bint _trace_enabled() noexcept
 
 cdef inline int _table_index(uint64_t r) noexcept

@@ -1868,16 +1868,21 @@ _show_trace = os.environ.get("DISPATCHER_SHOW_DISPATCH_TRACE", "") not in ("", "
 # Note [Dispatch observers]
 # A thread may ask to be told of every kernel its calls run, as the trace
 # prints them (dispatcher.explain(run=True) does): set_dispatch_observer.
-# The call path tests one C flag for both the trace and observers, so it
-# pays nothing while neither is on; this count of threads with an observer
-# makes that flag.  (A thread that ends with its observer set leaves the
-# count up: later calls then look for an observer in vain, which only costs.)
+# The call path tests one C flag for both the trace and observers,
+# _tracing, so it pays nothing while neither is on: the count of threads
+# with an observer (_observing), plus one while the trace is shown.  (A
+# thread that ends with its observer set leaves the count up: later calls
+# then look for an observer in vain, which only costs.)  The compiled call
+# path (csrc/_fastcall.pyx) reads the flag where it lives.
 _observing = cython.declare(cython.int, 0)
+_tracing = cython.declare(cython.int, 0)
+_tracing = _show_trace
 
 
 def set_show_dispatch_trace(enabled: bool) -> None:
-    global _show_trace
+    global _show_trace, _tracing
     _show_trace = bool(enabled)
+    _tracing = _show_trace + _observing
 
 
 def show_dispatch_trace() -> bool:
@@ -1889,17 +1894,18 @@ def set_dispatch_observer(observer: Callable[[str, str, DispatchKey, int], objec
     this thread's calls run (``what``: "call" or "redispatch"; ``depth``: how
     many dispatches it is nested in; see Note [Dispatch observers]); None
     removes it.  Returns the previous observer."""
-    global _observing
+    global _observing, _tracing
     if observer is not None and not callable(observer):
         raise TypeError(f"a dispatch observer must be callable or None, not {type(observer).__name__}")
     previous = _trace.observer
     _trace.observer = observer
     _observing += (observer is not None) - (previous is not None)
+    _tracing = _show_trace + _observing
     return previous
 
 
 def _trace_enabled():
-    return _show_trace or _observing != 0
+    return _tracing != 0
 
 
 def _print_trace(what, name, bits):
