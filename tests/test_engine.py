@@ -381,6 +381,30 @@ def test_calling_a_removed_operator_says_so(world):
             call()
 
 
+def test_undefined_operators_share_one_plan_and_each_names_itself(world):
+    # Note [One plan while undefined]: the dispatcher's one plan serves every
+    # undefined operator, so the error names the handle, not the plan.
+    lib = world.library("t")
+    lib.define("first(Tensor x) -> int")
+    lib.define("second(Tensor x) -> int")
+    lib.impl("first", lambda x: 1, "CPU")
+    impls_only = world.library("t")
+    impls_only.impl("third", lambda x: 3, "CPU")  # a kernel, never a def
+    ns = world.ops.t
+    first, second = ns.first.default, ns.second.default
+    lib.close()
+    third = world.registry.op_or_throw("t::third").handle
+    assert first.plan is second.plan is third.plan is world.registry.undefined_plan
+    cpu = world.tensor(K.CPU)
+    for name, op in (("t::first", first), ("t::second", second), ("t::third", third)):
+        for call in (lambda: op(cpu), lambda: op.call_boxed([world.engine.IValue.from_python(cpu)]),
+                     lambda: op.redispatch(world.keyset(K.CPU), cpu),
+                     lambda: op.redispatch_boxed(world.keyset(K.CPU), [world.engine.IValue.from_python(cpu)])):
+            with pytest.raises(RuntimeError, match=f"operator {name} is not defined"):
+                call()
+    impls_only.close()
+
+
 def test_tls_is_per_thread(engine):
     seen = []
     with engine.IncludeDispatchKeyGuard(K.Tracer):
