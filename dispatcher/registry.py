@@ -118,19 +118,16 @@ class Dispatcher:
         lock = self._lock
         lock.acquire()
         try:
-            deferred = self.deferred
-            if deferred is not None:  # inside a deferral, whose end refreshes
-                for undo, a, b in reversed(handles):
-                    undo(a, b, deferred)
-                return
-            deferred = self.deferred = {}
+            outermost = self.deferred is None  # else the enclosing deferral's end refreshes
+            deferred = self.deferred = {} if self.deferred is None else self.deferred
             try:
                 for undo, a, b in reversed(handles):
                     undo(a, b, deferred)
             finally:
-                self.deferred = None
-                for op, slots in deferred.items():
-                    op.refresh(slots)
+                if outermost:
+                    self.deferred = None
+                    for op, slots in deferred.items():
+                        op.refresh(slots)
         finally:
             lock.release()
 
