@@ -258,7 +258,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
         if entry._kind == KIND_BOXED and kwnames == NULL and plan.shape.boxer.positional \
                 and nargs == plan.shape.boxer.n_arguments:
             # Boxed straight from the array: the call passes exactly the declared arguments.
-            stack = _box_values(plan.shape.boxer, tuple([<object>args[i] for i in range(nargs)]))
+            stack = _box_values(plan.shape.boxer, _pack_args(args, 0, nargs))
             entry.fn(self, _make(bits), stack)
             return _kernel_results(plan.shape.boxer, stack, plan.name)
         if entry._kind == KIND_WITH_OPERATOR:
