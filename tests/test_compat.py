@@ -213,8 +213,13 @@ def test_clean_errors_where_torch_crashes(ns, compat):
 def test_parse_errors_are_runtime_errors(ns, compat):
     """Difference (d): torch's type, our parser's text."""
     m = C._dispatch_library("FRAGMENT", ns, "")
-    for f, args in [(m.def_, ("f(Tensor self -> Tensor",)), (m.impl_t_t, ("f.", "CPU")),
-                    (C._dispatch_dump, ("a b",)), (C._dispatch_has_kernel, ("",))]:
+    lookups = [(C._dispatch_dump, ("a b",)), (C._dispatch_dump_table, ("a b",)), (C._dispatch_has_kernel, ("",)),
+               (C._dispatch_check_invariants, ("a b",)), (C._dispatch_has_kernel_for_dispatch_key, ("a b", "CPU")),
+               (C._dispatch_has_kernel_for_any_dispatch_key, ("a b", C._dispatch_keyset_full())),
+               (C._dispatch_kernel_for_dispatch_key_is_fallthrough, ("a b", "CPU")),
+               (C._dispatch_has_computed_kernel_for_dispatch_key, ("a b", "CPU")),
+               (C._dispatch_get_computed_kernel_for_dispatch_key, ("a b", "CPU"))]
+    for f, args in [(m.def_, ("f(Tensor self -> Tensor",)), (m.impl_t_t, ("f.", "CPU")), *lookups]:
         with pytest.raises(RuntimeError, match="<--- HERE"):
             f(*args)
     with pytest.raises(RuntimeError, match="^could not parse BOGUS$"):

@@ -242,7 +242,12 @@ def _alias_analysis(kind: str) -> str:
 
 
 def _op_name(name: str) -> str:
-    return str(OperatorName.parse(name))
+    """``name`` parsed and printed canonically; a bad name is a RuntimeError, as
+    torch's (here, not by _torch_errors: the lookups below take no wrapper)."""
+    try:
+        return str(OperatorName.parse(name))
+    except SchemaParseError as e:
+        raise RuntimeError(str(e)) from e
 
 
 # -- kernels ---------------------------------------------------------------------------
@@ -418,19 +423,16 @@ def _find_or_throw(name: str) -> OperatorEntry:
     return op
 
 
-@_torch_errors
 def _dispatch_dump(name: str) -> str:
     op = _find(name)
     return "" if op is None else op.dump_state()
 
 
-@_torch_errors
 def _dispatch_dump_table(name: str) -> str:
     op = _find(name)
     return "" if op is None else op.dump_computed_table()
 
 
-@_torch_errors
 def _dispatch_check_invariants(name: str) -> None:
     op = _find(name)
     if op is not None:
@@ -440,23 +442,19 @@ def _dispatch_check_invariants(name: str) -> None:
             raise RuntimeError(str(e)) from e
 
 
-@_torch_errors
 def _dispatch_has_kernel(name: str) -> bool:
     """Whether the operator exists (has a def or a kernel)."""
     return _find(name) is not None
 
 
-@_torch_errors
 def _dispatch_has_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> bool:
     return _find_or_throw(name).has_kernel_for_dispatch_key(key_arg(dispatch))
 
 
-@_torch_errors
 def _dispatch_has_kernel_for_any_dispatch_key(name: str, keyset: DispatchKeySet) -> bool:
     return _find_or_throw(name).has_kernel_for_any_dispatch_key(keyset)
 
 
-@_torch_errors
 def _dispatch_kernel_for_dispatch_key_is_fallthrough(name: str, dispatch: KeyArg) -> bool:
     """Whether the kernel registered directly for the key is a fallthrough."""
     op = _find_or_throw(name)  # torch 2.13 crashes on an unknown operator
@@ -475,13 +473,11 @@ def _runtime_slot(op: OperatorEntry, key: DispatchKey) -> KernelFunction:
     return op.computed_kernel(RUNTIME_SLOT_KEYS[table_index(KEY_REPRS[key])])
 
 
-@_torch_errors
 def _dispatch_has_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> bool:
     op = _find_or_throw(name)
     return _runtime_slot(op, key_arg(dispatch)).is_valid()
 
 
-@_torch_errors
 def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) -> SafeKernelFunction:
     """The table entry for the key's slot, with the debug text of the kernel
     the precedence rules choose for the key itself (as c10 reports it)."""
