@@ -32,16 +32,11 @@ def define_all():
     return handles
 
 
-def remove(handles):
-    for handle in reversed(handles):
-        handle()
-
-
 def test_define_all_schemas_with_a_kernel(benchmark):
     live = []
 
     def setup():
-        remove(live)
+        registry.undo(live)
         live.clear()
 
     def run():
@@ -49,11 +44,11 @@ def test_define_all_schemas_with_a_kernel(benchmark):
 
     benchmark.pedantic(run, setup=setup, rounds=3, iterations=1)
     assert len(registry.all_op_names()) >= len(SCHEMAS)
-    remove(live)
+    registry.undo(live)
 
     tracemalloc.start()
     handles = define_all()
     _current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     benchmark.extra_info["peak_traced_MB"] = round(peak / 1e6, 1)
-    remove(handles)
+    registry.undo(handles)
