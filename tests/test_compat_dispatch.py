@@ -16,6 +16,7 @@ import re
 import pytest
 
 from dispatcher import DispatchKey, fallthrough_kernel, keysets
+from dispatcher._layout import SLOT_OF_KEY
 from dispatcher.compat import torch_C as C
 
 from .conftest import load_golden
@@ -408,4 +409,27 @@ def test_check_all_invariants_reports_a_broken_table(ns, world, compat):
     finally:
         op._masks[:] = masks
     C._dispatch_check_all_invariants()
+    m.reset()
+
+
+def test_check_invariants_reports_a_stale_dump_line(ns, world, compat):
+    m = C._dispatch_library("FRAGMENT", ns, "")
+    m.def_("f(Tensor x) -> Tensor").impl_t_t("f", "CPU").impl_t_t("f", "AutogradCPU")
+    op = world.registry.find_op(f"{ns}::f")
+    cpu, autograd_cpu = SLOT_OF_KEY[DispatchKey.CPU], SLOT_OF_KEY[DispatchKey.AutogradCPU]
+    lines = dict(op._lines)
+    stale = [
+        {**lines, cpu: lines[autograd_cpu][:1] + lines[cpu][1:]},  # another key's name
+        {**lines, cpu: lines[cpu][:1] + lines[autograd_cpu][1:2] + lines[cpu][2:]},  # another kernel
+        {k: v for k, v in lines.items() if k != cpu},  # the kernel's line missing: the fallback's shown
+        {**lines, SLOT_OF_KEY[DispatchKey.Meta]: ("Meta", *lines[cpu][1:])},  # a line where the fallback's belongs
+    ]
+    try:
+        for stale_lines in stale:
+            op._lines = stale_lines
+            with pytest.raises(RuntimeError, match=f"^{ns}::f: the dump line of \\w+ is out of date$"):
+                C._dispatch_check_invariants(f"{ns}::f")
+    finally:
+        op._lines = lines
+    C._dispatch_check_invariants(f"{ns}::f")
     m.reset()
