@@ -1,15 +1,9 @@
 """Four worked examples of the Python key, on dispatcher.prototype tensors, against torch 2.13.
 
 tests/golden/python_key_examples.py writes the programs once, for either
-library; tests/golden/generate_python_key_golden.py runs them on torch
-tensors and records what each handler saw; here they must see the same:
-
-1. a logging mode: the operators and overloads a small program calls,
-   those its composite operator calls and those backward calls;
-2. a fake-tensor mode: every call runs on meta tensors (Meta kernels, and
-   custom operators' register_fake), the data is never read;
-3. a wrapper subclass that unwraps, calls ``func`` and rewraps;
-4. that subclass and a mode together: the mode first, then the subclass.
+library (its docstring lists the four); tests/golden/generate_python_key_golden.py
+runs them on torch tensors and records what each handler saw; here they must
+see the same.
 
 The prototype's operators are torch's, with torch's derivative formulas for
 these.  The one step that differs is the end of backward: torch's
