@@ -125,11 +125,17 @@ class Dispatcher:
                     undo(a, b, deferred)
             finally:
                 if outermost:
-                    self.deferred = None
-                    for op, slots in deferred.items():
-                        op.refresh(slots)
+                    self._end_deferral()
         finally:
             lock.release()
+
+    def _end_deferral(self) -> None:
+        """The outermost deferral's end (under the lock): refresh each operator it noted, once."""
+        deferred = self.deferred
+        assert deferred is not None
+        self.deferred = None
+        for op, slots in deferred.items():
+            op.refresh(slots)
 
     # -- lookup ------------------------------------------------------------------
     # Note [Operator entries live forever]
@@ -455,11 +461,7 @@ class _Deferral:
         try:
             self._depth -= 1
             if self._depth == 0:
-                deferred = dispatcher.deferred
-                assert deferred is not None
-                dispatcher.deferred = None
-                for op, slots in deferred.items():
-                    op.refresh(slots)
+                dispatcher._end_deferral()
         finally:
             dispatcher._lock.release()
 
