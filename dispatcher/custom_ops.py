@@ -356,11 +356,12 @@ class CustomOpDef:
 
     def _destroy(self) -> None:
         """Undefine the operator (a failed definition, or a test's cleanup)."""
-        self._lib.close()
-        if OPDEF_TO_LIB.get(self._qualname) is self._lib:
-            del OPDEF_TO_LIB[self._qualname]
-        if OPDEFS.get(self._qualname) is self:
-            del OPDEFS[self._qualname]
+        with self._registry.lock:
+            self._lib.close()
+            if OPDEF_TO_LIB.get(self._qualname) is self._lib:
+                del OPDEF_TO_LIB[self._qualname]
+            if OPDEFS.get(self._qualname) is self:
+                del OPDEFS[self._qualname]
 
     @contextlib.contextmanager
     def set_kernel_enabled(self, device_type: str, enabled: bool = True) -> Iterator[None]:
@@ -412,12 +413,24 @@ class CustomOpDef:
 
         def inner(fn: _F) -> _F:
             _check_callable(fn, "register_kernel")
-            for device_type, key in keys.items():
-                if device_type not in self._backend_fns:
-                    self._lib.impl(self._name, self._backend_impl(device_type),
-                                   "CompositeExplicitAutograd" if key is None else key,
-                                   debug=f"registered at {_user_site()}")
-                self._backend_fns[device_type] = self._enabled_or_init(device_type, fn)
+            with self._registry.lock:
+                # The functions first, then the kernels that call them: a call
+                # on another thread never reaches a kernel without its function.
+                # All or nothing: a failure puts both back as they were.
+                previous = self._backend_fns
+                self._backend_fns = {**previous, **{d: self._enabled_or_init(d, fn) for d in keys}}
+                new_keys = [(d, key) for d, key in keys.items() if d not in previous]
+                registered = 0
+                try:
+                    for device_type, key in new_keys:
+                        self._lib.impl(self._name, self._backend_impl(device_type),
+                                       "CompositeExplicitAutograd" if key is None else key,
+                                       debug=f"registered at {_user_site()}")
+                        registered += 1
+                except BaseException:
+                    self._lib.undo_newest(registered)
+                    self._backend_fns = previous
+                    raise
             return fn
 
         if fn is None:
@@ -654,22 +667,29 @@ def custom_op(
         namespace, sep, opname = name.partition("::") if isinstance(name, str) else ("", "", "")
         if not sep or not namespace or not opname or "::" in opname:
             raise ValueError(f'custom_op(...): expected a name of the form "namespace::name", got {name!r}')
-        result = CustomOpDef(namespace, opname, schema_str, fn, normalized_tags)
-        try:
-            if schema is not None:
-                # The schema's alias annotations must say what mutates_args says.
-                expected = {a.name for a in result._opoverload.schema.arguments if a.is_write}
-                if expected != set(mutates_args):
-                    raise ValueError(
-                        f"Attempted to create a custom op with `mutates_args={mutates_args}` "
-                        f"and `schema={schema}. The schema suggests that the op mutates {expected}"
-                        f"which is different from what was provided to us in `mutates_args`. "
-                        f"Please make these consistent."
-                    )
-            result.register_kernel(device_types)(fn)
-        except BaseException:
-            result._destroy()
-            raise
+        # Note [A custom op is defined under the registry's lock]
+        # Defining replaces the operator of the same name (its library closed,
+        # the new one registered) in several registrations; under the lock,
+        # two threads defining one name do it one after the other, so the
+        # name ends up with the operator of the last, never with one that no
+        # library owns.
+        with registry.lock:
+            result = CustomOpDef(namespace, opname, schema_str, fn, normalized_tags)
+            try:
+                if schema is not None:
+                    # The schema's alias annotations must say what mutates_args says.
+                    expected = {a.name for a in result._opoverload.schema.arguments if a.is_write}
+                    if expected != set(mutates_args):
+                        raise ValueError(
+                            f"Attempted to create a custom op with `mutates_args={mutates_args}` "
+                            f"and `schema={schema}. The schema suggests that the op mutates {expected}"
+                            f"which is different from what was provided to us in `mutates_args`. "
+                            f"Please make these consistent."
+                        )
+                result.register_kernel(device_types)(fn)
+            except BaseException:
+                result._destroy()
+                raise
         return result
 
     if fn is None:

@@ -80,6 +80,7 @@ class Library:
         """``registry``: the Dispatcher to register with (default: the
         package's, on the default engine; see dispatcher/_engine)."""
         self._handles: list[RegistrationHandle] = []
+        self._closed = False
         self._registry = default_registry if registry is None else registry
         if kind not in _KINDS:
             raise ValueError(f"Unsupported kind: {kind}")
@@ -96,6 +97,7 @@ class Library:
         ``registry`` (default: the package's)."""
         library = cls.__new__(cls)
         library._handles = []
+        library._closed = False
         library._registry = default_registry if registry is None else registry
         _check_namespace(ns)
         library._open(ns, kind, dispatch_key, site, debug_at_site=True)
@@ -148,6 +150,7 @@ class Library:
         """
         if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
+        self._check_open()
         names = tag_names(tags)
         parsed = FunctionSchema.parse(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
@@ -258,23 +261,25 @@ class Library:
         if not name.namespace:
             name = name.with_namespace(self.ns)
             schema = schema.with_name(name)
-        self._handles.append(
-            self._registry.register_def(schema, self._default_debug(), alias_analysis, alias_analysis_is_default, tags)
-        )
+        debug = self._default_debug()
+        with self._registry.lock:  # Note [A closed library registers nothing]
+            self._check_open()
+            self._handles.append(self._registry.register_def(schema, debug, alias_analysis, alias_analysis_is_default, tags))
         return name
 
     def _def_with_kernel(self, schema: FunctionSchema, key: Optional[DispatchKey], kernel: AnnotatedKernel,
                          alias_analysis: str) -> None:
         """c10's def(schema or name, CppFunction): the def and its kernel, for
         ``key`` (no key: CompositeImplicitAutograd), both or neither."""
-        name = self._def(schema, alias_analysis)
-        try:
-            self._handles.append(
-                self._registry.register_impl(name, key or DispatchKey.CompositeImplicitAutograd, kernel)
-            )
-        except BaseException:
-            self._registry.undo([self._handles.pop()])
-            raise
+        with self._registry.lock:
+            name = self._def(schema, alias_analysis)
+            try:
+                self._handles.append(
+                    self._registry.register_impl(name, key or DispatchKey.CompositeImplicitAutograd, kernel)
+                )
+            except BaseException:
+                self.undo_newest(1)
+                raise
 
     def _impl(self, name: str, key: Optional[DispatchKey], kernel: AnnotatedKernel) -> None:
         """c10's Library::_impl: ``kernel`` for operator ``name`` at ``key``, or
@@ -289,7 +294,9 @@ class Library:
             )
         if key is None:
             key = self.dispatch_key if self.dispatch_key is not None else DispatchKey.CompositeImplicitAutograd
-        self._handles.append(self._registry.register_impl(op, key, kernel))
+        with self._registry.lock:  # Note [A closed library registers nothing]
+            self._check_open()
+            self._handles.append(self._registry.register_impl(op, key, kernel))
 
     def _name_for_impl(self, name: str) -> OperatorName:
         """c10's Library::_parseNameForLib: the name, qualified with the library's
@@ -347,20 +354,48 @@ class Library:
                 f"\n\n{self._context}"
             )
         keys = list(get_runtime_dispatch_key_set(key))
-        # All or nothing: check every slot before registering any.  (c10
-        # registers key by key and keeps the ones before a failure.)
-        for k in keys:
-            self._registry.check_fallback(k, kernel)
         with self._registry.defer():  # each operator is refreshed once, for all the keys
+            self._check_open()  # Note [A closed library registers nothing]
+            # All or nothing: check every slot before registering any.  (c10
+            # registers key by key and keeps the ones before a failure.)
+            for k in keys:
+                self._registry.check_fallback(k, kernel)
             for k in keys:
                 self._handles.append(self._registry.register_fallback(k, kernel))
 
     # -- lifetime ------------------------------------------------------------------
+    # Note [A closed library registers nothing]
+    # As torch's, a closed library refuses every registration ("Library
+    # object has been destroyed").  A registration tests that and keeps its
+    # handle under the registry's lock, which close() also holds, so that one
+    # racing a close() on another thread either comes first and is removed
+    # with the rest, or comes after and is refused: never registered and lost.
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AssertionError("Library object has been destroyed")
+
+    def undo_newest(self, count: int) -> None:
+        """Remove the ``count`` newest registrations of this library (a caller's
+        rollback of a step that registers several things)."""
+        with self._registry.lock:
+            handles = self._handles[len(self._handles) - count:]
+            del self._handles[len(self._handles) - count:]
+            self._registry.undo(handles)
+
     def close(self) -> None:
-        """Remove everything this library registered (newest first); idempotent."""
-        handles, self._handles = self._handles, []
-        self._tags = {}
-        self._registry.undo(handles)
+        """Remove everything this library registered (newest first); idempotent.
+        The library refuses registrations from then on."""
+        with self._registry.lock:
+            self._closed = True
+            self._reset()
+
+    def _reset(self) -> None:
+        """Remove everything this library registered, and stay open (c10's
+        Library::reset, the compat shim's ``reset()``)."""
+        with self._registry.lock:
+            handles, self._handles = self._handles, []
+            self._tags = {}
+            self._registry.undo(handles)
 
     _destroy = close
 

@@ -356,15 +356,24 @@ class OperatorEntry:
     def __init__(self, name: str, dispatcher: "Dispatcher") -> None:
         self.name = name
         self.schema: Optional[RegisteredSchema] = None
-        # Newest first; the first kernel of a key is the active one.
-        self.kernels: dict[DispatchKey, list[AnnotatedKernel]] = {}
+        # Newest first; the first kernel of a key is the active one.  Replaced
+        # whole, never changed in place (Note [Entries are read as snapshots]).
+        self.kernels: dict[DispatchKey, tuple[AnnotatedKernel, ...]] = {}
         self._dispatcher = dispatcher
+        # Note [Entries are read as snapshots]
+        # Registration runs under the dispatcher's lock; everything else that
+        # reads an entry -- the error of a call that finds no kernel, dumps,
+        # explain, the has_kernel lookups -- takes no lock and may run while
+        # another thread registers.  So what they read is never changed in
+        # place: kernels (a dict of tuples), the table (a tuple), the stored
+        # lines (a dict) are each replaced whole by a registration, and a
+        # reader that takes one of them once reads one consistent state.
+        #
         # Note [Shared fallback tables]
         # With no kernels, every slot is its backend fallback: an entry without
         # kernels holds the dispatcher's tuple of those entries, which costs
-        # nothing to take and nothing to turn into a plan's table, and takes a
-        # list of its own when a kernel arrives (refresh).
-        self._table: tuple[Any, ...] | list[Any] = dispatcher.fallback_table
+        # nothing to take.  Either way the table is the tuple the plan holds.
+        self._table: tuple[Any, ...] = dispatcher.fallback_table
         # Note [Stored table lines]
         # For each slot whose entry is not its backend fallback, what
         # dump_table prints for it: the key's name, the kernel compute_entry
@@ -380,15 +389,6 @@ class OperatorEntry:
         # a per-backend key (AutogradCPU) only affects its backend's mask; one
         # on another key (Python) affects them all.
         self._masks: list[int] = list(dispatcher.fallback_masks)
-        # Note [Out-of-use entries are refreshed when used again]
-        # An entry with no def and no kernels holds exactly the dispatcher's
-        # fallback table, and nothing can call it (a plan without a schema
-        # only raises).  Backend fallback changes skip such entries, which
-        # stay forever (Note [Operator entries live forever]) and would
-        # otherwise make every fallback registration slower; one that missed
-        # a change is marked stale and takes the dispatcher's copies again
-        # when a def or a kernel puts it back in use.
-        self._stale = False
         # What a plan takes from the def (made once per def: see _call_shape),
         # and what a checked plan (dispatcher/call_checks.py) takes instead,
         # with its checking Boxer, made when first needed.
@@ -435,7 +435,7 @@ class OperatorEntry:
         return self._has_kernel_in(ks.raw_repr())
 
     def in_use(self) -> bool:
-        """Defined or holding kernels; see Note [Operator entries live forever]."""
+        """Defined or holding kernels; see Note [An entry goes with its last registration] in registry.py."""
         return self.schema is not None or bool(self.kernels)
 
     def computed_kernel(self, key: DispatchKey) -> KernelFunction:
@@ -512,13 +512,8 @@ class OperatorEntry:
 
     # -- updates -------------------------------------------------------------------
     def fallback_changed(self, key: DispatchKey) -> None:
-        """The backend fallback of ``key`` changed: only its own slot can change
-        (an entry out of use only notes it: see Note [Out-of-use entries are
-        refreshed when used again])."""
-        if self.in_use():
-            self.refresh((_facts(key),))
-        else:
-            self._stale = True
+        """The backend fallback of ``key`` changed: only its own slot can change."""
+        self.refresh((_facts(key),))
 
     def refresh(self, slots: Iterable[KeyFacts]) -> None:
         """Recompute ``slots`` and publish the plan, or, while the dispatcher
@@ -529,25 +524,20 @@ class OperatorEntry:
             deferred.setdefault(self, set()).update(slots)
             return
         if self.kernels:
-            table = self._table
-            if isinstance(table, tuple):  # the dispatcher's (Note [Shared fallback tables])
-                table = self._table = list(table)
+            table = list(self._table)
+            lines = dict(self._lines)
             for slot in slots:
-                self._update_slot(slot, table)
+                self._update_slot(slot, table, lines)
+            self._table, self._lines = tuple(table), lines  # Note [Entries are read as snapshots]
         else:
             # Every slot is its backend fallback: the dispatcher has them.
-            self._take_fallback_table()
+            dispatcher = self._dispatcher
+            self._table, self._lines = dispatcher.fallback_table, {}
+            self._masks[:] = dispatcher.fallback_masks
         if self._handle is not None:
             self._handle._publish(self._plan())
 
-    def _take_fallback_table(self) -> None:
-        dispatcher = self._dispatcher
-        self._table = dispatcher.fallback_table
-        self._lines.clear()
-        self._masks[:] = dispatcher.fallback_masks
-        self._stale = False
-
-    def _update_slot(self, slot: KeyFacts, table: list[Any]) -> None:
+    def _update_slot(self, slot: KeyFacts, table: list[Any], lines: dict[int, tuple[str, AnnotatedKernel, Rule]]) -> None:
         annotated, rule = self._compute_entry(slot)
         index = slot.slot
         assert index is not None, f"{slot.name} has no slot"
@@ -555,10 +545,10 @@ class OperatorEntry:
         if annotated is None or rule.tag == BACKEND_FALLBACK:
             # The dispatcher's entry for the slot, made when the fallback was registered.
             kernel = table[index] = self._dispatcher.fallback_table[index]
-            self._lines.pop(index, None)
+            lines.pop(index, None)
         else:
             kernel = table[index] = annotated.function(self._dispatcher.engine)
-            self._lines[index] = (slot.name, annotated, rule)
+            lines[index] = (slot.name, annotated, rule)
         fallthrough = kernel.is_fallthrough()
         if fallthrough != previous.is_fallthrough():  # else the masks stay as they are
             slot.update_masks(self._masks, fallthrough)
@@ -580,7 +570,7 @@ class OperatorEntry:
         engine = self._dispatcher.engine
         if checked_calls_enabled():
             return self._checked_plan(schema, engine)
-        return engine.CallPlan(self.name, self._shape, tuple(self._table), tuple(self._masks), self.report_error)
+        return engine.CallPlan(self.name, self._shape, self._table, tuple(self._masks), self.report_error)
 
     def _checked_plan(self, schema: RegisteredSchema, engine: Any) -> Any:
         """The plan while calls are checked (see dispatcher/call_checks.py):
@@ -593,7 +583,7 @@ class OperatorEntry:
                 shape.handler_arity, shape.handler_call, schema.tags, check.dispatch_argument_error,
             ), boxer
         shape, boxer = self._checked_shape
-        return engine.CallPlan(self.name, shape, checked_table(tuple(self._table), boxer, schema.schema, engine),
+        return engine.CallPlan(self.name, shape, checked_table(self._table, boxer, schema.schema, engine),
                                tuple(self._masks), self.report_error)
 
     def republish(self) -> None:
@@ -605,8 +595,6 @@ class OperatorEntry:
         """Define the operator: all or nothing (a def whose plan cannot be made changes nothing)."""
         engine = self._dispatcher.engine
         shape = _call_shape(schema, engine)
-        if self._stale:
-            self._take_fallback_table()
         previous = self.schema, self._shape, self._checked_shape
         self.schema, self._shape, self._checked_shape = schema, shape, None
         if self._dispatcher.deferred is not None:
@@ -627,22 +615,16 @@ class OperatorEntry:
         """Undefine the operator (Dispatcher.undo: see Note [Registration handles]
         in registry.py), its refresh noted in the deferral's ``deferred``."""
         self.schema, self._shape, self._checked_shape = None, self._dispatcher.undefined_plan.shape, None
-        if self._report_error_callback is not None:  # (rare: one check, not a call, on every removal)
-            self._forget_callback_if_out_of_use()
         deferred.setdefault(self, set())
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
         """Make ``kernel`` the active kernel of ``key`` (c10's registerKernel)."""
-        kernels = self.kernels.get(key)
+        kernels = self.kernels.get(key, ())
         if kernels:
             # First: a warning made an error changes nothing.
             self._warn_override(key, kernels[0], kernel)
-            kernels.insert(0, kernel)
-        else:
-            if self._stale:  # only an entry out of use, so without kernels, is
-                self._take_fallback_table()
-            self.kernels[key] = [kernel]
+        self.kernels = {**self.kernels, key: (kernel, *kernels)}  # Note [Entries are read as snapshots]
         self.refresh(_slots_changed_by(key))
 
     def _warn_override(self, key: DispatchKey, previous: AnnotatedKernel, kernel: AnnotatedKernel) -> None:
@@ -662,26 +644,20 @@ class OperatorEntry:
                       deferred: Deferred) -> None:
         """Undo a register_kernel (Dispatcher.undo: see Note [Registration
         handles] in registry.py), the slots to refresh noted in the deferral's ``deferred``."""
-        kernels = self.kernels[key]
         # By identity (AnnotatedKernel's equality): the same function
         # registered twice is two registrations.
-        kernels.remove(kernel)
-        if not kernels:
-            del self.kernels[key]
-            if self._report_error_callback is not None:
-                self._forget_callback_if_out_of_use()
+        registered = self.kernels[key]
+        position = registered.index(kernel)
+        kernels = dict(self.kernels)  # Note [Entries are read as snapshots]
+        left = kernels[key] = registered[:position] + registered[position + 1:]
+        if not left:
+            del kernels[key]
+        self.kernels = kernels
         deferred.setdefault(self, set()).update(_SLOTS_CHANGED_BY[key])  # filled when the kernel was registered
 
     def set_report_error_callback(self, callback: Callable[[str], object]) -> None:
         """Have ``callback(key_name)`` raise the error of a call that finds no kernel (see report_error)."""
         self._report_error_callback = callback
-
-    def _forget_callback_if_out_of_use(self) -> None:
-        # c10 deletes an operator's entry, and its callback with it, when its
-        # last def or kernel goes; ours stays (Note [Operator entries live
-        # forever]), so the callback goes alone: a new def starts without one.
-        if not self.in_use():
-            self._report_error_callback = None
 
     # -- debugging ----------------------------------------------------------------
     def computed_table(self) -> list[TableEntry]:
@@ -724,7 +700,8 @@ class OperatorEntry:
 
     def list_all_dispatch_keys(self) -> str:
         """The runtime keys with a valid entry, as c10's listAllDispatchKeys prints them."""
-        keys = [k.name for k in RUNTIME_SLOT_KEYS[1:] if self._table[SLOT_OF_KEY[k]].is_valid()]
+        table = self._table
+        keys = [k.name for k in RUNTIME_SLOT_KEYS[1:] if table[SLOT_OF_KEY[k]].is_valid()]
         return "[" + ", ".join(keys) + "]"
 
     def report_error(self, kind: KernelKind, key: DispatchKey) -> None:
@@ -770,13 +747,7 @@ class OperatorEntry:
         )
 
     def check_invariants(self) -> None:
-        """The stored table, lines and masks equal a recomputation from scratch
-        (a stale entry's once it is back in use: see Note [Out-of-use entries
-        are refreshed when used again])."""
-        if self._stale:
-            if self.in_use():
-                raise AssertionError(f"{self.name}: in use but stale")
-            return
+        """The stored table, lines and masks equal a recomputation from scratch."""
         masks = [FULL_REPR] * NUM_BACKENDS
         for index, key in enumerate(RUNTIME_SLOT_KEYS):
             slot = _facts(key)

@@ -64,8 +64,11 @@ class Dispatcher:
         self.engine = engine
         # Operators this registry knows without a define(): see dispatcher/catalog.
         self.catalog = catalog
-        # The ns::name of the catalog operators defined so far (on first use).
+        # The ns::name of the catalog operators defined so far (on first use),
+        # each added once all its overloads are (Note [Catalog operators are
+        # defined on first use]); and those being defined, under the lock.
         self._from_catalog: set[str] = set()
+        self._defining_from_catalog: set[str] = set()
         self.missing = engine.KernelFunction(MISSING.kind, None)
         self.undefined_plan = undefined_plan(engine)
         self._lock = threading.RLock()
@@ -81,8 +84,8 @@ class Dispatcher:
         # ns::name -> the overload names defined for it, in definition order.
         self._overloads: dict[str, list[str]] = {}
         # ns::name -> its engine OverloadPacket (ops.ns.name), made at the
-        # name's first def and kept, as entries are (Note [Operator entries
-        # live forever]): a packet someone holds stays the one registration updates.
+        # name's first def and dropped with its last (Note [An entry goes
+        # with its last registration]).
         self._packets: dict[str, Any] = {}
         # Told ns::name after its overloads change (OpNamespaces, in ops.py).
         self._overload_watchers: list[Callable[[str, Any], None]] = []
@@ -130,22 +133,35 @@ class Dispatcher:
             lock.release()
 
     def _end_deferral(self) -> None:
-        """The outermost deferral's end (under the lock): refresh each operator it noted, once."""
+        """The outermost deferral's end (under the lock): refresh each operator
+        it noted, once, and forget those left without registrations."""
         deferred = self.deferred
         assert deferred is not None
         self.deferred = None
         for op, slots in deferred.items():
             op.refresh(slots)
+            if not op.in_use():
+                self._forget(op)
+
+    # Note [An entry goes with its last registration]
+    # As in c10, an operator's entry is deleted when its last def or kernel
+    # is removed, and with it everything it holds (its table, its plan, the
+    # report-error callback): a process that defines and removes operators
+    # under ever new names keeps nothing of them.  Its OperatorHandle, which
+    # user code may still hold (ops.ns.op.default), keeps the undefined plan
+    # its last refresh published, so calling it says, by name, that the
+    # operator is not defined; a later def of the name makes a new entry and
+    # a new handle, which ops.ns.op then gives.  (c10's handle would dangle.)
+    def _forget(self, op: OperatorEntry) -> None:
+        if self._operators.get(op.name) is op:
+            del self._operators[op.name]
 
     # -- lookup ------------------------------------------------------------------
-    # Note [Operator entries live forever]
-    # An entry whose def and kernels are all gone is not deleted, only hidden
-    # from lookups: its OperatorHandle may be held by user code (ops.ns.op),
-    # and a later def() of the same name must reach that same handle.
     def find_op(self, name: str) -> Optional[OperatorEntry]:
         op = self._operators.get(name)
-        if (op is None or op.schema is None) and self._define_from_catalog(name.split(".", 1)[0]):
-            op = self._operators.get(name)
+        if op is None or op.schema is None:
+            self._define_from_catalog(name.split(".", 1)[0])
+            op = self._operators.get(name)  # whoever defined it, this thread or another
         return op if op is not None and op.in_use() else None
 
     def find_defined(self, name: str) -> Optional[OperatorEntry]:
@@ -174,13 +190,21 @@ class Dispatcher:
             return False
         schemas = [FunctionSchema.parse(o.schema) for o in overloads]  # all parsed before any is defined
         with self._lock:
-            if qualified_name in self._from_catalog:
+            # A thread that finds the name in neither set defines it; one that
+            # got here meanwhile waited on the lock and finds it done.  The
+            # definitions' own lookups (register_def's) find it being defined.
+            if qualified_name in self._from_catalog or qualified_name in self._defining_from_catalog:
                 return False
-            self._from_catalog.add(qualified_name)
-            for schema, overload in zip(schemas, overloads):
-                if self.find_defined(str(schema.name)) is None:  # a user's FRAGMENT def got there first
+            self._defining_from_catalog.add(qualified_name)
+            try:
+                for schema, overload in zip(schemas, overloads):
                     self.register_def(schema, catalog.origin, tags=overload.tags)
                     self._register_backend_select(schema, catalog.origin)
+            finally:
+                self._defining_from_catalog.discard(qualified_name)
+            # Published last: the unlocked test above must not see the name
+            # before its definitions are all there.
+            self._from_catalog.add(qualified_name)
         return True
 
     def _register_backend_select(self, schema: FunctionSchema, origin: str) -> None:
@@ -227,7 +251,8 @@ class Dispatcher:
                 for overload in overloads
             ]))
         else:
-            packet._publish(())
+            packet._publish(())  # whoever still holds it gets "not defined" (Note [An entry goes with its last registration])
+            del self._packets[qualified_name]
             packet = None  # the watchers' word for "no overloads"
         for watcher in self._overload_watchers:
             watcher(qualified_name, packet)
@@ -240,7 +265,8 @@ class Dispatcher:
 
     def all_op_names(self) -> list[str]:
         """The operators in use, and the catalog's whether defined yet or not."""
-        names = {name for name, op in self._operators.items() if op.in_use()}
+        with self._lock:
+            names = {name for name, op in self._operators.items() if op.in_use()}
         if self.catalog is not None:
             names.update(self.catalog.operator_names())
         return sorted(names)
@@ -300,8 +326,9 @@ class Dispatcher:
                     for kernel in op.kernels[key]:
                         check_inferred_schema(name, registered, kernel)
             if op is None:
-                op = self._operators[name] = OperatorEntry(name, self)
+                op = OperatorEntry(name, self)
             op.set_schema(registered)
+            self._operators[name] = op  # an entry is listed once it holds a registration
             qualified_name, overload_name = schema.name.qualified_name, schema.name.overload_name
             self._overloads.setdefault(qualified_name, []).append(overload_name)
             self._overloads_changed(qualified_name)
@@ -330,10 +357,11 @@ class Dispatcher:
         with self._lock:
             op = self._operators.get(op_name)
             if op is None:
-                op = self._operators[op_name] = OperatorEntry(op_name, self)
+                op = OperatorEntry(op_name, self)
             if op.schema is not None and kernel.inferred_schema is not None:
                 check_inferred_schema(op_name, op.schema, kernel)
             op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
+            self._operators[op_name] = op  # an entry is listed once it holds a registration
         return op.remove_kernel, key, kernel
 
     # -- fallbacks -----------------------------------------------------------------
@@ -393,7 +421,9 @@ class Dispatcher:
         lines[slot] = table_line(key.name, kernel, BACKEND_FALLBACK)
         self.fallback_lines = tuple(lines)
         update_fallthrough_masks(self.fallback_masks, key, function.is_fallthrough())
-        for op in self._operators.values():
+        # A copy: a refresh allocates, and a Library that the garbage collector
+        # finalizes then closes itself on this thread, which may delete entries.
+        for op in list(self._operators.values()):
             op.fallback_changed(key)
 
     def function_of(self, kernel: Optional[AnnotatedKernel]) -> Any:
@@ -403,7 +433,7 @@ class Dispatcher:
     def republish_plans(self) -> None:
         """Publish every operator's plan again (checked calls were switched on or off)."""
         with self._lock:
-            for op in self._operators.values():
+            for op in list(self._operators.values()):  # a copy, as _set_fallback's
                 op.republish()
 
     # -- debugging -------------------------------------------------------------------

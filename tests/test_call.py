@@ -401,17 +401,28 @@ def test_overload_packet_resolution(world, lib):
         getattr(world.ops, lib.ns).nonexistent
 
 
-def test_handles_survive_redefinition(world):
+def test_a_handle_outlives_its_operator_and_says_it_is_gone(world):
+    """Note [An entry goes with its last registration]: a handle held after
+    the operator's last registration goes keeps saying, by name, that the
+    operator is not defined (torch's would dangle); a new def of the name
+    makes a new handle, which ops gives from then on."""
     with world.library("calltest_redef", "FRAGMENT") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: 1, "CPU")
         f = world.ops.calltest_redef.f.default
+        packet = world.ops.calltest_redef.f
         assert f(cpu(world)) == 1
+    assert world.registry.find_op("calltest_redef::f") is None
+    with pytest.raises(RuntimeError, match="calltest_redef::f.*not defined|not defined.*calltest_redef::f"):
+        f(cpu(world))
     with world.library("calltest_redef", "FRAGMENT") as lib:
         lib.define("f(Tensor x) -> Tensor")
         lib.impl("f", lambda x: 2, "CPU")
-        assert world.ops.calltest_redef.f.default is f
-        assert f(cpu(world)) == 2
+        assert world.ops.calltest_redef.f.default is not f
+        assert world.ops.calltest_redef.f is not packet
+        assert world.ops.calltest_redef.f.default(cpu(world)) == 2
+        with pytest.raises(RuntimeError, match="not defined"):
+            f(cpu(world))
 
 
 def test_dispatch_trace(world, lib, capfd):

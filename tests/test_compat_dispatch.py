@@ -350,7 +350,7 @@ def test_report_error_callback(ns, world, compat):
     m.reset()
     m.def_("f(Tensor x) -> Tensor")
     with pytest.raises(NotImplementedError, match=f"^Could not run '{ns}::f' with arguments from the 'CPU' backend"):
-        f(world.tensor(K.CPU))
+        getattr(world.ops, ns).f.default(world.tensor(K.CPU))
     m.reset()
 
 

@@ -359,9 +359,12 @@ def test_redefining_replaces_the_operator():
         return x * n
 
     try:
-        assert g._opoverload is handle  # the same operator handle, redefined
-        assert str(handle.schema) == "golden_redef::f(Tensor x, SymInt n) -> Tensor"
+        # A new operator (Note [An entry goes with its last registration]): the old handle says it is gone.
+        assert g._opoverload is not handle and g._opoverload is ops.golden_redef.f.default
+        assert str(g._opoverload.schema) == "golden_redef::f(Tensor x, SymInt n) -> Tensor"
         assert g(t([1.0]), 3).tolist() == [3.0]
+        with pytest.raises(RuntimeError, match="golden_redef::f is not defined"):
+            handle(t([1.0]))
     finally:
         g._destroy()
     assert default_registry.find_op("golden_redef::f") is None

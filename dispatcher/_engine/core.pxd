@@ -27,29 +27,26 @@ cdef extern from *:
     """
     /* Note [The Python-key state of a thread]
      * Each thread's PythonKeyState (core.py) is owned by the thread's
-     * thread-state dict, which Python empties when the thread ends, and
-     * found through this C thread-local, a borrowed pointer: set when the
-     * state is first looked up on the thread, cleared when the state dies
-     * (which happens on its own thread, as the thread ends).  */
-    static DISPATCHER_THREAD_LOCAL PyObject* dispatcher_python_state = NULL;
+     * thread-state dict, which Python empties when the thread ends, and is
+     * looked up there on every use.  It is not cached in a C thread-local:
+     * any thread can reach the state object (gc.get_objects()) and drop it,
+     * and a cached pointer would then dangle, while the dict cannot.  The
+     * lookup is a dict probe with an interned key (tens of instructions), on
+     * the Python-key path only, which costs thousands.  */
 
     /* This thread's state (a new reference), or None if it has none yet. */
     static inline PyObject* dispatcher_python_state_get(PyObject* key, PyObject* type) {
-        PyObject* state = dispatcher_python_state;
-        if (state == NULL) {
-            PyObject* dict = PyThreadState_GetDict();  /* borrowed */
-            if (dict == NULL) {
-                PyErr_SetString(PyExc_RuntimeError, "dispatcher: this thread has no Python thread state");
-                return NULL;
-            }
-            state = PyDict_GetItemWithError(dict, key);  /* borrowed */
-            if (state == NULL) {
-                if (PyErr_Occurred()) return NULL;
-                Py_RETURN_NONE;
-            }
-            if ((PyObject*)Py_TYPE(state) != type) Py_RETURN_NONE;
-            dispatcher_python_state = state;
+        PyObject* dict = PyThreadState_GetDict();  /* borrowed */
+        if (dict == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "dispatcher: this thread has no Python thread state");
+            return NULL;
         }
+        PyObject* state = PyDict_GetItemWithError(dict, key);  /* borrowed */
+        if (state == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            Py_RETURN_NONE;
+        }
+        if ((PyObject*)Py_TYPE(state) != type) Py_RETURN_NONE;
         Py_INCREF(state);
         return state;
     }
@@ -59,12 +56,7 @@ cdef extern from *:
             PyErr_SetString(PyExc_RuntimeError, "dispatcher: this thread has no Python thread state");
             return -1;
         }
-        if (PyDict_SetItem(dict, key, state) < 0) return -1;
-        dispatcher_python_state = state;
-        return 0;
-    }
-    static inline void dispatcher_python_state_forget(PyObject* state) {
-        if (dispatcher_python_state == state) dispatcher_python_state = NULL;
+        return PyDict_SetItem(dict, key, state);
     }
     /* Whether type ``tp`` (or a base) has attribute ``name``, not None: a
      * lookup in the interpreter's type attribute cache, which never raises. */
@@ -124,7 +116,6 @@ cdef extern from *:
     """
     object _python_state_get "dispatcher_python_state_get"(object key, object type)
     int _python_state_set "dispatcher_python_state_set"(object key, object state) except -1
-    void _python_state_forget "dispatcher_python_state_forget"(object state)
     bint _type_lookup "dispatcher_type_lookup"(type tp, object name)
     object _call_tensor_handler "dispatcher_call_tensor_handler"(object tensor, str name, object func, tuple types,
                                                                  tuple args, dict kwargs)

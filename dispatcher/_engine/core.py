@@ -75,7 +75,6 @@ if TYPE_CHECKING:
     _call_tensor_handler: Callable[..., Any]
     _python_state_get: Callable[[str, type], Any]
     _python_state_set: Callable[[str, Any], None]
-    _python_state_forget: Callable[[Any], None]
 
 __all__ = [
     "AutoDispatchBelowADInplaceOrView",
@@ -2174,10 +2173,6 @@ class PythonKeyState:
         self.snapshot_included = 0
         self.snapshot_excluded = 0
 
-    def __dealloc__(self):
-        if cython.compiled:
-            _python_state_forget(self)  # noqa: F821  (C functions of core.pxd, here and in _python_state)
-
 
 if not cython.compiled:
 
@@ -2194,7 +2189,7 @@ _STATE_KEY = "dispatcher._engine.core.PythonKeyState"
 
 def _python_state():
     if cython.compiled:
-        state = _python_state_get(_STATE_KEY, PythonKeyState)  # noqa: F821
+        state = _python_state_get(_STATE_KEY, PythonKeyState)  # noqa: F821  (C functions of core.pxd)
         if state is None:
             state = PythonKeyState()
             _python_state_set(_STATE_KEY, state)  # noqa: F821

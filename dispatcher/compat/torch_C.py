@@ -350,8 +350,8 @@ class _DispatchModule:
         return self
 
     def reset(self) -> None:
-        """Remove everything this library registered."""
-        self._lib.close()
+        """Remove everything this library registered; it stays usable, as c10's."""
+        self._lib._reset()
 
 
 def _dispatch_library(kind: str, name: str, dispatch: str, file: str = "/dev/null",
