@@ -311,7 +311,10 @@ _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 # (for slots in their runtime sets, and Undefined), and - for autograd slots -
 # the keys of the backends they guard.  So a kernel change on runtime key k
 # can only change slot k and the autograd slots that guard k; a change on an
-# alias key may change any slot.  c10 refreshes a slightly smaller set
+# alias key only the slots the alias serves (its runtime keys, Undefined for
+# the composite ones) -- and, for CompositeExplicitAutograd, the slots
+# CompositeImplicitAutograd serves, whose choice asks whether a
+# CompositeExplicitAutograd kernel exists (has_backend_kernel).  c10 refreshes a slightly smaller set
 # (it misses e.g. AutogradOther after a SparseCPU kernel arrives, and the
 # autograd slots after a CompositeExplicitAutograd kernel), which leaves its
 # stored table briefly out of step with what dump_table computes; refreshing
@@ -327,6 +330,12 @@ _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 _BACKEND_GUARDS: tuple[tuple[DispatchKey, int], ...] = tuple(
     (a, bits) for a in RUNTIME_SLOT_KEYS if (bits := keysets.get_backend_key_set_from_autograd(a).raw_repr())
 )
+# Whether an alias key serves a slot, by the slot's facts (every alias key has one).
+_ALIAS_SERVES: dict[DispatchKey, Callable[[KeyFacts], bool]] = {
+    _CEANF: lambda f: f.in_ceanf, _CEA: lambda f: f.in_cea, _CIA_NESTED: lambda f: f.in_cia_nested,
+    _CIA: lambda f: f.in_cia, _AUTOGRAD: lambda f: f.in_autograd, _BATCHED: lambda f: f.in_batched,
+}
+assert set(_ALIAS_SERVES) == {k for k in DispatchKey if is_alias_key(k)}, "an alias key without its slots"
 # Filled as keys are first registered to (as _FACTS).
 _SLOTS_CHANGED_BY: dict[DispatchKey, tuple[KeyFacts, ...]] = {}
 
@@ -336,7 +345,9 @@ def _slots_changed_by(k: DispatchKey) -> tuple[KeyFacts, ...]:
     slots = _SLOTS_CHANGED_BY.get(k)
     if slots is None:
         if is_alias_key(k):
-            keys = RUNTIME_SLOT_KEYS
+            serves = _ALIAS_SERVES[k]
+            keys = tuple(key for key in RUNTIME_SLOT_KEYS
+                         if serves(_facts(key)) or (k == _CEA and _facts(key).in_cia))
         else:
             bits = KEY_REPRS[k]  # a guard holds k if it holds all of k's bits, as DispatchKeySet.has
             own = (k,) if k in SLOT_OF_KEY else ()

@@ -64,8 +64,9 @@ class CatalogNamespace(OpNamespace):
         # Only for a name not yet an attribute; the registry's watcher sets it
         # while the catalog defines the operator.
         namespace = self._OpNamespace__name
-        if self._registry.packet(f"{namespace}::{name}") is not None:  # aten has dunder operators: __and__
-            return self.__dict__[name]
+        packet = self._registry.packet(f"{namespace}::{name}")  # aten has dunder operators: __and__
+        if packet is not None:
+            return packet
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
 

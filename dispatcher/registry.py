@@ -175,26 +175,26 @@ class Dispatcher:
     # first looks it up by name: find_op, packet (ops.ns.name), or a def of
     # the same name, which then fails as a duplicate, as in torch.  Its defs
     # belong to the registry, not to a library: nothing removes them.
-    def _define_from_catalog(self, qualified_name: str) -> bool:
+    def _define_from_catalog(self, qualified_name: str) -> None:
         """Define ``ns::name`` from the catalog if it is there and not yet
-        defined; whether this call defined it."""
+        defined (by the time this returns, whichever thread defines it)."""
         catalog = self.catalog
         if catalog is None or qualified_name in self._from_catalog:
-            return False
+            return
         # The namespace first: the header alone answers for a user's operator,
         # whose define must not pay for reading the whole catalog.
         if qualified_name.partition("::")[0] not in catalog.namespaces:
-            return False
+            return
         overloads = catalog.overloads(qualified_name)
         if not overloads:
-            return False
+            return
         schemas = [FunctionSchema.parse(o.schema) for o in overloads]  # all parsed before any is defined
         with self._lock:
             # A thread that finds the name in neither set defines it; one that
             # got here meanwhile waited on the lock and finds it done.  The
             # definitions' own lookups (register_def's) find it being defined.
             if qualified_name in self._from_catalog or qualified_name in self._defining_from_catalog:
-                return False
+                return
             self._defining_from_catalog.add(qualified_name)
             try:
                 for schema, overload in zip(schemas, overloads):
@@ -205,7 +205,6 @@ class Dispatcher:
             # Published last: the unlocked test above must not see the name
             # before its definitions are all there.
             self._from_catalog.add(qualified_name)
-        return True
 
     def _register_backend_select(self, schema: FunctionSchema, origin: str) -> None:
         """A catalog factory operator's BackendSelect kernel, as torch
@@ -224,9 +223,14 @@ class Dispatcher:
 
     def packet(self, qualified_name: str) -> Any:
         """The OverloadPacket of ``ns::name`` if an overload of it is defined, else None."""
-        if qualified_name not in self._overloads and not self._define_from_catalog(qualified_name):
-            return None
-        return self._packets.get(qualified_name)
+        # The packet, not _overloads, says a name is defined: a def in
+        # progress on another thread lists its overload before it publishes
+        # the packet; the catalog's definition waits for it.
+        packet = self._packets.get(qualified_name)
+        if packet is None:
+            self._define_from_catalog(qualified_name)  # or another thread does, while this one waits
+            packet = self._packets.get(qualified_name)
+        return packet
 
     def packet_names(self) -> list[str]:
         """The ``ns::name`` of every packet with a defined overload."""

@@ -2176,11 +2176,7 @@ class PythonKeyState:
 
 if not cython.compiled:
 
-    class _PythonKeyTLS(threading.local):
-        def __init__(self) -> None:
-            self.state = PythonKeyState()
-
-    _python_tls = _PythonKeyTLS()
+    _python_tls = threading.local()
 
 # Compiled, each thread's state lives in its thread-state dict under this
 # key: see Note [The Python-key state of a thread] in core.pxd.
@@ -2194,7 +2190,12 @@ def _python_state():
             state = PythonKeyState()
             _python_state_set(_STATE_KEY, state)  # noqa: F821
         return state
-    return _python_tls.state
+    # As the compiled one's, a state any thread may have dropped (Note [The
+    # Python-key state of a thread] in core.pxd) is made again.
+    state = getattr(_python_tls, "state", None)
+    if state is None:
+        state = _python_tls.state = PythonKeyState()
+    return state
 
 
 def _push_mode(state, mode):
@@ -2634,16 +2635,19 @@ class _OverloadPacketBase:
                 raise TypeError(f"a packet publishes (str, OperatorHandle) pairs, not ({name!r}, {handle!r})")
         # An overload named like one of the packet's own attributes
         # (``overloads``) is reached through calls and overloads() only.
-        for name, _handle in self._overloads:
-            if name not in _PACKET_ATTRIBUTES:
-                delattr(self, name)
+        # Readers on other threads take no lock: an overload that stays is
+        # never missing meanwhile (set first, the gone ones deleted last).
         for name, handle in overloads:
             if name not in _PACKET_ATTRIBUTES:
                 setattr(self, name, handle)
             cython.cast(OperatorHandle, handle)._packet = self
+        gone = [name for name, _handle in self._overloads
+                if name not in _PACKET_ATTRIBUTES and all(name != kept for kept, _h in overloads)]
         self._overloads = tuple(overloads)
         self._choices = {}
         self._memo = self._memo2 = None
+        for name in gone:
+            delattr(self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _chosen_overload(self, _call_pattern(args, kwargs), args, kwargs)[0](*args, **kwargs)
@@ -2655,14 +2659,25 @@ class OverloadPacket(_OverloadPacketBase):
     ``packet.overload`` is that overload's OperatorHandle (``packet.default``
     the unnamed one); calling the packet calls the first overload that
     accepts the arguments (see Note [Overload choice by argument types]).
-    Registration publishes the overloads; a packet outlives them, as handles
-    do, so one held across a library's close and a new def works again.
+    Registration publishes the overloads; a packet held after the last of
+    them is gone says the operator is not defined, and a new def of the name
+    makes a new packet (Note [An entry goes with its last registration] in
+    dispatcher/registry.py).
 
     A Python class even when compiled, over the C ``_OverloadPacketBase``:
     its instances keep the overloads in a plain instance dict, which Python
     reads at attribute speed (see Note [ops at attribute speed] in
     dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
     """
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for a name that is not an overload (nor an attribute).
+        if name.startswith("__"):
+            raise AttributeError(name)
+        overloads = self.overloads()  # (compiled, _overloads is a C field, which only methods of the base can read)
+        if not overloads:
+            raise AttributeError(f"no operator named {self.qualified_name} is defined (asked for its overload {name!r})")
+        raise AttributeError(f"The underlying op of '{self}' has no overload name '{name}' (its overloads: {', '.join(overloads)})")
 
 
 # The packet's own attribute names, which no overload attribute replaces.
