@@ -165,9 +165,15 @@ def _engine_requiring_grad(values: tuple[Any, ...]) -> Optional[AutogradEngine]:
     return found
 
 
-def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool = False) -> Callable[..., Any]:
+def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool = False,
+                       check_below: bool = True) -> Callable[..., Any]:
     """The Autograd kernel (``with_keyset=True``) of operator ``op`` (an OperatorHandle of
-    ``engine``, the dispatcher engine whose keysets and guards the kernel uses)."""
+    ``engine``, the dispatcher engine whose keysets and guards the kernel uses).
+
+    Its result is checked against the schema's returns (see dispatcher.kernel_results),
+    as torch checks every Python kernel's; ``check_below=False`` skips that check when
+    the call just went below autograd, for an operator whose kernels there check
+    their own results (a CustomOpDef's: checking twice would cost a call ~3% more)."""
     schema: FunctionSchema = op.schema
     name = schema.name
     function_name = f"GeneratedBackwardFor_{name.namespace}_{name.name}_{name.overload_name or 'default'}"
@@ -195,7 +201,8 @@ def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool
             engine_for_call = _engine_requiring_grad(args)
         if engine_for_call is None:
             with below_autograd():
-                return check_result(op.redispatch(keyset & below, *args, **keyword_only))
+                result = op.redispatch(keyset & below, *args, **keyword_only)
+            return check_result(result) if check_below else result
         function = CustomOpFunction(function_name, op, info, keyset & below, keyword_only, pass_keyword_only,
                                     below_autograd, _input_kinds(args, is_tensor), is_tensor)
         return check_result(engine_for_call.apply(function, args))

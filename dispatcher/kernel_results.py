@@ -30,7 +30,7 @@ text.  The converters are dispatcher.ivalue's, the boxing code's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ._ivalue_tag import Mismatch
 from .call_checks import torch_type_name
@@ -67,7 +67,7 @@ def result_check(schema: FunctionSchema, engine: Any) -> Callable[[Any], Any]:
         return checks[0]
     n = len(checks)
 
-    def check_sequence(result: Any) -> Any:
+    def check_sequence_of_n(result: Any) -> None:
         if type(result) is not tuple and type(result) is not list and not isinstance(result, Sequence):
             raise TypeError(f"Object of type '{type(result).__name__}' is not an instance of 'sequence'")
         if len(result) != n:
@@ -75,6 +75,24 @@ def result_check(schema: FunctionSchema, engine: Any) -> Callable[[Any], Any]:
                 f"Expected the kernel of {name} to return {n} values, as its schema says ({schema}), "
                 f"but it returned a {type(result).__name__} of {len(result)} instead."
             )
+
+    if all(r.type.strip_annotations() == _TENSOR for r in returns):
+        # The common case, with no conversion to make: a tuple of tensors comes back as it is.
+        tensor_key_set = engine.tensor_key_set
+        check_tensor = checks[0]
+
+        def check_tensors(result: Any) -> Any:
+            if type(result) is not tuple or len(result) != n:
+                check_sequence_of_n(result)
+            for value in result:
+                if value is not None and tensor_key_set(value) is None:
+                    check_tensor(value)  # raises torch's error
+            return result if type(result) is tuple else tuple(result)
+
+        return check_tensors
+
+    def check_sequence(result: Any) -> Any:
+        check_sequence_of_n(result)
         return tuple([check(value) for check, value in zip(checks, result)])
 
     return check_sequence
@@ -104,6 +122,8 @@ def _value_check(t: Type, where: str, engine: Any) -> ValueCheck:
         return _bool_check(t, where)
     if isinstance(t, ListType) and t.size is not None:
         t = ListType(t.elem)  # a sized list's single int stands for a list in arguments only
+    if isinstance(t, BaseType) and t.name in _AS_THEY_ARE:
+        return _converted(t, where, value_converter(t, engine), _AS_THEY_ARE[t.name])
     return _converted(t, where, value_converter(t, engine))
 
 
@@ -115,8 +135,14 @@ def _cast_error(t: Type, where: str, value: Any, received: str) -> RuntimeError:
     )
 
 
-def _converted(t: Type, where: str, convert: Callable[[Any], Any]) -> ValueCheck:
+# The types whose values of exactly this Python type need no conversion.
+_AS_THEY_ARE = {BaseTy.int: int, BaseTy.SymInt: int, BaseTy.float: float, BaseTy.SymFloat: float, BaseTy.str: str}
+
+
+def _converted(t: Type, where: str, convert: Callable[[Any], Any], as_it_is: Optional[type] = None) -> ValueCheck:
     def check(value: Any) -> Any:
+        if type(value) is as_it_is:
+            return value
         try:
             return convert(value).to_python()
         except Mismatch as exc:

@@ -45,6 +45,14 @@ RESULT_CASES = [
     _case("str_for_int_list", "int[]", lambda new: [1, "a"]),
     _case("int_in_tensor_list", "Tensor[]", lambda new: [new(), 3]),
     _case("tuple_for_tensor_list", "Tensor[]", lambda new: (new(), new())),
+    _case("none_for_tensor_list", "Tensor[]", lambda new: None),
+    _case("none_for_int_list", "int[]", lambda new: None),
+    _case("int_for_sized_int_list", "int[2]", lambda new: 3),
+    _case("none_in_optional_tensor_list", "Tensor?[]", lambda new: [None, new()]),
+    _case("int_in_optional_tensor_list", "Tensor?[]", lambda new: [None, 3]),
+    _case("three_tensors", "(Tensor, Tensor, Tensor)", lambda new: (new(), None, new())),
+    _case("int_in_three_tensors", "(Tensor, Tensor, Tensor)", lambda new: (new(), 5, new())),
+    _case("str_for_two", "(Tensor, Tensor)", lambda new: "ab"),
     _case("int_for_str", "str", lambda new: 5),
 ]
 
