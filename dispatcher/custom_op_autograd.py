@@ -23,7 +23,6 @@ a tensor library's ``no_grad``) the kernel is never reached.
 """
 from __future__ import annotations
 
-from enum import IntEnum
 from typing import Any, Callable, Optional, Protocol
 
 from .kernel_results import result_check
@@ -31,7 +30,7 @@ from .keysets import AFTER_AUTOGRAD_KEYSET
 from .schema import FunctionSchema
 from .tensor_protocols import AutogradEngine, autograd_engine_for
 
-__all__ = ["AutogradInfo", "CustomOpFunction", "Info", "InputKind", "make_autograd_impl"]
+__all__ = ["AutogradInfo", "CustomOpFunction", "Info", "make_autograd_impl"]
 
 
 class AutogradInfo(Protocol):
@@ -62,7 +61,7 @@ class CustomOpFunction:
                  "_input_kinds", "_is_tensor")
 
     def __init__(self, name: str, op: Any, info: AutogradInfo, keyset: Any, keyword_only: dict[str, Any],
-                 pass_keyword_only: bool, below_autograd: Callable[[], Any], input_kinds: tuple[InputKind, ...],
+                 pass_keyword_only: bool, below_autograd: Callable[[], Any], input_kinds: tuple[int, ...],
                  is_tensor: Callable[[object], bool]) -> None:
         self.name = name
         self.op = op
@@ -102,29 +101,31 @@ class CustomOpFunction:
                                   self._input_kinds, self._is_tensor)
 
 
-class InputKind(IntEnum):
-    """What a positional argument of a differentiable call is: what its gradient may be."""
+# What a positional argument of a differentiable call is (``_input_kinds``), and so what its
+# gradient may be: the length of a list of tensors (a list as long, of tensors and Nones),
+# or one of these.
+NOT_A_TENSOR = -2  # its gradient must be None
+TENSOR = -1  # a tensor, or None
 
-    OTHER = 0  # its gradient must be None
-    TENSOR = 1  # a tensor, or None
-    TENSOR_LIST = 2  # None or a list of them, which the tensors' autograd engine checks
 
-
-def _input_kinds(args: tuple[Any, ...], is_tensor: Callable[[object], bool]) -> tuple[InputKind, ...]:
-    return tuple(InputKind.TENSOR if is_tensor(a)
-                 else InputKind.TENSOR_LIST if type(a) in (list, tuple) and any(is_tensor(t) for t in a)
-                 else InputKind.OTHER
+def _input_kinds(args: tuple[Any, ...], is_tensor: Callable[[object], bool]) -> tuple[int, ...]:
+    return tuple(TENSOR if is_tensor(a)
+                 else len(a) if type(a) in (list, tuple) and any(is_tensor(t) for t in a)
+                 else NOT_A_TENSOR
                  for a in args)
 
 
-def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[InputKind, ...],
+def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[int, ...],
                        is_tensor: Callable[[object], bool]) -> tuple[Any, ...]:
     """A backward's gradients, one per positional argument, checked as torch's autograd
     checks what a Python Function's backward returns (PyNode::apply), with its texts.
 
     torch's generated Function has one more input than the operator's arguments (its
     call's metadata), and its backward returns one more gradient (None): the counts
-    and positions in the texts include it, so that they read as torch's.
+    and positions in the texts include it, so that they read as torch's.  The
+    gradient of a list of tensors must be a list as long, of tensors and Nones: torch
+    checks that first, for an operator with such arguments (comparing pytree specs,
+    which its text prints), and its counts; here the counts come first.
     """
     grads = (*grads, None)
     expected = len(kinds) + 1
@@ -136,16 +137,30 @@ def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[InputKind
             f"function {node} returned an incorrect number of gradients (expected {expected}, got {len(grads)})"
         )
     for i, grad in enumerate(grads):
-        kind = kinds[i] if i < len(kinds) else InputKind.OTHER
-        if kind is InputKind.OTHER:
-            if grad is not None:
+        kind = kinds[i] if i < len(kinds) else NOT_A_TENSOR
+        if kind >= 0:
+            if type(grad) is not list or len(grad) != kind or not all(g is None or is_tensor(g) for g in grad):
+                # torch compares the structures of the gradients and of the inputs (pytree specs).
                 raise RuntimeError(
-                    f"function {node} returned a gradient different than None at position {i + 1}, but the "
-                    "corresponding forward input was not a Variable"
+                    "Expected the return from backward to be of the same structure as the inputs. Got: "
+                    f"{_described(grad)} as the gradient of argument {i}, a list of {kind} tensors"
                 )
-        elif kind is InputKind.TENSOR and grad is not None and not is_tensor(grad):
+        elif grad is None:
+            continue
+        elif kind == NOT_A_TENSOR:
+            raise RuntimeError(
+                f"function {node} returned a gradient different than None at position {i + 1}, but the "
+                "corresponding forward input was not a Variable"
+            )
+        elif not is_tensor(grad):
             raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
     return grads[:-1]
+
+
+def _described(value: Any) -> str:
+    if type(value) in (list, tuple):
+        return f"a {type(value).__name__} of {', '.join(type(v).__name__ for v in value) or 'nothing'}"
+    return "None" if value is None else f"a {type(value).__name__}"
 
 
 def _engine_requiring_grad(values: tuple[Any, ...]) -> Optional[AutogradEngine]:

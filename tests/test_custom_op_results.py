@@ -20,7 +20,7 @@ from dispatcher.schema import FunctionSchema, ListType, BaseType, BaseTy, Schema
 from dispatcher.tensor_protocols import register_autograd_engine, unregister_autograd_engine
 
 from .conftest import load_golden
-from .golden.custom_op_result_cases import BACKWARD_CASES, OVERLONG_CASES, RESULT_CASES
+from .golden.custom_op_result_cases import BACKWARD_CASES, OVERLONG_CASES, RESULT_CASES, TENSOR_LIST_BACKWARD_CASES
 
 GOLDEN = load_golden("custom_op_results_golden.json")
 
@@ -175,6 +175,7 @@ def test_the_cases_cover_the_golden_file():
     assert {c.name for c in RESULT_CASES} == set(GOLDEN["results"])
     assert {c.name for c in OVERLONG_CASES} == set(GOLDEN["overlong"])
     assert {c.name for c in BACKWARD_CASES} == set(GOLDEN["backward"])
+    assert set(TENSOR_LIST_BACKWARD_CASES) == set(GOLDEN["tensor_list_backward"])
 
 
 def test_a_fake_registered_for_any_operator_is_checked(lib, T):
@@ -256,3 +257,23 @@ def test_the_prototypes_backward_gets_torchs_error_not_an_attribute_error(protot
         assert x.grad.tolist() == [2.0, 2.0]
     finally:
         proto_double._destroy()
+
+
+_STRUCTURE = "Expected the return from backward to be of the same structure as the inputs. Got: "
+
+
+@pytest.mark.parametrize("name", TENSOR_LIST_BACKWARD_CASES)
+def test_the_gradient_of_a_list_of_tensors_is_a_list_as_long(lib, T, name):
+    """torch's text prints the pytree specs of the gradients and of the inputs; ours says the same in words."""
+    op = custom_op(f"backward::{name}", lambda xs: T(xs[0].value.copy()), mutates_args=(), schema="(Tensor[] xs) -> Tensor")
+    op.register_autograd(lambda ctx, grad: TENSOR_LIST_BACKWARD_CASES[name](lambda: T(grad.value.copy())))
+    op([T([1.0, 1.0], requires_grad=True), T([1.0, 1.0], requires_grad=True)])
+    function, ctx = T.engine.calls[-1]
+    ours = outcome(lambda: function.backward(ctx, T([1.0, 1.0])), T)
+    golden = GOLDEN["tensor_list_backward"][name]
+    if "result" in golden:  # torch's is the inputs' .grad; ours the list backward gives for them
+        assert ours == {"result": golden["result"].replace("tuple[", "tuple[list[", 1) + "]"}
+    else:
+        assert golden["message"].startswith(_STRUCTURE) and ours["error"] == golden["error"]
+        assert re.fullmatch(re.escape(_STRUCTURE) + r"(None|an? \w+( of [\w, ]+)?) as the gradient of argument 0, "
+                            r"a list of 2 tensors", ours["message"]), ours["message"]

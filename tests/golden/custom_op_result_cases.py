@@ -93,3 +93,14 @@ BACKWARD_CASES = [
     BackwardCase("gradient_for_int", 1, lambda new: (new(), new()), with_int=True),
     BackwardCase("none_for_int", 1, lambda new: (new(), None), with_int=True),
 ]
+
+# What a backward returns for "(Tensor[] xs) -> Tensor", called with a list of two
+# tensors that require grad; made by ``grad(new)``.
+TENSOR_LIST_BACKWARD_CASES = {
+    "list_of_tensor_and_none": lambda new: ([new(), None],),
+    "list_with_int": lambda new: ([new(), 5],),
+    "short_list": lambda new: ([new()],),
+    "tensor_for_list": lambda new: new(),
+    "int_for_list": lambda new: 5,
+    "none_for_list": lambda new: None,
+}

@@ -17,6 +17,7 @@ Records, for each case of custom_op_result_cases.py,
   in a child process: torch 2.13 may crash);
 * ``backward``: the error (or the gradients) of ``backward()`` through an
   operator whose registered backward returns the case's value;
+* ``tensor_list_backward``: the same for an operator taking a list of tensors;
 * ``schema_integers``: torch._C.parse_schema of schemas with huge integers.
 """
 import json
@@ -31,7 +32,7 @@ HERE = pathlib.Path(__file__).parent
 OUT = HERE / "custom_op_results_golden.json"
 sys.path.insert(0, str(HERE))
 
-from custom_op_result_cases import BACKWARD_CASES, OVERLONG_CASES, RESULT_CASES  # noqa: E402
+from custom_op_result_cases import BACKWARD_CASES, OVERLONG_CASES, RESULT_CASES, TENSOR_LIST_BACKWARD_CASES  # noqa: E402
 
 HUGE_DEFAULT = "1" * 4301  # more digits than Python's int() takes from a string by default
 SCHEMA_INTEGER_CASES = {
@@ -129,6 +130,21 @@ def record_backward() -> dict:
     return out
 
 
+def record_tensor_list_backward() -> dict:
+    out = {}
+    for name, grad in TENSOR_LIST_BACKWARD_CASES.items():
+        op = custom_op(f"backward::{name}", lambda xs: xs[0].clone(), mutates_args=(), schema="(Tensor[] xs) -> Tensor")
+        op.register_autograd(lambda ctx, g, grad=grad: grad(g.clone))
+        inputs = [torch.ones(2, requires_grad=True) for _ in range(2)]
+
+        def run():
+            op(inputs).sum().backward()
+            return tuple(i.grad for i in inputs)
+
+        out[name] = outcome(run)
+    return out
+
+
 def record_schema_integers() -> dict:
     out = {}
     for name, text in SCHEMA_INTEGER_CASES.items():
@@ -148,6 +164,7 @@ def main() -> None:
         "results": record_results(),
         "overlong": record_overlong(),
         "backward": record_backward(),
+        "tensor_list_backward": record_tensor_list_backward(),
         "schema_integers": record_schema_integers(),
     }
     OUT.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
