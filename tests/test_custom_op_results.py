@@ -277,3 +277,15 @@ def test_the_gradient_of_a_list_of_tensors_is_a_list_as_long(lib, T, name):
         assert golden["message"].startswith(_STRUCTURE) and ours["error"] == golden["error"]
         assert re.fullmatch(re.escape(_STRUCTURE) + r"(None|an? \w+( of [\w, ]+)?) as the gradient of argument 0, "
                             r"a list of 2 tensors", ours["message"]), ours["message"]
+
+
+def test_results_are_checked_with_checked_calls_too(lib, T):
+    """checked_calls() wraps every plain kernel to check its arguments; the results are still checked."""
+    from dispatcher import checked_calls
+
+    op = define(next(c for c in RESULT_CASES if c.name == "int_for_tensor"), T)
+    with checked_calls():
+        with pytest.raises(RuntimeError, match=r"\AUnable to cast 5 to Tensor\Z"):
+            op(T([1.0, 1.0]))
+        with pytest.raises(RuntimeError, match=r"\AUnable to cast 5 to Tensor\Z"):
+            op(T(None, device="meta", shape=(2,)))
