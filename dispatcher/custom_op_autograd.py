@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Protocol
 
+from .kernel_results import result_check
 from .keysets import AFTER_AUTOGRAD_KEYSET
 from .schema import FunctionSchema
 from .tensor_protocols import AutogradEngine, autograd_engine_for
@@ -57,10 +58,11 @@ class CustomOpFunction:
     """
 
     __slots__ = ("name", "op", "_info", "_keyset", "_keyword_only", "_pass_keyword_only", "_below_autograd",
-                 "_n_inputs")
+                 "_input_kinds", "_is_tensor")
 
     def __init__(self, name: str, op: Any, info: AutogradInfo, keyset: Any, keyword_only: dict[str, Any],
-                 pass_keyword_only: bool, below_autograd: Callable[[], Any], n_inputs: int) -> None:
+                 pass_keyword_only: bool, below_autograd: Callable[[], Any], input_kinds: tuple[int, ...],
+                 is_tensor: Callable[[object], bool]) -> None:
         self.name = name
         self.op = op
         self._info = info
@@ -68,7 +70,8 @@ class CustomOpFunction:
         self._keyword_only = keyword_only
         self._pass_keyword_only = pass_keyword_only
         self._below_autograd = below_autograd
-        self._n_inputs = n_inputs
+        self._input_kinds = input_kinds  # what each positional argument is, for checking the gradients
+        self._is_tensor = is_tensor
 
     def __repr__(self) -> str:
         return f"<CustomOpFunction {self.name}>"
@@ -94,13 +97,70 @@ class CustomOpFunction:
                 "Please use register_autograd to add one."
             )
         result = backward(ctx, *grads)
-        grad_inputs = result if isinstance(result, tuple) else (result,)
-        if len(grad_inputs) != self._n_inputs:
+        return _checked_gradients(f"{self.name}Backward", result if isinstance(result, tuple) else (result,),
+                                  self._input_kinds, self._is_tensor)
+
+
+# What a positional argument of a differentiable call is (``_input_kinds``), and so what its
+# gradient may be: the length of a list of tensors (a list as long, of tensors and Nones),
+# or one of these.
+NOT_A_TENSOR = -2  # its gradient must be None
+TENSOR = -1  # a tensor, or None
+
+
+def _input_kinds(args: tuple[Any, ...], is_tensor: Callable[[object], bool]) -> tuple[int, ...]:
+    return tuple(TENSOR if is_tensor(a)
+                 else len(a) if type(a) in (list, tuple) and any(is_tensor(t) for t in a)
+                 else NOT_A_TENSOR
+                 for a in args)
+
+
+def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[int, ...],
+                       is_tensor: Callable[[object], bool]) -> tuple[Any, ...]:
+    """A backward's gradients, one per positional argument, checked as torch's autograd
+    checks what a Python Function's backward returns (PyNode::apply), with its texts.
+
+    torch's generated Function has one more input than the operator's arguments (its
+    call's metadata), and its backward returns one more gradient (None): the counts
+    and positions in the texts include it, so that they read as torch's.  The
+    gradient of a list of tensors must be a list as long, of tensors and Nones: torch
+    checks that first, for an operator with such arguments (comparing pytree specs,
+    which its text prints), and its counts; here the counts come first.
+    """
+    grads = (*grads, None)
+    expected = len(kinds) + 1
+    # More gradients than inputs are fine if the extra ones are all None.
+    if len(grads) > expected and all(g is None for g in grads[expected:]):
+        grads = grads[:expected]
+    if len(grads) != expected:
+        raise RuntimeError(
+            f"function {node} returned an incorrect number of gradients (expected {expected}, got {len(grads)})"
+        )
+    for i, grad in enumerate(grads):
+        kind = kinds[i] if i < len(kinds) else NOT_A_TENSOR
+        if kind >= 0:
+            if type(grad) is not list or len(grad) != kind or not all(g is None or is_tensor(g) for g in grad):
+                # torch compares the structures of the gradients and of the inputs (pytree specs).
+                raise RuntimeError(
+                    "Expected the return from backward to be of the same structure as the inputs. Got: "
+                    f"{_described(grad)} as the gradient of argument {i}, a list of {kind} tensors"
+                )
+        elif grad is None:
+            continue
+        elif kind == NOT_A_TENSOR:
             raise RuntimeError(
-                f"function {self.name}Backward returned an incorrect number of gradients "
-                f"(expected {self._n_inputs}, got {len(grad_inputs)})"
+                f"function {node} returned a gradient different than None at position {i + 1}, but the "
+                "corresponding forward input was not a Variable"
             )
-        return grad_inputs
+        elif not is_tensor(grad):
+            raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
+    return grads[:-1]
+
+
+def _described(value: Any) -> str:
+    if type(value) in (list, tuple):
+        return f"a {type(value).__name__} of {', '.join(type(v).__name__ for v in value) or 'nothing'}"
+    return "None" if value is None else f"a {type(value).__name__}"
 
 
 def _engine_requiring_grad(values: tuple[Any, ...]) -> Optional[AutogradEngine]:
@@ -120,15 +180,26 @@ def _engine_requiring_grad(values: tuple[Any, ...]) -> Optional[AutogradEngine]:
     return found
 
 
-def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool = False) -> Callable[..., Any]:
+def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool = False,
+                       check_below: bool = True) -> Callable[..., Any]:
     """The Autograd kernel (``with_keyset=True``) of operator ``op`` (an OperatorHandle of
-    ``engine``, the dispatcher engine whose keysets and guards the kernel uses)."""
+    ``engine``, the dispatcher engine whose keysets and guards the kernel uses).
+
+    Its result is checked against the schema's returns (see dispatcher.kernel_results),
+    as torch checks every Python kernel's; ``check_below=False`` skips that check when
+    the call just went below autograd, for an operator whose kernels there check
+    their own results (a CustomOpDef's: checking twice would cost a call ~3% more)."""
     schema: FunctionSchema = op.schema
     name = schema.name
     function_name = f"GeneratedBackwardFor_{name.namespace}_{name.name}_{name.overload_name or 'default'}"
     pass_keyword_only = any(a.kwarg_only for a in schema.arguments)
     below = engine.DispatchKeySet.from_raw_repr(AFTER_AUTOGRAD_KEYSET.raw_repr())
     below_autograd = engine.AutoDispatchBelowAutograd
+    check_result = result_check(schema, engine)  # torch checks this Python kernel's result too
+    tensor_key_set = engine.tensor_key_set
+
+    def is_tensor(value: object) -> bool:
+        return tensor_key_set(value) is not None
 
     def autograd_impl(keyset: Any, *args: Any, **kwargs: Any) -> Any:
         # Keyword-only arguments as keywords, the rest positionally, whichever
@@ -145,9 +216,10 @@ def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool
             engine_for_call = _engine_requiring_grad(args)
         if engine_for_call is None:
             with below_autograd():
-                return op.redispatch(keyset & below, *args, **keyword_only)
+                result = op.redispatch(keyset & below, *args, **keyword_only)
+            return check_result(result) if check_below else result
         function = CustomOpFunction(function_name, op, info, keyset & below, keyword_only, pass_keyword_only,
-                                    below_autograd, len(args))
-        return engine_for_call.apply(function, args)
+                                    below_autograd, _input_kinds(args, is_tensor), is_tensor)
+        return check_result(engine_for_call.apply(function, args))
 
     return autograd_impl

@@ -56,6 +56,7 @@ from .backends import dispatch_key_for_device
 from .custom_op_autograd import Info, make_autograd_impl
 from .kernel import registration_site
 from .keys import DispatchKey
+from .kernel_results import result_check
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .library import Library, _parse_qualname, keys_for_types
 from .registry import Dispatcher, default_registry
@@ -133,18 +134,35 @@ def get_ctx() -> Optional[FakeImplCtx]:
     return _ctx_state.current
 
 
-def _meta_kernel(qualname: str, source: str, fake_fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The Meta kernel that runs ``fake_fn`` with ``get_ctx()`` set (see Note [Fake means Meta])."""
+def _meta_kernel(qualname: str, source: str, fake_fn: Callable[..., Any],
+                 check: Callable[[], Callable[[Any], Any]]) -> Callable[..., Any]:
+    """The Meta kernel that runs ``fake_fn`` with ``get_ctx()`` set (see Note [Fake means Meta]),
+    its result checked and converted by ``check()``'s function (see dispatcher.kernel_results)."""
 
     def meta_kernel(*args: Any, **kwargs: Any) -> Any:
         previous = _ctx_state.current
         _ctx_state.current = FakeImplCtx(qualname, source)
         try:
-            return fake_fn(*args, **kwargs)
+            result = fake_fn(*args, **kwargs)
         finally:
             _ctx_state.current = previous
+        return check()(result)
 
     return meta_kernel
+
+
+def _result_check_when_called(dispatcher: Dispatcher, qualname: str) -> Callable[[], Callable[[Any], Any]]:
+    """``qualname``'s result check, made when called: a fake implementation may be
+    registered before its operator is defined, and outlive one definition of it."""
+    made: list[tuple[FunctionSchema, Callable[[Any], Any]]] = []
+
+    def check() -> Callable[[Any], Any]:
+        schema = dispatcher.op_or_throw(qualname).handle.schema
+        if not made or made[0][0] is not schema:
+            made[:] = [(schema, result_check(schema, dispatcher.engine))]
+        return made[0][1]
+
+    return check
 
 
 def _user_site() -> str:
@@ -449,6 +467,7 @@ class CustomOpDef:
         """The kernel for ``device_type``: the current function for it, and torch's checks of what it returns."""
         engine = self._registry.engine
         schema = self._opoverload.schema
+        check_result = result_check(schema, engine)
 
         def where() -> str:
             implementation = inspect.unwrap(self._backend_fns[device_type])
@@ -468,7 +487,7 @@ class CustomOpDef:
                     raise RuntimeError(f'{where()}: An operator tagged "out" must return its mutable keyword-only arguments.')
             elif not _is_view_op(schema):
                 _check_aliasing_constraint(where, args, kwargs, result, engine)
-            return result
+            return check_result(result)  # what torch does with any Python kernel's result
 
         return backend_impl
 
@@ -553,11 +572,13 @@ class CustomOpDef:
                 "to add an fake impl."
             )
 
-        self._lib.impl(self._name, _meta_kernel(self._qualname, self._site, fake_impl), "Meta",
+        check = result_check(schema, self._registry.engine)
+        self._lib.impl(self._name, _meta_kernel(self._qualname, self._site, fake_impl, lambda: check), "Meta",
                        debug=_FAKE_DEBUG + self._site)
 
     def _register_autograd_dispatcher_impl(self) -> None:
-        kernel = make_autograd_impl(self._opoverload, self, self._registry.engine, is_out=self._is_out)
+        kernel = make_autograd_impl(self._opoverload, self, self._registry.engine, is_out=self._is_out,
+                                    check_below=False)  # its backend and fake kernels check their results
         self._lib.impl(self._name, kernel, "Autograd", with_keyset=True, debug=f"registered at {self._site}")
 
     def _register_adinplaceorview_dispatcher_impl(self) -> None:
@@ -743,8 +764,8 @@ def register_fake(op: OpIdentifier, func: Optional[Callable[..., Any]] = None, /
         if not allow_override:
             _check_no_fake_yet(qualname)
         use_lib = _library_for_registration(namespace, lib)
-        use_lib.impl(op_name, _meta_kernel(qualname, site, func), "Meta", allow_override=allow_override,
-                     debug=_FAKE_DEBUG + site)
+        use_lib.impl(op_name, _meta_kernel(qualname, site, func, _result_check_when_called(use_lib._registry, qualname)),
+                     "Meta", allow_override=allow_override, debug=_FAKE_DEBUG + site)
         return func
 
     if func is None:

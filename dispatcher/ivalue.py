@@ -405,6 +405,12 @@ def _converters_for(engine: Any) -> _Converters:
 _CONVERTERS_BY_ENGINE: dict[str, _Converters] = {}
 
 
+def value_converter(t: Type, engine: Any) -> Converter:
+    """``engine``'s converter of values of schema type ``t`` to IValues: a value that
+    does not fit raises ``Mismatch`` (what dispatcher.kernel_results builds on)."""
+    return _converters_for(engine).converter(t)
+
+
 def make_boxer(schema: FunctionSchema, engine: Any) -> Boxer:
     """``engine``'s Boxer for ``schema``: a converter and a fast path per
     argument and return, and the schema's binding and error wording."""

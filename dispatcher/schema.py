@@ -58,6 +58,18 @@ __all__ = [
 _type_of = type
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
+
+
+def _fits_int64(digits: str, negative: bool = False) -> bool:
+    """Whether the decimal ``digits`` (negated if ``negative``) make an int64, without
+    converting a string too long for int() (more than 4300 digits)."""
+    significant = digits.lstrip("0")
+    if len(significant) > 19:
+        return False
+    number = int(significant or "0")
+    return _INT64_MIN <= (-number if negative else number) <= _INT64_MAX
+
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Deep enough for any real schema, shallow enough that a hostile input such as
 # "((((((..." or "Tensor[][][]..." is a SchemaParseError rather than a
@@ -305,8 +317,8 @@ class ListType(Type):
     alias: Optional[AliasInfo]
 
     def __init__(self, elem: Type, size: Optional[int] = None, alias: Optional[AliasInfo] = None) -> None:
-        if size is not None and (type(size) is not int or size < 0):
-            raise ValueError(f"a list size must be a non-negative int, got {size!r}")
+        if size is not None and (type(size) is not int or not 0 <= size <= _INT64_MAX):
+            raise ValueError(f"a list size must be a non-negative int64, got {size!r}")
         object.__setattr__(self, "elem", elem)
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "alias", alias)
@@ -1419,6 +1431,8 @@ class _Parser:
             size = self.toks[self.i]
             if not size.isdigit():
                 raise self.expected("a list size (a non-negative integer) or ']'")
+            if not _fits_int64(size):  # torch's parser reads sizes as int64 and refuses bigger ones
+                raise self.error("list size out of the 64-bit range")
             self.i += 1
             self.expect("]", "']'")
             t = ListType(t, int(size), self.alias_annotation())
@@ -1568,12 +1582,12 @@ class _Parser:
             number: Any = float(tok)
             if math.isinf(number):
                 raise self.error("float literal out of range", first, self.i - 1)
+        elif not _fits_int64(tok, negative):
+            # Checked on the digits: int() refuses more than 4300 of them with its own ValueError.
+            raise self.error("integer literal out of the 64-bit range", first, self.i - 1)
         else:
             number = int(tok)
-        number = -number if negative else number
-        if type(number) is int and not _INT64_MIN <= number <= _INT64_MAX:
-            raise self.error("integer literal out of the 64-bit range", first, self.i - 1)
-        return number
+        return -number if negative else number
 
     def string_value(self, token: str) -> str:
         """Decode a quoted literal the way PyTorch's parseStringLiteral does, on bytes."""
