@@ -109,3 +109,16 @@ def test_compiled_modules_carry_no_debug_information(dist):
                 assert data[:4] == b"\x7fELF"
                 # Section names live in the ELF's string table: stripped, these are gone.
                 assert b".debug_info\x00" not in data and b".symtab\x00" not in data, f"{name} is not stripped"
+
+
+def test_the_installed_distribution_carries_both_licences():
+    """Whatever installed this package (the wheel in .ci/run, an editable
+    install here): its metadata folder holds LICENSE and NOTICE."""
+    import importlib.metadata
+
+    try:
+        installed = importlib.metadata.distribution("c10-dispatcher")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("dispatcher is not installed (run from a source tree)")
+    assert (installed.read_text("licenses/LICENSE") or "").startswith("BSD 3-Clause License")
+    assert PYTORCH_COPYRIGHT in (installed.read_text("licenses/NOTICE") or "")
