@@ -116,9 +116,11 @@ def test_the_installed_distribution_carries_both_licences():
     install here): its metadata folder holds LICENSE and NOTICE."""
     import importlib.metadata
 
-    try:
-        installed = importlib.metadata.distribution("c10-dispatcher")
-    except importlib.metadata.PackageNotFoundError:
+    # The installed .dist-info, not an .egg-info that a build left in a checkout on sys.path.
+    found = [d for d in importlib.metadata.distributions(name="c10-dispatcher")
+             if getattr(d, "_path", pathlib.Path()).name.endswith(".dist-info")]
+    if not found:
         pytest.skip("dispatcher is not installed (run from a source tree)")
+    installed = found[0]
     assert (installed.read_text("licenses/LICENSE") or "").startswith("BSD 3-Clause License")
     assert PYTORCH_COPYRIGHT in (installed.read_text("licenses/NOTICE") or "")
