@@ -170,4 +170,7 @@ def main() -> None:
         setup()
 
 
-main()
+# setuptools runs this file as __main__ (python setup.py, and its PEP 517
+# backend alike); tests import it to check its decisions without building.
+if __name__ == "__main__":
+    main()

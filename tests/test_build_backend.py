@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+import sys
 
 import pytest
 
@@ -72,3 +73,46 @@ def test_an_editable_install_is_a_path_entry_type_checkers_follow(backend):
     backend.build_editable("out")
     backend.build_editable("out", {"editable_mode": "strict"})
     assert backend.calls == [("build_editable", {"editable_mode": "compat"}), ("build_editable", {"editable_mode": "strict"})]
+
+
+@pytest.fixture
+def setup_module(monkeypatch):
+    """setup.py, imported (not run: it builds only as __main__)."""
+    path = ROOT / "setup.py"
+    if not path.exists():
+        pytest.skip("no source tree")
+    pytest.importorskip("setuptools")
+    for name in ("DISPATCHER_NO_EXTENSIONS", "DISPATCHER_REQUIRE_EXTENSION", "DISPATCHER_DEBUG_BUILD"):
+        monkeypatch.delenv(name, raising=False)
+    spec = importlib.util.spec_from_file_location("dispatcher_setup", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cpython_builds_the_extension(setup_module, monkeypatch):
+    monkeypatch.setattr(setup_module.platform, "python_implementation", lambda: "CPython")
+    assert setup_module.pure_build_reason() is None
+
+
+@pytest.mark.parametrize("implementation", ["PyPy", "GraalVM"])
+def test_other_interpreters_build_the_pure_engine(setup_module, monkeypatch, implementation):
+    monkeypatch.setattr(setup_module.platform, "python_implementation", lambda: implementation)
+    assert setup_module.pure_build_reason() == (
+        f"{implementation} is not CPython, whose C API the compiled engine is written against")
+
+
+@pytest.mark.parametrize("value, pure", [("1", True), ("yes", True), ("0", False), ("off", False), ("", False)])
+def test_the_build_time_switch(setup_module, monkeypatch, value, pure):
+    monkeypatch.setattr(setup_module.platform, "python_implementation", lambda: "CPython")
+    monkeypatch.setenv("DISPATCHER_NO_EXTENSIONS", value)
+    assert (setup_module.pure_build_reason() is not None) == pure
+
+
+def test_release_builds_strip_debug_information(setup_module, monkeypatch):
+    if sys.platform == "win32":
+        pytest.skip("MSVC writes no debug information unless asked")
+    assert setup_module.compile_args()[-1] == "-g0"
+    monkeypatch.setattr(setup_module, "DEBUG", True)
+    assert "-g0" not in setup_module.compile_args() and setup_module.link_args() == []
