@@ -5,7 +5,7 @@ around ignored) mean off; ``1``, ``true``, ``yes`` and ``on`` mean on.
 Anything else is a mistake: it warns, naming the variable and the accepted
 spellings, and counts as on, as any value but ``0`` did before these
 spellings were read.  setup.py keeps a copy of these two sets (it cannot
-import the package it builds); tests/test_env_flags.py checks they agree.
+import the package it builds); tests/test_error_hints.py checks they agree.
 """
 import os
 import warnings
