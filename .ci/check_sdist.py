@@ -1,4 +1,6 @@
-"""Check an sdist: it holds the engine's Cython sources and no generated C or compiled module.
+"""Check an sdist: it holds the engine's Cython sources and no generated C or
+compiled module; the licences, the build backend, the tests, the docs and
+the examples.
 
     python .ci/check_sdist.py dist/c10_dispatcher-X.tar.gz
 """
@@ -7,7 +9,10 @@ import tarfile
 
 REQUIRED = ["pyproject.toml", "setup.py", "README.md", "MANIFEST.in", "csrc/_fastcall.pyx", "csrc/dispatcher_bits.h",
             "dispatcher/__init__.py", "dispatcher/_engine/core.py", "dispatcher/_engine/core.pxd",
-            "dispatcher/_engine/_fastcall.pyi", "dispatcher/py.typed", "dispatcher/catalog/torch-2.13.txt"]
+            "dispatcher/_engine/_fastcall.pyi", "dispatcher/py.typed", "dispatcher/catalog/torch-2.13.txt",
+            "LICENSE", "NOTICE", "CHANGELOG.md", "buildconfig/dispatcher_build.py", "tests/conftest.py",
+            "tests/golden/keys_golden.json", "benchmarks/conftest.py", "docs/conf.py", "docs/index.md",
+            "examples/privateuse1_backend.py"]
 FORBIDDEN = (".c", ".so", ".pyd", ".html", ".pyc")
 
 

@@ -275,13 +275,16 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
 
 cdef object _call_with_keyset_in_front(object fn, object keyset, PyObject** args, Py_ssize_t nargs,
                                        PyObject* kwnames):
-    # PY_VECTORCALL_ARGUMENTS_OFFSET lets us use args[-1] for the duration of the call.
-    cdef PyObject* saved = args[-1]
-    args[-1] = <PyObject*>keyset
+    # PY_VECTORCALL_ARGUMENTS_OFFSET lets us use args[-1] for the duration of
+    # the call (through a pointer to it: Cython warns of a negative index
+    # under wraparound=False, though on a pointer it is what C means).
+    cdef PyObject** front = args - 1
+    cdef PyObject* saved = front[0]
+    front[0] = <PyObject*>keyset
     try:
-        return PyObject_Vectorcall(fn, args - 1, <size_t>(nargs + 1), kwnames)
+        return PyObject_Vectorcall(fn, front, <size_t>(nargs + 1), kwnames)
     finally:
-        args[-1] = saved
+        front[0] = saved
 
 
 cdef object redispatch_vectorcall(_Redispatch self, PyObject** args, size_t nargsf, PyObject* kwnames):

@@ -23,7 +23,10 @@ static inline int dispatcher_index_of_highest_bit(uint64_t x) {
 }
 static inline int dispatcher_popcount(uint64_t x) { return (int)__popcnt64(x); }
 #define DISPATCHER_THREAD_LOCAL __declspec(thread)
+#define DISPATCHER_MAYBE_UNUSED
 #else
+/* Both modules include this header; only the engine's core reads the TLS. */
+#define DISPATCHER_MAYBE_UNUSED __attribute__((unused))
 static inline int dispatcher_index_of_highest_bit(uint64_t x) {
     return x ? 64 - __builtin_clzll(x) : 0;
 }
@@ -43,7 +46,7 @@ static inline int dispatcher_popcount(uint64_t x) { return __builtin_popcountll(
  * included/excluded sets XOR the default sets, so the zero state every new
  * thread starts in means "the defaults", with no per-thread initialisation:
  * the same trick as c10's PODLocalDispatchKeySet. */
-static DISPATCHER_THREAD_LOCAL uint64_t dispatcher_tls_included_delta = 0;
-static DISPATCHER_THREAD_LOCAL uint64_t dispatcher_tls_excluded_delta = 0;
+static DISPATCHER_THREAD_LOCAL DISPATCHER_MAYBE_UNUSED uint64_t dispatcher_tls_included_delta = 0;
+static DISPATCHER_THREAD_LOCAL DISPATCHER_MAYBE_UNUSED uint64_t dispatcher_tls_excluded_delta = 0;
 
 #endif

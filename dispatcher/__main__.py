@@ -10,7 +10,6 @@ a closed pipe (``| head``) ends quietly.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import sys
@@ -151,7 +150,9 @@ def _find_operator(name: str) -> OperatorEntry:
     if op is None and name.endswith(".default"):  # torch.ops' name of the overload without a name
         op = default_registry.find_op(name[: -len(".default")])
     if op is None:
-        close = difflib.get_close_matches(name, default_registry.all_op_names(), n=3)
+        from ._suggest import closest_operator_names
+
+        close = closest_operator_names(name, default_registry.all_op_names())
         hint = f"; did you mean {' or '.join(close)}?" if close else " (--import the module that registers it)"
         raise UsageError("--op", f"no operator {name} is registered{hint}")
     return op

@@ -38,6 +38,7 @@ from .dispatch_modes import TorchDispatchMode
 from .library import Library
 from .ops import ops
 from . import _svg, registration_timing
+from ._cli_args import positive_int
 from .registry import Dispatcher
 
 
@@ -345,6 +346,8 @@ def _available(module: str) -> bool:
 
 def run(rounds: int = 15, number: int = 20000) -> tuple[list[Result], Optional[str]]:
     """The results, and the version of torch timed beside them (None without torch)."""
+    if rounds < 1 or number < 1:
+        raise ValueError(f"rounds and number must be at least 1, got rounds={rounds}, number={number}")
     with Library("dispatcher_bench", "DEF") as lib, Library("_", "IMPL") as fallbacks:
         ours = _our_cases(lib, fallbacks)
         torch_env = _torch_env(lib.ns)
@@ -395,9 +398,9 @@ def import_time_ms(runs: int = 7) -> dict[str, float]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``python -m dispatcher bench`` (and benchmarks/compare.py)."""
-    parser.add_argument("--rounds", type=int, default=15, help="alternating rounds per case (default 15)")
-    parser.add_argument("--number", type=int, default=20000, help="calls per round (default 20000)")
-    parser.add_argument("--registration-rounds", type=int, default=200,
+    parser.add_argument("--rounds", type=positive_int, default=15, help="alternating rounds per case (default 15)")
+    parser.add_argument("--number", type=positive_int, default=20000, help="calls per round (default 20000)")
+    parser.add_argument("--registration-rounds", type=positive_int, default=200,
                         help="rounds of the registration steps (default 200)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--plot", metavar="FILE.svg", type=_svg.output_path,

@@ -37,11 +37,11 @@ that does not parse is torch's error.
 """
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
+from ._env import env_flag
 from ._ivalue_tag import Mismatch
 from ._kernel_kind import KernelKind
 from .backends import parse_device
@@ -51,7 +51,7 @@ from .schema import NO_DEFAULT, BaseTy, BaseType, FunctionSchema, ListType, Opti
 __all__ = ["checked_calls", "checked_calls_enabled", "set_checked_calls"]
 
 _lock = threading.RLock()
-_enabled_for_process = os.environ.get("DISPATCHER_CHECK_CALLS", "") not in ("", "0")
+_enabled_for_process = env_flag("DISPATCHER_CHECK_CALLS")
 _depth = 0  # how many checked_calls() blocks are open
 
 

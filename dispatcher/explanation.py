@@ -206,9 +206,16 @@ def _kernel_text(kind: KernelKind, kernel: Optional[Callable[..., Any]]) -> str:
         return "no kernel"
     if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
         return "the ambiguous-AutogradOther error"
-    name = getattr(kernel, "__qualname__", None) or repr(kernel)
+    registered = getattr(kernel, "__wrapped__", None) if kind == KernelKind.BOXED else None
+    if registered is not None:  # a fallback in torch's convention, fn(op, *args, **kwargs): kernel.python_fallback
+        return f"{_function_name(registered)} (Python fallback)"
+    name = _function_name(kernel)
     return {KernelKind.WITH_KEYSET: f"{name} (with keyset)", KernelKind.BOXED: f"{name} (boxed)",
             KernelKind.WITH_OPERATOR: f"{name} (with operator)"}.get(kind, name)
+
+
+def _function_name(fn: Optional[Callable[..., Any]]) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
 
 
 def _outcome(entry: Entry) -> str:

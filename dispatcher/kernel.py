@@ -104,13 +104,15 @@ def make_fallback_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, b
 def python_fallback(fn: Callable[..., Any], with_keyset: bool) -> Callable[[Any, Any, Any], None]:
     """``fn`` in torch's fallback convention, as a boxed kernel: the arguments
     are unboxed and passed as torch passes them (see
-    FunctionSchema.split_call_without_defaults), the result boxed."""
+    FunctionSchema.split_call_without_defaults), the result boxed.  Its
+    ``__wrapped__`` is ``fn``, the function ``explain`` names."""
     if with_keyset:
         def fallback_with_keyset(op: Any, keyset: Any, stack: Any) -> None:
             boxer = op.boxer
             args, kwargs = op.schema.split_call_without_defaults(boxer.unbox_arguments(stack))
             boxer.box_returns(fn(op, keyset, *args, **kwargs), stack)
 
+        fallback_with_keyset.__wrapped__ = fn  # type: ignore[attr-defined]
         return fallback_with_keyset
 
     def fallback(op: Any, keyset: Any, stack: Any) -> None:
@@ -118,6 +120,7 @@ def python_fallback(fn: Callable[..., Any], with_keyset: bool) -> Callable[[Any,
         args, kwargs = op.schema.split_call_without_defaults(boxer.unbox_arguments(stack))
         boxer.box_returns(fn(op, *args, **kwargs), stack)
 
+    fallback.__wrapped__ = fn  # type: ignore[attr-defined]
     return fallback
 
 

@@ -369,9 +369,9 @@ def parse_dispatch_key(name: str) -> DispatchKey:
     legacy = _LEGACY_SPELLINGS.get(name)
     if legacy is not None:
         return legacy
-    import difflib  # only for this error: importing it costs about a millisecond
+    from ._suggest import closest_names  # only for this error
 
-    close = difflib.get_close_matches(name, list(DispatchKey.__members__) + list(_LEGACY_SPELLINGS), n=3)
+    close = closest_names(name, list(DispatchKey.__members__) + list(_LEGACY_SPELLINGS))
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     raise DispatcherValueError(f"could not parse dispatch key: {name}{hint}")
 

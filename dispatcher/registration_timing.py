@@ -25,7 +25,6 @@ from __future__ import annotations
 import gc
 import itertools
 import statistics
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -202,9 +201,13 @@ def format_table(ours: Mapping[str, float], torch: Optional[Mapping[str, float]]
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    rounds = int(args[0]) if args else 200
-    print(format_table(*compare(rounds)))
+    import argparse
+
+    from ._cli_args import positive_int
+
+    parser = argparse.ArgumentParser(prog="python -m dispatcher.registration_timing", description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", nargs="?", type=positive_int, default=200, help="rounds per step (default 200)")
+    print(format_table(*compare(parser.parse_args(argv).rounds)))
 
 
 if __name__ == "__main__":

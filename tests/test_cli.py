@@ -152,7 +152,7 @@ def test_table_imports_modules_for_their_operators(capsys):
     (["table", "--nope"], "unrecognized arguments: --nope"),
     (["nope"], "argument COMMAND: invalid choice: 'nope'"),
     ([], "the following arguments are required: COMMAND"),
-    (["bench", "--rounds", "many"], "argument --rounds: invalid int value: 'many'"),
+    (["bench", "--rounds", "many"], "argument --rounds: must be a whole number of at least 1, not 'many'"),
     (["bench", "--plot", "/no/such/folder/b.svg"], "argument --plot: cannot write /no/such/folder/b.svg"),
 ])
 def test_errors_are_one_line_naming_the_argument(capsys, argv, message):

@@ -22,21 +22,19 @@ import sys
 from types import ModuleType
 from typing import Optional
 
+from .._env import env_flag
+
 __all__ = ["HAS_EXTENSION", "compiled_engine", "default_engine", "loaded_engines", "pure_engine"]
 
 _CORE_SOURCE = os.path.join(os.path.dirname(__file__), "core.py")
 _PURE_NAME = __name__ + ".core_py"
 
 
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0")
-
-
 def _load_compiled() -> Optional[ModuleType]:
     try:
         from . import _fastcall, core
     except ImportError as exc:
-        if _flag("DISPATCHER_REQUIRE_EXTENSION"):
+        if env_flag("DISPATCHER_REQUIRE_EXTENSION"):
             raise ImportError(
                 "DISPATCHER_REQUIRE_EXTENSION is set but the compiled engine could not be imported "
                 f"({exc}); build it with `pip install .`"
@@ -44,7 +42,7 @@ def _load_compiled() -> Optional[ModuleType]:
         return None
     if not core.COMPILED:
         # No extension was built: ``core`` is core.py itself, the pure engine.
-        if _flag("DISPATCHER_REQUIRE_EXTENSION"):
+        if env_flag("DISPATCHER_REQUIRE_EXTENSION"):
             raise ImportError(
                 "DISPATCHER_REQUIRE_EXTENSION is set but dispatcher._engine.core is not compiled; "
                 "build it with `pip install .`"
@@ -85,7 +83,7 @@ def loaded_engines() -> list[ModuleType]:
     return [engine for engine in (_compiled, pure) if engine is not None]
 
 
-HAS_EXTENSION = _compiled is not None and not _flag("DISPATCHER_NO_EXTENSIONS")
+HAS_EXTENSION = _compiled is not None and not env_flag("DISPATCHER_NO_EXTENSIONS")
 
 
 def default_engine() -> ModuleType:

@@ -81,8 +81,9 @@ cdef extern from *:
         Py_DECREF(fn);
         return 0;
     }
-    static PyObject* dispatcher_call_tensor_handler(PyObject* tensor, PyObject* name, PyObject* func,
-                                                    PyObject* types, PyObject* args, PyObject* kwargs) {
+    /* CYTHON_UNUSED: _fastcall reads this file's declarations too, and calls none of this. */
+    static CYTHON_UNUSED PyObject* dispatcher_call_tensor_handler(PyObject* tensor, PyObject* name, PyObject* func,
+                                                                  PyObject* types, PyObject* args, PyObject* kwargs) {
         PyTypeObject* tp = Py_TYPE(tensor);
         if (dispatcher_classmethod_layout >= 0 && tp->tp_getattro == PyObject_GenericGetAttr
                 && tp->tp_dictoffset == 0) {

@@ -21,7 +21,6 @@ checks (the C types are the ``.pxd``'s).
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import weakref
@@ -39,6 +38,7 @@ if not cython.compiled:
     from dispatcher._engine import _cython_shim as cython
 
 from dispatcher import _layout
+from dispatcher._env import env_flag
 from dispatcher.errors import DispatcherTypeError
 from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, IValueTag
 from dispatcher._kernel_kind import DUMP_STATE, KernelKind
@@ -1863,7 +1863,7 @@ class _TraceState(threading.local):
 
 
 _trace = _TraceState()
-_show_trace = os.environ.get("DISPATCHER_SHOW_DISPATCH_TRACE", "") not in ("", "0")
+_show_trace = env_flag("DISPATCHER_SHOW_DISPATCH_TRACE")
 # Note [Dispatch observers]
 # A thread may ask to be told of every kernel its calls run, as the trace
 # prints them (dispatcher.explain(run=True) does): set_dispatch_observer.
