@@ -161,8 +161,8 @@ def test_custom_op_create_destroy_under_fresh_names_keeps_no_memory(world, monke
 def test_register_kernel_that_fails_part_way_changes_nothing(world, monkeypatch):
     monkeypatch.setattr(custom_ops, "registry", world.registry)
 
-    @custom_op("partway::f", mutates_args=(), device_types="cpu")
-    def f(x: Tensor) -> Tensor:
+    @custom_op("partway::f", mutates_args=(), device_types="cpu", schema="(Tensor x) -> str")
+    def f(x):
         return "cpu kernel"
 
     try:
