@@ -10,10 +10,23 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from typing import Sequence
+from typing import Protocol, Sequence
 
 from . import _svg
-from .bench import Result
+
+
+class PlottedResult(Protocol):
+    """What the chart reads of a benchmark row (bench.Result): a Protocol, so
+    that drawing needs nothing of the benchmark."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def ratio(self) -> float: ...
+
+    @property
+    def peer(self) -> bool: ...
 
 __all__ = ["axis_range", "render"]
 
@@ -48,8 +61,8 @@ def _label(ratio: float) -> str:
     return f"{ratio:g}x"
 
 
-def render(results: Sequence[Result], title: str) -> ET.Element:
-    """The chart of ``results``; peers (``Result.peer``) in grey."""
+def render(results: Sequence[PlottedResult], title: str) -> ET.Element:
+    """The chart of ``results``; peers (``result.peer``) in grey."""
     if not results:
         raise ValueError("no benchmark results to plot")
     low, high = axis_range([r.ratio for r in results])

@@ -38,6 +38,7 @@ that does not parse is torch's error.
 from __future__ import annotations
 
 import threading
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
@@ -99,10 +100,21 @@ def _switch(enabled_before: bool, depth_before: int) -> None:
         raise
 
 
-def _republish() -> None:
-    from .registry import live_registries  # the registry imports this module (through operator_entry)
+# Note [Who hears the switch]
+# Every registry publishes its plans again when checking is switched: each
+# one, when made, subscribes its republish_plans here, weakly (a registry
+# that is gone unsubscribes itself).  The switch knows nothing of
+# registries, so this low-level module imports nothing above it.
+_subscribers: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
-    for registry in live_registries():
+
+def subscribe(registry: Any) -> None:
+    """Have ``registry.republish_plans()`` called whenever checking is switched on or off."""
+    _subscribers.add(registry)
+
+
+def _republish() -> None:
+    for registry in list(_subscribers):
         registry.republish_plans()
 
 

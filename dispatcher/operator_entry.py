@@ -10,9 +10,10 @@ in this module.
 """
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol, Union
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
@@ -35,7 +36,25 @@ from .schema import Argument, FunctionSchema, ListType, Return, Type
 
 if TYPE_CHECKING:
     from ._engine.core import KernelFunction
-    from .registry import Dispatcher
+
+
+class EntryOwner(Protocol):
+    """What an OperatorEntry reads of the registry that owns it (registry.py's
+    Dispatcher): a Protocol, so that the entry needs nothing above it."""
+
+    engine: Any
+    undefined_plan: Any
+    fallback_table: tuple[Any, ...]
+    fallback_masks: list[int]
+    fallback_lines: tuple[str, ...]
+    deferred: Optional["Deferred"]
+
+    @property
+    def lock(self) -> threading.RLock: ...
+
+    def backend_fallback(self, key: DispatchKey) -> Optional[AnnotatedKernel]: ...
+
+    def function_of(self, kernel: Optional[AnnotatedKernel]) -> Any: ...
 
 K = DispatchKey
 
@@ -364,7 +383,7 @@ Deferred = dict["OperatorEntry", set[KeyFacts]]
 class OperatorEntry:
     """Registrations of one operator (by qualified name) and its runtime table."""
 
-    def __init__(self, name: str, dispatcher: "Dispatcher") -> None:
+    def __init__(self, name: str, dispatcher: EntryOwner) -> None:
         self.name = name
         self.schema: Optional[RegisteredSchema] = None
         # Newest first; the first kernel of a key is the active one.  Replaced
@@ -410,7 +429,7 @@ class OperatorEntry:
         self._report_error_callback: Optional[Callable[[str], object]] = None
 
     @property
-    def registry(self) -> "Dispatcher":
+    def registry(self) -> EntryOwner:
         """The registry this operator belongs to."""
         return self._dispatcher
 
@@ -590,8 +609,9 @@ class OperatorEntry:
             boxer, check = make_checked_boxer(schema.schema, engine)
             shape = self._shape
             self._checked_shape = engine.CallShape(
-                schema.schema, shape.dispatch_args, shape.positional_span, boxer, check.bind, shape.split_call,
-                shape.handler_arity, shape.handler_call, schema.tags, check.dispatch_argument_error,
+                schema=schema.schema, dispatch_args=shape.dispatch_args, positional_span=shape.positional_span,
+                boxer=boxer, bind=check.bind, split_call=shape.split_call, handler_arity=shape.handler_arity,
+                handler_call=shape.handler_call, tags=schema.tags, dispatch_argument_error=check.dispatch_argument_error,
             ), boxer
         shape, boxer = self._checked_shape
         return engine.CallPlan(self.name, shape, checked_table(self._table, boxer, schema.schema, engine),
@@ -802,14 +822,16 @@ def _call_shape(registered: RegisteredSchema, engine: Any) -> Any:
     """What ``engine``'s call plans take from a def (its CallShape), made once per def."""
     schema = registered.schema
     dispatch_args, span = schema.dispatch_layout
-    return engine.CallShape(schema, dispatch_args, span, make_boxer(schema, engine), schema.bind, schema.split_call,
-                            schema.handler_arity, schema.handler_call, registered.tags)
+    return engine.CallShape(schema=schema, dispatch_args=dispatch_args, positional_span=span, boxer=make_boxer(schema, engine),
+                            bind=schema.bind, split_call=schema.split_call, handler_arity=schema.handler_arity,
+                            handler_call=schema.handler_call, tags=registered.tags)
 
 
 def undefined_plan(engine: Any) -> Any:
     """A plan for every operator without a def (Note [One plan while
     undefined]): each Dispatcher makes one, its undefined_plan."""
-    shape = engine.CallShape(None, (), -1, None, None, None, -1, None)
+    shape = engine.CallShape(schema=None, dispatch_args=(), positional_span=-1, boxer=None, bind=None, split_call=None,
+                             handler_arity=-1, handler_call=None)
     table = (engine.KernelFunction(KernelKind.MISSING, None),) * len(RUNTIME_SLOT_KEYS)
     return engine.CallPlan("(an undefined operator)", shape, table, (FULL_REPR,) * NUM_BACKENDS, _reports_nothing)
 

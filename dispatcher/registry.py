@@ -11,6 +11,7 @@ import threading
 import weakref
 from typing import Any, Callable, Optional
 
+from . import call_checks
 from ._core import ENGINE
 from .catalog import TORCH_2_13, Catalog
 from .errors import DispatcherValueError
@@ -94,6 +95,7 @@ class Dispatcher:
         # defer()'s context, one for all deferrals: it counts how deep they nest.
         self._deferral = _Deferral(self)
         _LIVE.add(self)
+        call_checks.subscribe(self)  # Note [Who hears the switch]
 
     @property
     def lock(self) -> threading.RLock:

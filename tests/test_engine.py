@@ -367,9 +367,15 @@ def test_call_plans_take_only_built_shapes_and_whole_tables(world):
     with pytest.raises(ValueError, match="not a 64-bit unsigned integer"):
         engine.CallPlan("t::f", shape, table, (-1,) + masks[1:], op.report_error)
     with pytest.raises(TypeError, match="a CallShape is built once"):
-        shape.__init__(None, (), -1, None, None, None, -1, None)
+        shape.__init__(**UNDEFINED_SHAPE)
     with pytest.raises(TypeError, match="a CallShape's boxer is a Boxer or None, not str"):
-        engine.CallShape(None, (), -1, "boxer", None, None, -1, None)
+        engine.CallShape(**dict(UNDEFINED_SHAPE, boxer="boxer"))
+    with pytest.raises(TypeError):
+        engine.CallShape(None, (), -1, None, None, None, -1, None)  # keyword arguments only
+
+
+UNDEFINED_SHAPE = dict(schema=None, dispatch_args=(), positional_span=-1, boxer=None, bind=None, split_call=None,
+                       handler_arity=-1, handler_call=None)
 
 
 def test_calling_a_removed_operator_says_so(world):

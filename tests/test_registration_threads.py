@@ -12,6 +12,7 @@ The last test is the concurrency suite: callers (calls, redispatch, modes)
 against registrars (define, impl, close, fallbacks, custom ops, first
 lookups of catalog operators, dumps), all at once.
 """
+import gc
 import os
 import subprocess
 import sys
@@ -259,6 +260,29 @@ def test_another_thread_dropping_a_threads_mode_state(which):
     done = subprocess.run([sys.executable, "-c", SEGFAULT_REPRO.format(which=which)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", (done.returncode, done.stderr[-2000:])
+
+
+def test_a_threads_mode_state_goes_with_the_thread(engine):
+    # Note [The Python-key state of a thread]: the state a thread made is
+    # released when the thread ends, not kept by the C thread-local.
+    class Mode:
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    def use_a_mode():
+        engine.push_dispatch_mode(Mode())
+        engine.pop_dispatch_mode()
+
+    def states() -> int:
+        gc.collect()
+        return sum(type(o) is engine.PythonKeyState for o in gc.get_objects())
+
+    before = states()
+    for _ in range(50):
+        t = threading.Thread(target=use_a_mode)
+        t.start()
+        t.join()
+    assert states() - before <= 1
 
 
 # -- the concurrency suite --------------------------------------------------------------------

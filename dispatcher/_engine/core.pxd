@@ -26,37 +26,45 @@ cdef extern from *:
 cdef extern from *:
     """
     /* Note [The Python-key state of a thread]
-     * Each thread's PythonKeyState (core.py) is owned by the thread's
-     * thread-state dict, which Python empties when the thread ends, and is
-     * looked up there on every use.  It is not cached in a C thread-local:
-     * any thread can reach the state object (gc.get_objects()) and drop it,
-     * and a cached pointer would then dangle, while the dict cannot.  The
-     * lookup is a dict probe with an interned key (tens of instructions), on
-     * the Python-key path only, which costs thousands.  */
+     * Each thread's PythonKeyState (core.py) is found through a C
+     * thread-local that holds a reference to it: no other thread can free
+     * it, whatever it reaches (gc.get_objects()) and drops.  What lets it go
+     * is a capsule in the thread's thread-state dict, which Python empties
+     * on the thread itself when the thread ends: the capsule's destructor
+     * releases the reference of the thread it runs on.  (A capsule that
+     * another thread drops releases that thread's state, if any, which it
+     * makes again when it next needs one; the owner keeps its own.)  */
+    static DISPATCHER_THREAD_LOCAL PyObject* dispatcher_python_state = NULL;
+
+    static void dispatcher_python_state_release(PyObject* capsule) {
+        Py_CLEAR(dispatcher_python_state);
+    }
 
     /* This thread's state (a new reference), or None if it has none yet. */
-    static inline PyObject* dispatcher_python_state_get(PyObject* key, PyObject* type) {
-        PyObject* dict = PyThreadState_GetDict();  /* borrowed */
-        if (dict == NULL) {
-            PyErr_SetString(PyExc_RuntimeError, "dispatcher: this thread has no Python thread state");
-            return NULL;
-        }
-        PyObject* state = PyDict_GetItemWithError(dict, key);  /* borrowed */
-        if (state == NULL) {
-            if (PyErr_Occurred()) return NULL;
-            Py_RETURN_NONE;
-        }
-        if ((PyObject*)Py_TYPE(state) != type) Py_RETURN_NONE;
+    static inline PyObject* dispatcher_python_state_get(void) {
+        PyObject* state = dispatcher_python_state;
+        if (state == NULL) Py_RETURN_NONE;
         Py_INCREF(state);
         return state;
     }
+    /* Make ``state`` this thread's, released when the thread ends (its
+     * capsule under ``key`` in the thread-state dict). */
     static inline int dispatcher_python_state_set(PyObject* key, PyObject* state) {
-        PyObject* dict = PyThreadState_GetDict();
+        PyObject* dict = PyThreadState_GetDict();  /* borrowed */
         if (dict == NULL) {
             PyErr_SetString(PyExc_RuntimeError, "dispatcher: this thread has no Python thread state");
             return -1;
         }
-        return PyDict_SetItem(dict, key, state);
+        PyObject* capsule = PyCapsule_New((void*)&dispatcher_python_state, "dispatcher.PythonKeyState",
+                                          dispatcher_python_state_release);
+        if (capsule == NULL) return -1;
+        /* First: a capsule this one replaces releases what the thread-local holds. */
+        int failed = PyDict_SetItem(dict, key, capsule);
+        Py_DECREF(capsule);
+        if (failed) return -1;
+        Py_INCREF(state);
+        Py_XSETREF(dispatcher_python_state, state);
+        return 0;
     }
     /* Whether type ``tp`` (or a base) has attribute ``name``, not None: a
      * lookup in the interpreter's type attribute cache, which never raises. */
@@ -115,7 +123,7 @@ cdef extern from *:
         }
     }
     """
-    object _python_state_get "dispatcher_python_state_get"(object key, object type)
+    object _python_state_get "dispatcher_python_state_get"()
     int _python_state_set "dispatcher_python_state_set"(object key, object state) except -1
     bint _type_lookup "dispatcher_type_lookup"(type tp, object name)
     object _call_tensor_handler "dispatcher_call_tensor_handler"(object tensor, str name, object func, tuple types,

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     # C functions of core.pxd, called only by the compiled branches.
     _type_lookup: Callable[[type, str], bool]
     _call_tensor_handler: Callable[..., Any]
-    _python_state_get: Callable[[str, type], Any]
+    _python_state_get: Callable[[], Any]
     _python_state_set: Callable[[str, Any], None]
 
 __all__ = [
@@ -1497,7 +1497,7 @@ class CallShape:
     c_positions: Any
     c_kinds: Any
 
-    def __init__(self, schema, dispatch_args, positional_span, boxer, bind, split_call, handler_arity, handler_call,
+    def __init__(self, *, schema, dispatch_args, positional_span, boxer, bind, split_call, handler_arity, handler_call,
                  tags=(), dispatch_argument_error=None):
         if self.dispatch_args is not None:
             raise TypeError("a CallShape is built once")
@@ -2185,7 +2185,7 @@ _STATE_KEY = "dispatcher._engine.core.PythonKeyState"
 
 def _python_state():
     if cython.compiled:
-        state = _python_state_get(_STATE_KEY, PythonKeyState)  # noqa: F821  (C functions of core.pxd)
+        state = _python_state_get()  # noqa: F821  (C functions of core.pxd)
         if state is None:
             state = PythonKeyState()
             _python_state_set(_STATE_KEY, state)  # noqa: F821
