@@ -110,6 +110,17 @@ def _log(ctx: Context, grad: Tensor) -> Grads:
     return (aten.div.Tensor(grad, ctx.self),)
 
 
+@differentiable("sin", saves=("self",))
+def _sin(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.mul.Tensor(grad, aten.cos.default(ctx.self)),)
+
+
+@differentiable("cos", saves=("self",))
+def _cos(ctx: Context, grad: Tensor) -> Grads:
+    # torch's grad * -self.sin().conj(): the negation is of sin's result.
+    return (aten.mul.Tensor(grad, aten.neg.default(aten.sin.default(ctx.self))),)
+
+
 @differentiable("relu", saves=("result",))
 def _relu(ctx: Context, grad: Tensor) -> Grads:
     # torch's threshold_backward(grad, result, 0): the gradient where the result is positive.

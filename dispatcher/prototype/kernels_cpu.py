@@ -130,9 +130,36 @@ def log(self: Tensor) -> Tensor:
     return _float_unary(np.log, self)
 
 
+@_kernel("sin")
+def sin(self: Tensor) -> Tensor:
+    return _float_unary(np.sin, self)
+
+
+@_kernel("cos")
+def cos(self: Tensor) -> Tensor:
+    return _float_unary(np.cos, self)
+
+
 @_kernel("gt.Scalar")
 def gt(self: Tensor, other: float) -> Tensor:
     return _wrap(self._data > other, DType.bool)
+
+
+@_kernel("ne.Scalar")
+def ne_scalar(self: Tensor, other: float) -> Tensor:
+    return _wrap(self._data != other, DType.bool)
+
+
+@_kernel("ne.Tensor")
+def ne_tensor(self: Tensor, other: Tensor) -> Tensor:
+    shapes.broadcast_shapes(self.shape, other.shape)
+    dt = result_type(self, other)  # compared in the promoted dtype, as torch
+    return _wrap(_operand(self, dt) != _operand(other, dt), DType.bool)
+
+
+@_kernel("any")
+def any_(self: Tensor) -> Tensor:
+    return _wrap(np.any(self._data), DType.bool)
 
 
 # -- reductions and products ------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import BackendComponent, DispatchKey, DispatchKeySet, TensorBase
+from dispatcher import BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
@@ -187,6 +187,18 @@ class TensorMethods:
     def gt(self, other: Scalar) -> Self:
         return aten.gt.Scalar(self, other)
 
+    def ne(self, other: Operand) -> Self:
+        return aten.ne.Tensor(self, other) if isinstance(other, TensorBase) else aten.ne.Scalar(self, other)
+
+    def any(self) -> Self:
+        return aten.any.default(self)
+
+    def sin(self) -> Self:
+        return aten.sin.default(self)
+
+    def cos(self) -> Self:
+        return aten.cos.default(self)
+
     def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> Self:
         dtype = optional_dtype(dtype)
@@ -227,6 +239,26 @@ class TensorMethods:
     # -- copies and in-place -------------------------------------------------------------
     def clone(self) -> Self:
         return aten.clone.default(self)
+
+    def detach(self) -> Self:
+        return aten.detach.default(self)
+
+    def cpu(self) -> Self:
+        return convert(self, device="cpu")
+
+    # -- new tensors like this one -------------------------------------------------------
+    def new_empty(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+        return aten.new_empty.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
+
+    def new_zeros(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+        return aten.new_zeros.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
+
+    def new_ones(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+        return aten.new_ones.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
+
+    def new_full(self, size: Sequence[int], fill_value: Scalar, *, dtype: Optional[DType] = None,
+                 device: Optional[str] = None) -> Self:
+        return aten.new_full.default(self, list(size), fill_value, dtype=optional_dtype(dtype), device=device)
 
     def copy_(self, src: "TensorMethods") -> Self:
         return aten.copy_.default(self, src)
@@ -305,13 +337,25 @@ class Tensor(TensorMethods, TensorBase):
     """
 
     __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn", "_output_nr",
-                 "_version", "_base", "_grad_accumulator", "_wrapped_number")
+                 "_version", "_base", "_grad_accumulator", "_wrapped_number", "_strides")
 
     shape: tuple[int, ...]
     dtype: DType
     device: str
 
+    # torch.Tensor's: a subclass's handler reaches it with super() and runs
+    # the call below the Python key; the engine counts a type whose handler
+    # is this one as having none, so plain tensors carry no Python key.
+    # (The function itself, not a staticmethod: the engine compares what the
+    # type's dict holds.)
+    __torch_dispatch__ = disabled_torch_dispatch_impl
+
     def __init__(self, data: Any, shape: Sequence[int], dtype: DType, device: str) -> None:
+        if type(self) is not Tensor and _is_made(self):
+            # A subclass's __new__ made it with _make_wrapper_subclass or
+            # _make_subclass; Python then calls __init__ with __new__'s
+            # arguments, which are not this one's (torch.Tensor's takes any).
+            return
         TensorBase.__init__(self, key_set_for_device(device))
         self._data = data
         self.shape = tuple(shape)
@@ -325,6 +369,37 @@ class Tensor(TensorMethods, TensorBase):
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
         self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
         self._wrapped_number = False  # see wrapped_scalar_tensor
+        self._strides: Optional[tuple[int, ...]] = None  # a wrapper subclass's, which has no data to read them from
+
+    # -- subclasses (torch.Tensor's staticmethods of these names; see subclassing.py) ------------
+    @staticmethod
+    def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
+                               storage_offset: Optional[int] = None, memory_format: Any = None,
+                               dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+                               pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any:
+        from .subclassing import make_wrapper_subclass
+
+        return make_wrapper_subclass(cls, size, strides=strides, storage_offset=storage_offset,
+                                     memory_format=memory_format, dtype=dtype, layout=layout, device=device,
+                                     pin_memory=pin_memory, requires_grad=requires_grad, **policies)
+
+    @staticmethod
+    def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, **policies: Any) -> Any:
+        from .subclassing import make_subclass
+
+        return make_subclass(cls, data, require_grad, **policies)
+
+    def as_subclass(self, cls: type) -> Any:
+        """``self`` as an instance of ``cls``: the same data, shape, dtype and autograd history."""
+        from .subclassing import as_subclass
+
+        return as_subclass(self, cls)
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        from .subclassing import default_torch_function
+
+        return default_torch_function(cls, func, types, args, kwargs)
 
     @staticmethod
     def from_numpy(array: np.ndarray) -> "Tensor":
@@ -388,10 +463,14 @@ class Tensor(TensorMethods, TensorBase):
     # row-major buffers, and meta tensors have no strides here, so they count
     # as contiguous.
     def is_contiguous(self) -> bool:
+        if self._strides is not None:
+            return self._strides == contiguous_strides(self.shape)
         return self.device != "cpu" or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:
         """The step, in elements, between neighbours along each dimension."""
+        if self._strides is not None:
+            return self._strides
         if self.device != "cpu":
             return contiguous_strides(self.shape)
         return tuple(step // self._data.itemsize for step in self._data.strides)
@@ -415,6 +494,11 @@ class Tensor(TensorMethods, TensorBase):
         """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
         if self.device == "meta":
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
+        if self._data is None and self.device == "cpu":
+            raise RuntimeError(
+                f"Cannot access data of a {type(self).__name__}: a wrapper subclass has no data of its own "
+                "(its __torch_dispatch__ decides what its operators compute)"
+            )
         if self.device != "cpu":
             from .autograd import no_grad
 
@@ -477,6 +561,15 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
         strides.append(step)
         step *= max(size, 1)
     return tuple(reversed(strides))
+
+
+def _is_made(t: Tensor) -> bool:
+    """Whether ``t``'s fields are set (by Tensor.__init__ or a subclass factory)."""
+    try:
+        t._version
+    except AttributeError:
+        return False
+    return True
 
 
 def _inferred_dtype(array: np.ndarray) -> DType:
