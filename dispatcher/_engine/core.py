@@ -2187,7 +2187,7 @@ def disabled_torch_dispatch_impl(func: Any, types: Any, args: Any = (), kwargs: 
 
 _DISABLED_HANDLER = disabled_torch_dispatch_impl  # compiled: a C global keeping the pointer below alive
 if cython.compiled:
-    _set_disabled_handler(_DISABLED_HANDLER)
+    _set_disabled_handler(_DISABLED_HANDLER)  # noqa: F821
 
 
 class PythonKeyState:
