@@ -345,8 +345,8 @@ def test_assigning_grad_is_checked():
                                            r"size '\[2, 2\]'. Please ensure that the gradient and the tensor "
                                            r"are the same size"):
         x.grad = P.ones(3, dtype=float64)
-    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'proto.float32' to a tensor "
-                                           "with dtype 'proto.float64'"):
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'torch.float32' to a tensor "
+                                           "with dtype 'torch.float64'"):
         x.grad = P.ones(2, 2)
     with pytest.raises(RuntimeError, match="attempting to assign a gradient with device type 'toy'"):
         x.grad = P.ones(2, 2, dtype=float64, device="toy")

@@ -316,7 +316,7 @@ def test_options_the_prototype_cannot_honour_are_refused():
 def test_factory_arguments_are_checked():
     with pytest.raises(ValueError, match="device type at start of device string: nope"):
         P.zeros(2, device="nope")
-    with pytest.raises(TypeError, match="dtype must be a proto dtype"):
+    with pytest.raises(TypeError, match="dtype must be a prototype DType"):
         P.zeros(2, dtype=3)
 
 
@@ -346,7 +346,7 @@ def test_item_tolist_and_repr():
     assert repr(P.tensor([1.0, 2.0])) == "tensor([1., 2.])"
     assert repr(P.tensor([1.0], requires_grad=True) * 2) == "tensor([2.], grad_fn=<MulBackward0>)"
     assert repr(P.zeros(2, 3, device="meta")) == "tensor(..., size=(2, 3), device='meta')"
-    assert repr(P.tensor([1.0], dtype=float64, device="toy")) == "tensor([1.], device='toy', dtype=proto.float64)"
+    assert repr(P.tensor([1.0], dtype=float64, device="toy")) == "tensor([1.], device='toy', dtype=torch.float64)"
 
 
 def test_uninstall_removes_only_the_backend_fallbacks():
@@ -415,12 +415,23 @@ def test_dtypes_may_be_given_by_name():
     assert P.tensor([1, 2]).to(dtype="float64", device="toy").dtype == float64
     assert P.tensor([1, 2]).sum(dtype="float64").dtype == float64
     assert P.tensor([1, 2]).mean(dtype="float64").item() == 1.5
-    with pytest.raises(ValueError, match=r"unknown dtype 'float16'; expected a proto dtype or one of the names "
+    with pytest.raises(ValueError, match=r"unknown dtype 'float16'; expected a prototype DType or one of the names "
                                          r"'int64', 'float32', 'float64', 'bool'"):
         P.tensor([1.0], dtype="float16")
     with pytest.raises(ValueError, match="unknown dtype 'torch.float32'"):
         P.zeros(2, dtype="torch.float32")
-    with pytest.raises(TypeError, match="dtype must be a proto dtype .* not 3"):
+    with pytest.raises(TypeError, match="dtype must be a prototype DType .* not 3"):
         P.tensor([1.0], dtype=3)
-    with pytest.raises(TypeError, match="dtype must be a proto dtype"):
+    with pytest.raises(TypeError, match="dtype must be a prototype DType"):
         P.tensor([1.0], dtype=np.float32)
+
+
+def test_dtype_and_device_print_as_torchs():
+    x = P.ones(2)
+    assert (repr(x.dtype), str(P.float64)) == ("torch.float32", "torch.float64")
+    assert (repr(x.device), str(x.device), x.device.type, x.device.index) == ("device(type='cpu')", "cpu", "cpu", None)
+    assert P.meta_tensor((2,), P.float32).device.type == "meta"
+
+
+def test_a_0d_tensor_formats_as_its_number():
+    assert f"{P.tensor(2.5):.2f}" == "2.50" and f"{P.tensor([1.0])}" == "tensor([1.])"

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from .autograd import AccumulateGrad, FunctionNode, Node
 
-__all__ = ["Tensor", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
-           "key_set_for_device", "normalize_device", "stack", "tensor", "wrapped_scalar_tensor"]
+__all__ = ["Tensor", "TensorDevice", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
+           "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
 
 Scalar = Union[bool, int, float]
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
@@ -68,6 +68,36 @@ def key_set_for_device(device: str) -> DispatchKeySet:
         ks = DispatchKeySet([DispatchKey.Dense, backend]) | get_autograd_related_key_set_from_backend(backend)
         _KEY_SETS[device] = ks
     return ks
+
+
+class TensorDevice(str):
+    """A tensor's ``.device``: torch.device's ``type``, ``index`` and printing,
+    on the device type string the prototype's code compares (``t.device ==
+    "cpu"``; torch's device is not equal to a string, this one is)."""
+
+    __slots__ = ()
+
+    @property
+    def type(self) -> str:
+        return str.__str__(self)
+
+    @property  # torch.device's, in place of str.index
+    def index(self) -> Optional[int]:  # type: ignore[override]
+        return None  # one device per type here (normalize_device)
+
+    def __repr__(self) -> str:
+        return f"device(type='{str.__str__(self)}')"
+
+
+_DEVICES: dict[str, TensorDevice] = {}
+
+
+def tensor_device(device: str) -> TensorDevice:
+    """The one TensorDevice of a device type string."""
+    found = _DEVICES.get(device)
+    if found is None:
+        found = _DEVICES[device] = TensorDevice(device)
+    return found
 
 
 class VersionCounter:
@@ -341,7 +371,7 @@ class Tensor(TensorMethods, TensorBase):
 
     shape: tuple[int, ...]
     dtype: DType
-    device: str
+    device: TensorDevice
 
     # torch.Tensor's: a subclass's handler reaches it with super() and runs
     # the call below the Python key; the engine counts a type whose handler
@@ -360,7 +390,7 @@ class Tensor(TensorMethods, TensorBase):
         self._data = data
         self.shape = tuple(shape)
         self.dtype = dtype
-        self.device = device
+        self.device = _DEVICES.get(device) or tensor_device(device)
         self.requires_grad = False
         self._grad: Optional[Tensor] = None
         self.grad_fn: Optional[Union[Node, FunctionNode]] = None
@@ -513,6 +543,12 @@ class Tensor(TensorMethods, TensorBase):
 
     def tolist(self) -> Any:
         return self.numpy().tolist()
+
+    def __format__(self, format_spec: str) -> str:
+        # torch's: a plain 0-d tensor formats as its number (f"{loss:.3f}").
+        if self.dim() == 0 and type(self) is Tensor and self.device != "meta":
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)
 
     def __repr__(self) -> str:
         extras = []
