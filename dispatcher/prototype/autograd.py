@@ -143,11 +143,11 @@ class Node(_GraphNode):
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
         for name, t, version in self._saved:
-            if t._version.value != version:
+            if t._version_counter.value != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: '{name}' of {self.name}, a tensor of shape {list(t.shape)}, is at version "
-                    f"{t._version.value}; expected version {version} instead."
+                    f"{t._version_counter.value}; expected version {version} instead."
                 )
         grad_inputs: list[Optional[Tensor]] = []
         for g in self.formula(self.ctx, grad):
@@ -214,7 +214,7 @@ def _edge(t: Tensor) -> Optional[Edge]:
 # order (add.Tensor's node is AddBackward0, add.Scalar's AddBackward1); the
 # overloads here whose number is not 0.  copy_'s node is written by hand in
 # torch, and named so.
-_NODE_NUMBERS = {"rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1, "squeeze_.dim": 4, "fill_.Scalar": 2}
+_NODE_NUMBERS = {"div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1, "squeeze_.dim": 4, "fill_.Scalar": 2}
 _NODE_NAMES = {"copy_": "CopyBackwards"}
 
 
@@ -263,7 +263,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
             if result.dtype.is_floating_point:
                 if "result" in saves:
                     ctx.result = result
-                    saved.append(("result", result, result._version.value))
+                    saved.append(("result", result, result._version_counter.value))
                 result.grad_fn = Node(node_name, formula, ctx, edges, saved, TensorMeta(result))
                 result.requires_grad = True
             return result
@@ -297,7 +297,7 @@ def _context(names: Sequence[str], values: Sequence[Any],
         if isinstance(value, Tensor) or is_tensors:
             ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
         if name in saves:
-            saved.append((name, value, value._version.value))
+            saved.append((name, value, value._version_counter.value))
         elif isinstance(value, Tensor):
             value = TensorMeta(value)
         elif is_tensors:
@@ -504,18 +504,18 @@ class FunctionCtx:
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}")
-        self._saved = tuple((t, 0 if t is None else t._version.value) for t in tensors)
+        self._saved = tuple((t, 0 if t is None else t._version_counter.value) for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple[Optional[Tensor], ...]:
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
         for i, (t, version) in enumerate(self._saved):
-            if t is not None and t._version.value != version:
+            if t is not None and t._version_counter.value != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: saved tensor {i} of {self._node_name}, a tensor of shape {list(t.shape)}, is at "
-                    f"version {t._version.value}; expected version {version} instead."
+                    f"version {t._version_counter.value}; expected version {version} instead."
                 )
         return tuple(t for t, _ in self._saved)
 
@@ -616,7 +616,7 @@ class CustomOpAutograd:
         return tensor.requires_grad
 
     def increment_version(self, tensor: Tensor) -> None:
-        tensor._version.value += 1
+        tensor._version_counter.value += 1
 
     def apply(self, function: Any, args: tuple[Any, ...]) -> Any:
         inputs = [_layout(arg) for arg in args]

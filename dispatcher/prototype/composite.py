@@ -213,6 +213,11 @@ def to_dtype_layout(self: Any, *, dtype: Optional[DType] = None, layout: Any = N
 
 
 # -- CompositeExplicitAutograd: arithmetic and reductions --------------------------------------
+@_explicit_kernel("div.Scalar")
+def div_scalar(self: Tensor, other: float) -> Tensor:
+    return aten.div.Tensor(self, wrapped_scalar_tensor(other))
+
+
 @_explicit_kernel("rsub.Scalar")
 def rsub(self: Tensor, other: float, alpha: float = 1) -> Tensor:
     return aten.sub.Tensor(wrapped_scalar_tensor(other), self, alpha=alpha)
@@ -407,6 +412,11 @@ def new_ones(self: Tensor, size: Sequence[int], *, dtype: Optional[DType] = None
 def new_full(self: Tensor, size: Sequence[int], fill_value: float, *, dtype: Optional[DType] = None,
              layout: Any = None, device: Any = None, pin_memory: Optional[bool] = None) -> Tensor:
     return aten.fill_.Scalar(_new(self, size, dtype, layout, device, pin_memory), fill_value)
+
+
+@_explicit_kernel("lift_fresh")
+def lift_fresh(self: Tensor) -> Tensor:
+    return self
 
 
 @_explicit_kernel("detach")

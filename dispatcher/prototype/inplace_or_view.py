@@ -40,7 +40,7 @@ def _inplace(op: OperatorHandle):
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor):
-            self._version.value += 1
+            self._version_counter.value += 1
         return out
 
     return kernel
@@ -51,7 +51,7 @@ def _view(op: OperatorHandle):
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
             out._base = self._base if self._base is not None else self
-            out._version = self._version
+            out._version_counter = self._version_counter
         return out
 
     return kernel
@@ -61,7 +61,7 @@ def _alias(op: OperatorHandle):
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
-            out._version = self._version
+            out._version_counter = self._version_counter
         return out
 
     return kernel

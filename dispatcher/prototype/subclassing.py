@@ -107,7 +107,7 @@ def as_subclass(t: Tensor, cls: type) -> Any:
 def _same_data(t: Tensor, cls: type) -> Any:
     out: Any = Tensor.__new__(cls)
     Tensor.__init__(out, t._data, t.shape, t.dtype, t.device)
-    out._version = t._version  # one memory, one version counter
+    out._version_counter = t._version_counter  # one memory, one version counter
     out._strides = t._strides
     return out
 

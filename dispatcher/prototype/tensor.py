@@ -149,6 +149,10 @@ class TensorMethods:
     def numel(self) -> int:
         return math.prod(self.shape)
 
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return to_numpy_dtype(self.dtype).itemsize
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
@@ -367,7 +371,7 @@ class Tensor(TensorMethods, TensorBase):
     """
 
     __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn", "_output_nr",
-                 "_version", "_base", "_grad_accumulator", "_wrapped_number", "_strides")
+                 "_version_counter", "_base", "_grad_accumulator", "_wrapped_number", "_strides")
 
     shape: tuple[int, ...]
     dtype: DType
@@ -380,11 +384,12 @@ class Tensor(TensorMethods, TensorBase):
     # type's dict holds.)
     __torch_dispatch__ = disabled_torch_dispatch_impl
 
-    def __init__(self, data: Any, shape: Sequence[int], dtype: DType, device: str) -> None:
+    def __init__(self, data: Any = None, shape: Sequence[int] = (), dtype: DType = DType.float32,
+                 device: str = "cpu") -> None:
         if type(self) is not Tensor and _is_made(self):
             # A subclass's __new__ made it with _make_wrapper_subclass or
-            # _make_subclass; Python then calls __init__ with __new__'s
-            # arguments, which are not this one's (torch.Tensor's takes any).
+            # _make_subclass, and its __init__ calls super().__init__() (see
+            # __init_subclass__).
             return
         TensorBase.__init__(self, key_set_for_device(device))
         self._data = data
@@ -395,13 +400,21 @@ class Tensor(TensorMethods, TensorBase):
         self._grad: Optional[Tensor] = None
         self.grad_fn: Optional[Union[Node, FunctionNode]] = None
         self._output_nr = 0  # which of grad_fn's outputs this tensor is
-        self._version = VersionCounter()
+        self._version_counter = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
         self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
         self._wrapped_number = False  # see wrapped_scalar_tensor
         self._strides: Optional[tuple[int, ...]] = None  # a wrapper subclass's, which has no data to read them from
 
     # -- subclasses (torch.Tensor's staticmethods of these names; see subclassing.py) ------------
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Python calls __init__ with the arguments the subclass's __new__ got,
+        # which are not Tensor's: torch.Tensor's __init__ takes any.  A
+        # subclass without an __init__ of its own gets one that does.
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _subclass_init  # type: ignore[method-assign]
+
     @staticmethod
     def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
                                storage_offset: Optional[int] = None, memory_format: Any = None,
@@ -437,6 +450,11 @@ class Tensor(TensorMethods, TensorBase):
         return Tensor(array, array.shape, from_numpy_dtype(array.dtype), "cpu")
 
     # -- autograd ------------------------------------------------------------------------
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has had (torch's ``_version``)."""
+        return self._version_counter.value
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
@@ -582,6 +600,9 @@ def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
     out = Tensor.from_numpy(array.astype(to_numpy_dtype(dtype), order="C"))
     if normalize_device(device) != "cpu":
         out = aten._to_copy.default(out, device=device)
+    # As torch.tensor: the new tensor is handed to lift_fresh, so that a
+    # dispatch mode sees it made (a fake-tensor mode replaces it there).
+    out = aten.lift_fresh.default(out)
     return out.requires_grad_() if requires_grad else out
 
 
@@ -599,10 +620,17 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
+    """The __init__ of a Tensor subclass that has none: nothing to do for an
+    instance its __new__ made, else Tensor.__init__."""
+    if not _is_made(self):
+        Tensor.__init__(self, *args, **kwargs)
+
+
 def _is_made(t: Tensor) -> bool:
     """Whether ``t``'s fields are set (by Tensor.__init__ or a subclass factory)."""
     try:
-        t._version
+        t._version_counter
     except AttributeError:
         return False
     return True
