@@ -24,8 +24,8 @@ from typing import Any, Optional, Sequence
 
 from dispatcher import disabled_torch_dispatch_impl
 
-from .dtypes import DType, default_float, optional_dtype
-from .tensor import Tensor, contiguous_strides, normalize_device
+from .dtypes import DType, check_dtype, default_float
+from .tensor import Tensor, normalize_device
 from .tensor_options import check_options, strided
 
 __all__ = ["as_subclass", "default_torch_function", "disabled_torch_function_impl", "make_subclass",
@@ -63,8 +63,10 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], *, strides: Optional[S
     _check_subclass(cls, "_make_wrapper_subclass")
     if getattr(cls, "__torch_dispatch__", None) in (None, disabled_torch_dispatch_impl):
         raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
-    _check_policies(policies, "_make_wrapper_subclass")
-    check_options(pin_memory, memory_format)
+    if policies:
+        _check_policies(policies, "_make_wrapper_subclass")
+    if pin_memory or memory_format is not None:
+        check_options(pin_memory, memory_format)
     if layout not in (None, strided):
         raise NotImplementedError(f"_make_wrapper_subclass: layout {layout!r} is not supported; prototype tensors are strided")
     if storage_offset not in (None, 0):
@@ -74,10 +76,10 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], *, strides: Optional[S
         strides = _int_tuple(strides, "strides")
         if len(strides) != len(shape):
             raise RuntimeError(f"_make_wrapper_subclass: {len(shape)} sizes but {len(strides)} strides")
-    dtype = optional_dtype(dtype) or default_float
+    dtype = default_float if dtype is None else check_dtype(dtype)
     out: Any = Tensor.__new__(cls)
-    Tensor.__init__(out, None, shape, dtype, normalize_device("cpu" if device is None else str(device)))
-    out._strides = contiguous_strides(shape) if strides is None else strides
+    Tensor.__init__(out, None, shape, dtype, "cpu" if device is None else normalize_device(str(device)))
+    out._strides = strides  # None: row-major (Tensor.stride)
     if requires_grad:
         out.requires_grad_()
     return out
@@ -117,7 +119,7 @@ def _int_tuple(values: Any, what: str) -> tuple[int, ...]:
         result = tuple(values)
     except TypeError:
         raise TypeError(f"_make_wrapper_subclass: {what} must be a sequence of ints, not {type(values).__name__}") from None
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in result):
+    if not all([type(v) is int for v in result]) and not all(isinstance(v, int) and not isinstance(v, bool) for v in result):
         raise TypeError(f"_make_wrapper_subclass: {what} must be a sequence of ints, got {list(result)!r}")
     return result
 

@@ -55,9 +55,22 @@ def device_backend(device: str) -> BackendComponent:
         raise
 
 
+_NORMALIZED: dict[str, str] = {}
+
+
 def normalize_device(device: str) -> str:
-    """The device type of a device string ("toy:0" -> "toy"); one device per type here."""
-    return device_type(device_backend(device))
+    """The device type of a device string ("toy:0" -> "toy"); one device per type here.
+
+    Remembered per string (parsing one costs microseconds), but for the
+    PrivateUse1 backend's, whose name can change (rename_privateuse1_backend).
+    """
+    found = _NORMALIZED.get(device) if isinstance(device, str) else None
+    if found is None:
+        backend = device_backend(device)
+        found = device_type(backend)
+        if backend != BackendComponent.PrivateUse1Bit and isinstance(device, str):
+            _NORMALIZED[device] = found
+    return found
 
 
 def key_set_for_device(device: str) -> DispatchKeySet:
@@ -382,14 +395,14 @@ class Tensor(TensorMethods, TensorBase):
     # is this one as having none, so plain tensors carry no Python key.
     # (The function itself, not a staticmethod: the engine compares what the
     # type's dict holds.)
-    __torch_dispatch__ = disabled_torch_dispatch_impl
+    __torch_dispatch__: Any = disabled_torch_dispatch_impl
 
     def __init__(self, data: Any = None, shape: Sequence[int] = (), dtype: DType = DType.float32,
                  device: str = "cpu") -> None:
-        if type(self) is not Tensor and _is_made(self):
+        if type(self) is not Tensor and self._bits:
             # A subclass's __new__ made it with _make_wrapper_subclass or
-            # _make_subclass, and its __init__ calls super().__init__() (see
-            # __init_subclass__).
+            # _make_subclass (its keys are set), and its __init__ calls
+            # super().__init__() (see __init_subclass__).
             return
         TensorBase.__init__(self, key_set_for_device(device))
         self._data = data
@@ -404,7 +417,8 @@ class Tensor(TensorMethods, TensorBase):
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
         self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
         self._wrapped_number = False  # see wrapped_scalar_tensor
-        self._strides: Optional[tuple[int, ...]] = None  # a wrapper subclass's, which has no data to read them from
+        # A wrapper subclass's, which has no data to read them from (None: contiguous).
+        self._strides: Optional[tuple[int, ...]] = None
 
     # -- subclasses (torch.Tensor's staticmethods of these names; see subclassing.py) ------------
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -415,34 +429,20 @@ class Tensor(TensorMethods, TensorBase):
         if "__init__" not in cls.__dict__:
             cls.__init__ = _subclass_init  # type: ignore[method-assign]
 
-    @staticmethod
-    def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
-                               storage_offset: Optional[int] = None, memory_format: Any = None,
-                               dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
-                               pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any:
-        from .subclassing import make_wrapper_subclass
+    if TYPE_CHECKING:  # torch.Tensor's names, set below from subclassing.py
+        @staticmethod
+        def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
+                                   storage_offset: Optional[int] = None, memory_format: Any = None,
+                                   dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+                                   pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any: ...
 
-        return make_wrapper_subclass(cls, size, strides=strides, storage_offset=storage_offset,
-                                     memory_format=memory_format, dtype=dtype, layout=layout, device=device,
-                                     pin_memory=pin_memory, requires_grad=requires_grad, **policies)
+        @staticmethod
+        def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, **policies: Any) -> Any: ...
 
-    @staticmethod
-    def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, **policies: Any) -> Any:
-        from .subclassing import make_subclass
+        def as_subclass(self, cls: type) -> Any: ...
 
-        return make_subclass(cls, data, require_grad, **policies)
-
-    def as_subclass(self, cls: type) -> Any:
-        """``self`` as an instance of ``cls``: the same data, shape, dtype and autograd history."""
-        from .subclassing import as_subclass
-
-        return as_subclass(self, cls)
-
-    @classmethod
-    def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        from .subclassing import default_torch_function
-
-        return default_torch_function(cls, func, types, args, kwargs)
+        @classmethod
+        def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any: ...
 
     @staticmethod
     def from_numpy(array: np.ndarray) -> "Tensor":
@@ -513,13 +513,13 @@ class Tensor(TensorMethods, TensorBase):
     def is_contiguous(self) -> bool:
         if self._strides is not None:
             return self._strides == contiguous_strides(self.shape)
-        return self.device != "cpu" or self._data.flags.c_contiguous
+        return self.device != "cpu" or self._data is None or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:
         """The step, in elements, between neighbours along each dimension."""
         if self._strides is not None:
             return self._strides
-        if self.device != "cpu":
+        if self.device != "cpu" or self._data is None:  # no numpy memory: row-major
             return contiguous_strides(self.shape)
         return tuple(step // self._data.itemsize for step in self._data.strides)
 
@@ -622,18 +622,10 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """The __init__ of a Tensor subclass that has none: nothing to do for an
-    instance its __new__ made, else Tensor.__init__."""
-    if not _is_made(self):
+    instance its __new__ made (its keys are set: a made tensor has a backend
+    key, a new one none), else Tensor.__init__."""
+    if not self._bits:
         Tensor.__init__(self, *args, **kwargs)
-
-
-def _is_made(t: Tensor) -> bool:
-    """Whether ``t``'s fields are set (by Tensor.__init__ or a subclass factory)."""
-    try:
-        t._version_counter
-    except AttributeError:
-        return False
-    return True
 
 
 def _inferred_dtype(array: np.ndarray) -> DType:
@@ -644,3 +636,14 @@ def _inferred_dtype(array: np.ndarray) -> DType:
     if array.dtype.kind == "f":
         return default_float
     raise TypeError(f"cannot make a tensor from data of numpy dtype {array.dtype}")
+
+
+# Tensor's subclass factories and default __torch_function__ (torch.Tensor's
+# names), set as Tensor's own attributes: no forwarding call on a handler's
+# path.  subclassing.py needs Tensor, defined above.
+from . import subclassing  # noqa: E402
+
+Tensor._make_wrapper_subclass = staticmethod(subclassing.make_wrapper_subclass)  # type: ignore[method-assign,assignment]
+Tensor._make_subclass = staticmethod(subclassing.make_subclass)  # type: ignore[method-assign]
+Tensor.as_subclass = subclassing.as_subclass  # type: ignore[method-assign,assignment]
+Tensor.__torch_function__ = classmethod(subclassing.default_torch_function)  # type: ignore[method-assign,assignment]
