@@ -2171,6 +2171,9 @@ def disabled_torch_dispatch_impl(func: Any, types: Any, args: Any = (), kwargs: 
     It runs ``func(*args, **kwargs)`` with the Python key and every key above
     it excluded, so the call goes on below Python, as a redispatch would
     (torch's approximation: it stays below Python for every call it makes).
+    The keys are torch's ``FULL - FULL_AFTER(Python)``, backend bits
+    included, and the set is put back as it was afterwards (torch leaves no
+    backend bit behind here, unlike a guard: tests/golden/subclass_examples_golden.json).
     A type whose handler is this one has no handler (_defines_torch_dispatch).
     """
     if isinstance(args, list):
@@ -2178,7 +2181,7 @@ def disabled_torch_dispatch_impl(func: Any, types: Any, args: Any = (), kwargs: 
     elif not isinstance(args, tuple):
         raise TypeError(f"expected a tuple or list of arguments, got {type(args).__name__}")
     excluded = tls_excluded_bits()
-    _set_tls_excluded(excluded | ABOVE_PYTHON | PYTHON_BIT)
+    _set_tls_excluded(excluded | ABOVE_PYTHON | PYTHON_BIT | FULL_BACKEND_MASK)
     try:
         return func(*args, **(kwargs or {}))
     finally:

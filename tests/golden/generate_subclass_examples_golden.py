@@ -29,8 +29,23 @@ def torch_lib() -> Lib:
                node_name=lambda fn: fn.name())
 
 
+def excluded_sets() -> dict:
+    """The thread's excluded keys (raw_repr) inside the default __torch_dispatch__
+    and inside no_dispatch(), as torch sets them."""
+    seen = {}
+
+    def record(name):
+        seen[name] = torch._C._dispatch_tls_local_exclude_set().raw_repr()
+
+    record("outside")
+    torch._C._disabled_torch_dispatch_impl(lambda: record("default_torch_dispatch"), (), (), {})
+    with no_dispatch():
+        record("no_dispatch")
+    return seen
+
+
 def main() -> None:
-    golden = {"meta": {"torch": torch.__version__}, "examples": run_all(torch_lib())}
+    golden = {"meta": {"torch": torch.__version__}, "examples": run_all(torch_lib()), "excluded": excluded_sets()}
     OUT.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT}")
 
