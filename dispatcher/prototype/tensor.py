@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .autograd import AccumulateGrad, FunctionNode, Node
 
 __all__ = ["Tensor", "TensorDevice", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
-           "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
+           "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
 
 Scalar = Union[bool, int, float]
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
@@ -233,6 +233,12 @@ class TensorMethods:
 
     def gt(self, other: Scalar) -> Self:
         return aten.gt.Scalar(self, other)
+
+    def __ne__(self, other: Any) -> Self:  # type: ignore[override]  # elementwise, as torch's
+        return self.ne(other)
+
+    # __ne__ alone leaves == as identity, and the hash with it (torch's tensors hash by id too).
+    __hash__ = object.__hash__
 
     def ne(self, other: Operand) -> Self:
         return aten.ne.Tensor(self, other) if isinstance(other, TensorBase) else aten.ne.Scalar(self, other)
@@ -554,6 +560,11 @@ class Tensor(TensorMethods, TensorBase):
                 return self.to("cpu")._data
         return self._data
 
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
     def item(self) -> Scalar:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
@@ -604,6 +615,11 @@ def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
     # dispatch mode sees it made (a fake-tensor mode replaces it there).
     out = aten.lift_fresh.default(out)
     return out.requires_grad_() if requires_grad else out
+
+
+def is_tensor(obj: object) -> bool:
+    """torch.is_tensor: whether ``obj`` is a Tensor (or a subclass's instance)."""
+    return isinstance(obj, Tensor)
 
 
 def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
