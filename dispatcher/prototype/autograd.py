@@ -149,6 +149,8 @@ class Node(_GraphNode):
                     f"operation: '{name}' of {self.name}, a tensor of shape {list(t.shape)}, is at version "
                     f"{t._version_counter.value}; expected version {version} instead."
                 )
+            if name == "result":
+                self.ctx.result = aten.detach.default(t)
         grad_inputs: list[Optional[Tensor]] = []
         for g in self.formula(self.ctx, grad):
             grad_inputs.extend(g if isinstance(g, list) else [g])
@@ -262,8 +264,11 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
             # isDifferentiableType): x.to(int64) is cut from the graph.
             if result.dtype.is_floating_point:
                 if "result" in saves:
-                    ctx.result = result
-                    saved.append(("result", result, result._version_counter.value))
+                    # torch saves an output as a detached alias (no reference
+                    # cycle through its own node) and unpacks it as another
+                    # (Node.apply): a handler sees both detach calls.
+                    ctx.result = kept = aten.detach.default(result)
+                    saved.append(("result", kept, kept._version_counter.value))
                 result.grad_fn = Node(node_name, formula, ctx, edges, saved, TensorMeta(result))
                 result.requires_grad = True
             return result

@@ -106,8 +106,9 @@ def _neg(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("reciprocal", saves=("result",))
 def _reciprocal(ctx: Context, grad: Tensor) -> Grads:
-    # d(1/x)/dx = -1/x^2 = -result^2
-    return (aten.mul.Tensor(aten.neg.default(grad), aten.mul.Tensor(ctx.result, ctx.result)),)
+    # d(1/x)/dx = -1/x^2 = -result^2; torch's -grad * (result * result) squares first.
+    square = aten.mul.Tensor(ctx.result, ctx.result)
+    return (aten.mul.Tensor(aten.neg.default(grad), square),)
 
 
 @differentiable("exp", saves=("result",))

@@ -10,6 +10,8 @@ albanD/subclass_zoo (see docs/subclass_zoo.md for which of those were
 ported and which not):
 
 * logging_mode: a dispatch mode that logs every call and its result's shape and dtype;
+* saved_results_mode: formulas that save their result (exp, reciprocal), which
+  torch saves and unpacks as detached aliases;
 * logging_tensor: a wrapper subclass that logs and forwards to its inner tensor;
   autograd treats the wrapper as the leaf;
 * negative_tensor: a lazily negated wrapper that cancels a ``neg`` and
@@ -73,6 +75,22 @@ def logging_mode(lib: Lib) -> dict:
     output = [f"loss {values(loss)}", f"x.grad {values(x.grad)}", f"w.grad {values(w.grad)}",
               f"grad_fn {lib.node_name(loss.grad_fn)}", f"device {x.device.type} {x.device!r} dtype {x.dtype}"]
     return {"output": output, "events": events}
+
+
+def saved_results_mode(lib: Lib) -> dict:
+    """Formulas that save their result: torch saves and unpacks it detached, and a mode sees both."""
+    events: list[str] = []
+
+    class NameLogger(lib.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            events.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    with NameLogger():
+        loss = (x.exp() * x.reciprocal()).sum()
+        loss.backward()
+    return {"output": [f"loss {values(loss)}", f"x.grad {values(x.grad)}"], "events": events}
 
 
 def logging_tensor(lib: Lib) -> dict:
@@ -304,6 +322,7 @@ def no_dispatch_wrapper(lib: Lib) -> dict:
 
 EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "logging_mode": logging_mode,
+    "saved_results_mode": saved_results_mode,
     "logging_tensor": logging_tensor,
     "negative_tensor": negative_tensor,
     "tracer_tensor": tracer_tensor,
