@@ -50,6 +50,14 @@ There are three ways to give tensors a behaviour, as in PyTorch:
               args = [a.elem if isinstance(a, Wrapper) else a for a in args]
               return Wrapper(func(*args, **(kwargs or {})))
 
+  or, as torch code writes it, a ``Tensor`` subclass made by
+  ``Tensor._make_wrapper_subclass`` or ``Tensor._make_subclass`` in its
+  ``__new__`` (subclassing.py): autograd records the subclass, its handler
+  can reach the default one with ``super()``, and python_dispatch.py has
+  torch.utils._python_dispatch's helpers (``no_dispatch``,
+  ``return_and_correct_aliasing``, ...).  docs/subclass_zoo.md says which
+  public examples run on it.
+
 The package is opt-in: importing it registers its kernels of aten operators
 (for CPU, Meta, the composite, autograd and vmap keys; another tensor type
 calling them passes through the autograd and ADInplaceOrView ones) and
