@@ -189,3 +189,14 @@ def test_autograd_grad_returns_gradients_without_accumulating():
         P.grad((x * 2).sum(), [x], create_graph=True)
     with pytest.raises(RuntimeError, match="does not require grad"):
         P.grad((x * 2).sum(), [P.ones(1)])
+
+
+def test_relu_backward_is_torchs_threshold_backward_and_differentiable():
+    # torch 2.13: threshold_backward(ones, [-1, 0, 2], 0) is [0, 0, 1], node
+    # ThresholdBackwardBackward0; its gradients are itself (grad_output) and zeros (self).
+    g = P.ones(3, requires_grad=True)
+    s = P.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    r = aten.threshold_backward.default(g, s, 0)
+    assert r.tolist() == [0.0, 0.0, 1.0] and r.grad_fn.name == "ThresholdBackwardBackward0"
+    r.sum().backward()
+    assert g.grad.tolist() == [0.0, 0.0, 1.0] and s.grad.tolist() == [0.0, 0.0, 0.0]

@@ -138,8 +138,15 @@ def _cos(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("relu", saves=("result",))
 def _relu(ctx: Context, grad: Tensor) -> Grads:
-    # torch's threshold_backward(grad, result, 0): the gradient where the result is positive.
-    return (aten.mul.Tensor(grad, aten.gt.Scalar(ctx.result, 0)),)
+    # The gradient where the result is positive.
+    return (aten.threshold_backward.default(grad, ctx.result, 0),)
+
+
+@differentiable("threshold_backward", saves=("self",))
+def _threshold_backward(ctx: Context, grad: Tensor) -> Grads:
+    # torch's formulas, in the order its generated code runs them (grad_output's first here).
+    grad_output = _wanted(ctx, "grad_output", lambda: aten.threshold_backward.default(grad, ctx.self, ctx.threshold))
+    return grad_output, _wanted(ctx, "self", lambda: aten.zeros_like.default(grad))
 
 
 # -- reductions and products ------------------------------------------------------------------

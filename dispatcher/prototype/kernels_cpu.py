@@ -113,6 +113,14 @@ def relu(self: Tensor) -> Tensor:
     return _wrap(np.maximum(self._data, 0), self.dtype)
 
 
+@_kernel("threshold_backward")
+def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
+    """relu's gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0."""
+    shapes.broadcast_shapes(grad_output.shape, self.shape)
+    dt = result_type(grad_output, self)
+    return _wrap(np.where(_operand(self, dt) <= threshold, 0, _operand(grad_output, dt)), dt)
+
+
 def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
     dt = float_result_type(self)  # bool and int64 in: the default float out
     x = _operand(self, dt).astype(np.float64, copy=False)

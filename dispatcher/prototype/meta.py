@@ -64,6 +64,11 @@ def relu(self: Tensor) -> Tensor:
     return meta_tensor(self.shape, self.dtype)
 
 
+@_kernel("threshold_backward")
+def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
+    return meta_tensor(shapes.broadcast_shapes(grad_output.shape, self.shape), result_type(grad_output, self))
+
+
 @_kernel("exp", "log", "reciprocal", "sin", "cos")
 def float_unary(self: Tensor) -> Tensor:
     return meta_tensor(self.shape, float_result_type(self))

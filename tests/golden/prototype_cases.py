@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple
 OPERATORS = (
     # pointwise
     "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "div.Tensor", "div.Scalar", "neg", "exp", "log", "reciprocal",
-    "relu", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any",
+    "relu", "threshold_backward", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any",
     # reductions and products
     "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "dot",
     # views, and shape functions that are not

@@ -10,7 +10,7 @@ albanD/subclass_zoo (see docs/subclass_zoo.md for which of those were
 ported and which not):
 
 * logging_mode: a dispatch mode that logs every call and its result's shape and dtype;
-* saved_results_mode: formulas that save their result (exp, reciprocal), which
+* saved_results_mode: formulas that save their result (exp, reciprocal, relu), which
   torch saves and unpacks as detached aliases;
 * logging_tensor: a wrapper subclass that logs and forwards to its inner tensor;
   autograd treats the wrapper as the leaf;
@@ -86,9 +86,9 @@ def saved_results_mode(lib: Lib) -> dict:
             events.append(str(func))
             return func(*args, **(kwargs or {}))
 
-    x = lib.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    x = lib.tensor([1.0, -2.0, 4.0], requires_grad=True)
     with NameLogger():
-        loss = (x.exp() * x.reciprocal()).sum()
+        loss = (x.exp() * x.reciprocal() + x.relu()).sum()
         loss.backward()
     return {"output": [f"loss {values(loss)}", f"x.grad {values(x.grad)}"], "events": events}
 
