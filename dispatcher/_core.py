@@ -28,6 +28,7 @@ KernelFunction = ENGINE.KernelFunction
 OperatorHandle = ENGINE.OperatorHandle
 Stack = ENGINE.Stack
 TensorBase = ENGINE.TensorBase
+disabled_torch_dispatch_impl = ENGINE.disabled_torch_dispatch_impl
 compute_dispatch_key_set = ENGINE.compute_dispatch_key_set
 register_tensor_type = ENGINE.register_tensor_type
 set_show_dispatch_trace = ENGINE.set_show_dispatch_trace

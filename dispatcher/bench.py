@@ -234,9 +234,41 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
              "kernel(t, t)", env,
              torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})"),
     ]
+    cases += _prototype_wrapper_cases(env)
     if HAS_EXTENSION:
         cases.append(_twin_case(add, kernel))
     return cases
+
+
+def _prototype_wrapper_cases(env: dict) -> list[Case]:
+    """The no-op wrapper as torch users write it: a dispatcher.prototype Tensor
+    subclass made by ``_make_wrapper_subclass``, beside torch's (the same class
+    on torch.Tensor: _torch_env's TorchNoOpWrapper).  Needs numpy."""
+    if not _available("numpy"):
+        return []
+    from .prototype import Tensor, tensor
+
+    class ProtoNoOpWrapper(Tensor):
+        elem: Any
+
+        @staticmethod
+        def __new__(cls, elem):
+            wrapper = Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, device=elem.device)
+            wrapper.elem = elem
+            return wrapper
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return cls(func(*[a.elem if type(a) is cls else a for a in args], **(kwargs or {})))
+
+    env.update(pw=ProtoNoOpWrapper(tensor([0.0])), ProtoNoOpWrapper=ProtoNoOpWrapper)
+    return [
+        Case("no-op prototype wrapper subclass (_make_wrapper_subclass)", "add(pw, pw)", "kernel(t, t)", env,
+             torch_call="torch_add(torch_w, torch_w)", note="the same class and handler as torch's"),
+        Case("  its handler, called directly", "ProtoNoOpWrapper.__torch_dispatch__(add, (ProtoNoOpWrapper,), (pw, pw), {})",
+             "kernel(t, t)", env,
+             torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})"),
+    ]
 
 
 def _twin_case(add, kernel) -> Case:

@@ -11,6 +11,7 @@ def test_compare_runs_every_case():
     assert any(n.startswith("Autograd kernel") for n in names)
     assert any(n.startswith("boxed backend fallback") for n in names)
     assert any(n == "functools.singledispatch" for n in names)
+    assert any(n.startswith("no-op prototype wrapper subclass (_make_wrapper_subclass)") for n in names)
     assert all(r.ns_per_call > 0 and r.direct_ns > 0 for r in results)
     table = bench.format_table(results, torch_version)
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| case")]

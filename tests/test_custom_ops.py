@@ -223,9 +223,9 @@ def test_mymul_records_without_a_formula(tut):
 
 def test_myadd_out_writes_and_bumps_the_version(tut):
     out = P.zeros(2, 3)
-    before = out._version.value
+    before = out._version
     returned = tut.myadd_out(t(A), t(B), out)
-    got = {**facts(tut.myadd_out), "returned": returned, "out": out.tolist(), "version_bump": out._version.value - before}
+    got = {**facts(tut.myadd_out), "returned": returned, "out": out.tolist(), "version_bump": out._version - before}
     assert got == expect("myadd_out", *got)
 
 

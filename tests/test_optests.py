@@ -100,11 +100,10 @@ def cases():
 
 
 def as_ours(message):
-    """torch's message in this package's words: operator names, meta for fake, shapes and dtypes as printed here."""
+    """torch's message in this package's words: operator names, meta for fake, shapes as printed here."""
     message = re.sub(r"golden\.(\w+)\.default", r"golden::\1", message)
     message = message.replace("on FakeTensor and concrete Tensors", "on meta tensors and real tensors")
     message = re.sub(r"torch\.Size\(\[([^\]]*)\]\)", lambda m: repr(tuple(int(n) for n in m.group(1).split(", "))), message)
-    message = message.replace("torch.float", "proto.float")
     return message.replace("This is necessary for torch.compile/export/fx tracing to work.",
                            "This is necessary for the operator to run on meta tensors (and for opcheck's test_faketensor).")
 

@@ -91,7 +91,7 @@ def test_backward_fills_grad_and_accumulates():
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy())
     (x * 3).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy() + 3)
-    assert x.is_leaf and not y.is_leaf and y.grad_fn.name == "SumBackward"
+    assert x.is_leaf and not y.is_leaf and y.grad_fn.name == "SumBackward0"
 
 
 def test_gradient_reaching_a_leaf_twice_is_summed():
@@ -116,7 +116,7 @@ def test_formulas_compute_only_the_gradients_wanted():
     y = (x / 4).sum()
     with Log():
         y.backward()
-    assert seen == ["aten::full", "aten::expand", "aten::div.Tensor", "aten::clone"]
+    assert seen == ["aten::ones_like", "aten::expand", "aten::div.Tensor", "aten::detach"]
     np.testing.assert_allclose(x.grad.numpy(), [0.25] * 3)
 
 
@@ -129,7 +129,7 @@ def test_inputs_that_do_not_require_grad_get_none():
 def test_results_require_grad_only_when_an_input_does():
     a, b = P.tensor([1.0]), leaf(1)
     assert not (a * 2).requires_grad and (a * 2).grad_fn is None
-    assert (a * b).requires_grad and (a * b).grad_fn.name == "MulBackward"
+    assert (a * b).requires_grad and (a * b).grad_fn.name == "MulBackward0"
     assert not b.gt(0).requires_grad  # comparisons have no derivative
 
 
@@ -151,7 +151,7 @@ def test_nested_calls_of_a_kernel_are_not_recorded_again():
     # autograd kernel, only _to_copy's own node is recorded.
     x = leaf(2)
     y = x.to("toy")
-    assert y.grad_fn.name == "ToCopyBackward"
+    assert y.grad_fn.name == "ToCopyBackward0"
     assert y.grad_fn.next_functions == (x._grad_accumulator,)
 
 
@@ -198,7 +198,7 @@ def test_in_place_rules():
     # In-place into a tensor that does not require grad makes it part of the graph.
     acc = P.zeros(2, dtype=float64)
     acc.add_(x * 3)
-    assert acc.grad_fn.name == "AddBackward"
+    assert acc.grad_fn.name == "AddBackward0"
     acc.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0]
     view = (x * 1).view(2, 1)
@@ -210,10 +210,10 @@ def test_a_saved_tensor_modified_in_place_is_an_error():
     x = leaf(2)
     y = x * 2
     z = y * y  # saves y
-    assert y._version.value == 0
+    assert y._version == 0
     y.add_(P.ones(2, dtype=float64))
-    assert y._version.value == 1
-    with pytest.raises(RuntimeError, match="modified by an inplace operation: 'self' of MulBackward.*"
+    assert y._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation: 'self' of MulBackward0.*"
                                            "is at version 1; expected version 0 instead"):
         z.sum().backward()
     # Only what a formula reads is saved: add needs no values, so this is fine.
@@ -319,7 +319,7 @@ def test_a_formula_returning_a_gradient_of_the_wrong_shape_is_caught():
     x = leaf(3)
     y = x * 2
     y.grad_fn.formula = lambda ctx, grad: (P.ones(5, dtype=float64),)
-    with pytest.raises(RuntimeError, match=r"^Function MulBackward returned an invalid gradient at index 0 - got "
+    with pytest.raises(RuntimeError, match=r"^Function MulBackward0 returned an invalid gradient at index 0 - got "
                                            r"\[5\] but expected shape compatible with \[3\]$"):
         y.sum().backward()
     assert x.grad is None
@@ -335,7 +335,7 @@ def test_integer_results_are_not_differentiable():
     x = leaf(2)
     y = x.to(P.int64)
     assert not y.requires_grad and y.grad_fn is None and y.is_leaf
-    assert x.to(P.float32).grad_fn.name == "ToCopyBackward"
+    assert x.to(P.float32).grad_fn.name == "ToCopyBackward0"
 
 
 def test_assigning_grad_is_checked():
@@ -345,8 +345,8 @@ def test_assigning_grad_is_checked():
                                            r"size '\[2, 2\]'. Please ensure that the gradient and the tensor "
                                            r"are the same size"):
         x.grad = P.ones(3, dtype=float64)
-    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'proto.float32' to a tensor "
-                                           "with dtype 'proto.float64'"):
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'torch.float32' to a tensor "
+                                           "with dtype 'torch.float64'"):
         x.grad = P.ones(2, 2)
     with pytest.raises(RuntimeError, match="attempting to assign a gradient with device type 'toy'"):
         x.grad = P.ones(2, 2, dtype=float64, device="toy")

@@ -66,11 +66,17 @@ cdef extern from *:
         Py_XSETREF(dispatcher_python_state, state);
         return 0;
     }
-    /* Whether type ``tp`` (or a base) has attribute ``name``, not None: a
-     * lookup in the interpreter's type attribute cache, which never raises. */
+    /* Whether type ``tp`` (or a base) has attribute ``name``, neither None
+     * nor the disabled handler (core.py's disabled_torch_dispatch_impl, set
+     * once at import): a lookup in the interpreter's type attribute cache,
+     * which never raises. */
+    static PyObject* dispatcher_disabled_handler = NULL;  /* borrowed: the module keeps it */
+    static inline void dispatcher_set_disabled_handler(PyObject* handler) {
+        dispatcher_disabled_handler = handler;
+    }
     static inline int dispatcher_type_lookup(PyTypeObject* tp, PyObject* name) {
         PyObject* found = _PyType_Lookup(tp, name);  /* borrowed */
-        return found != NULL && found != Py_None;
+        return found != NULL && found != Py_None && found != dispatcher_disabled_handler;
     }
     /* ``tensor.<name>(func, types, args, kwargs)``: see Note [Calling a
      * tensor's handler] in core.py.  A classmethod's function is read from
@@ -126,6 +132,7 @@ cdef extern from *:
     object _python_state_get "dispatcher_python_state_get"()
     int _python_state_set "dispatcher_python_state_set"(object key, object state) except -1
     bint _type_lookup "dispatcher_type_lookup"(type tp, object name)
+    void _set_disabled_handler "dispatcher_set_disabled_handler"(object handler)
     object _call_tensor_handler "dispatcher_call_tensor_handler"(object tensor, str name, object func, tuple types,
                                                                  tuple args, dict kwargs)
 
@@ -202,9 +209,11 @@ cdef class AutoDispatchBelowADInplaceOrView(_TLSGuard):
 cdef class TensorBase:
     cdef DispatchKeySet _key_set
     cdef readonly uint64_t _bits
+    cdef object __weakref__  # see Note [Weak references to tensors] in core.py
 
 
 cpdef object tensor_key_set(object obj)
+cdef object _DISABLED_HANDLER
 cdef object _init_tensor(TensorBase tensor, object key_set)
 cdef object _set_tensor_key_set(TensorBase tensor, object ks)
 cdef bint _defines_torch_dispatch(type tp) except -1

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 
     # C functions of core.pxd, called only by the compiled branches.
     _type_lookup: Callable[[type, str], bool]
+    _set_disabled_handler: Callable[[Any], None]
     _call_tensor_handler: Callable[..., Any]
     _python_state_get: Callable[[], Any]
     _python_state_set: Callable[[str, Any], None]
@@ -95,6 +96,7 @@ __all__ = [
     "Stack",
     "TensorBase",
     "compute_dispatch_key_set",
+    "disabled_torch_dispatch_impl",
     "dispatch_mode_stack",
     "forget_overload_choices",
     "pop_dispatch_mode",
@@ -674,6 +676,13 @@ class AutoDispatchBelowADInplaceOrView(_TLSGuard):
 
 
 # -- tensors ------------------------------------------------------------------------------
+# Note [Weak references to tensors]
+# Tracers, loggers and caches keep tensors in weak tables (torch's
+# WeakIdKeyDictionary, WeakIdRef), so a TensorBase can be weakly referenced,
+# as torch's tensors can: the compiled TensorBase has a __weakref__ slot
+# (core.pxd), the pure one has it as any class without __slots__ does.  The
+# slot costs a pointer per tensor and nothing on the call path, which never
+# reads it; a subclass with __slots__ inherits it.
 class TensorBase:
     """Base for tensor types: carries the DispatchKeySet the dispatcher reads."""
 
@@ -717,10 +726,14 @@ def _set_tensor_key_set(tensor, ks):
 
 
 def _defines_torch_dispatch(tp):
+    """Whether ``tp`` has a ``__torch_dispatch__`` handler: one that is not
+    None nor disabled_torch_dispatch_impl (which a base tensor class has so
+    that its subclasses' handlers can reach it by super(), as torch.Tensor's)."""
     if cython.compiled:
         # The interpreter's type attribute cache (_type_lookup: a C function of core.pxd).
         return _type_lookup(tp, "__torch_dispatch__")  # noqa: F821
-    return getattr(tp, "__torch_dispatch__", None) is not None
+    handler = getattr(tp, "__torch_dispatch__", None)
+    return handler is not None and handler is not disabled_torch_dispatch_impl
 
 
 def _tensor_key_set_of(tensor):
@@ -801,7 +814,7 @@ def _type_facts(tp):
     if entry is not None and entry[0] is not None and entry[0]() is tp:
         return entry
     how = _classify(tp)
-    python = getattr(tp, "__torch_dispatch__", None) is not None
+    python = _defines_torch_dispatch(tp)
     try:
         ref = weakref.ref(tp, _type_forgetter(key))
     except TypeError:  # a type that cannot be weakly referenced is not cached
@@ -2148,6 +2161,35 @@ PYTHON_BIT = _key_bits(DispatchKey.Python)
 # above Python, which a handler's calls skip.
 ABOVE_PYTHON = FULL_REPR ^ (_layout.full_after_repr(DispatchKey.Python) | PYTHON_BIT)
 BELOW_SNAPSHOT = _layout.full_after_repr(DispatchKey.PythonTLSSnapshot)
+
+
+def disabled_torch_dispatch_impl(func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+    """torch's ``_disabled_torch_dispatch_impl``, the ``__torch_dispatch__`` of a
+    base tensor class: what a subclass's handler reaches with ``super()``.
+
+    It runs ``func(*args, **kwargs)`` with the Python key and every key above
+    it excluded, so the call goes on below Python, as a redispatch would
+    (torch's approximation: it stays below Python for every call it makes).
+    The keys are torch's ``FULL - FULL_AFTER(Python)``, backend bits
+    included, and the set is put back as it was afterwards (torch leaves no
+    backend bit behind here, unlike a guard: tests/golden/subclass_examples_golden.json).
+    A type whose handler is this one has no handler (_defines_torch_dispatch).
+    """
+    if isinstance(args, list):
+        args = tuple(args)
+    elif not isinstance(args, tuple):
+        raise TypeError(f"expected a tuple or list of arguments, got {type(args).__name__}")
+    excluded = tls_excluded_bits()
+    _set_tls_excluded(excluded | ABOVE_PYTHON | PYTHON_BIT | FULL_BACKEND_MASK)
+    try:
+        return func(*args, **(kwargs or {}))
+    finally:
+        _set_tls_excluded(excluded)
+
+
+_DISABLED_HANDLER = disabled_torch_dispatch_impl  # compiled: a C global keeping the pointer below alive
+if cython.compiled:
+    _set_disabled_handler(_DISABLED_HANDLER)  # noqa: F821
 
 
 class PythonKeyState:

@@ -50,6 +50,14 @@ There are three ways to give tensors a behaviour, as in PyTorch:
               args = [a.elem if isinstance(a, Wrapper) else a for a in args]
               return Wrapper(func(*args, **(kwargs or {})))
 
+  or, as torch code writes it, a ``Tensor`` subclass made by
+  ``Tensor._make_wrapper_subclass`` or ``Tensor._make_subclass`` in its
+  ``__new__`` (subclassing.py): autograd records the subclass, its handler
+  can reach the default one with ``super()``, and python_dispatch.py has
+  torch.utils._python_dispatch's helpers (``no_dispatch``,
+  ``return_and_correct_aliasing``, ...).  docs/subclass_zoo.md says which
+  public examples run on it.
+
 The package is opt-in: importing it registers its kernels of aten operators
 (for CPU, Meta, the composite, autograd and vmap keys; another tensor type
 calling them passes through the autograd and ADInplaceOrView ones) and
@@ -73,10 +81,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 # Each module registers its kernels when imported.
 from .dtypes import DType, bool_, float32, float64, int64
-from .tensor import Tensor, stack, tensor
+from .tensor import Tensor, is_tensor, stack, tensor
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
-from .factories import empty, full, ones, randn, zeros
-from .autograd import backward, gradcheck, no_grad
+from .factories import empty, empty_like, full, full_like, ones, ones_like, randn, zeros, zeros_like
+from .autograd import backward, grad, gradcheck, no_grad
 from . import derivatives  # noqa: F401
 from .generator import manual_seed
 from .meta import meta_tensor
@@ -87,9 +95,9 @@ from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks
 from .backend_fallbacks import install, installed, is_installed, uninstall
 
 __all__ = [
-    "BatchedTensor", "DType", "Graph", "Tensor", "Tracer", "backward", "bool_", "empty", "enable_toy_device",
-    "float32", "float64", "full", "gradcheck", "install", "installed", "int64", "is_installed",
-    "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones", "randn",
-    "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall", "use_cpu_fallback", "vmap",
-    "zeros",
+    "BatchedTensor", "DType", "Graph", "Tensor", "Tracer", "backward", "bool_", "empty", "empty_like",
+    "enable_toy_device", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install", "installed",
+    "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
+    "ones_like", "randn", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
+    "use_cpu_fallback", "vmap", "zeros", "zeros_like",
 ]

@@ -31,7 +31,7 @@ collects one gradient per output before running a node.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -42,8 +42,10 @@ from dispatcher.tensor_protocols import register_autograd_engine
 from .operators import aten, overload
 from .shapes import expand_shape
 from .tensor import Tensor, convert, tensor
+from .tensor_options import preserve_format, strided
 
-__all__ = ["CustomOpAutograd", "FunctionCtx", "FunctionNode", "Node", "backward", "differentiable", "gradcheck", "no_grad"]
+__all__ = ["CustomOpAutograd", "FunctionCtx", "FunctionNode", "Node", "backward", "differentiable", "grad", "gradcheck",
+           "no_grad"]
 
 _library = Library("aten", "IMPL", "Autograd")
 
@@ -141,12 +143,14 @@ class Node(_GraphNode):
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
         for name, t, version in self._saved:
-            if t._version.value != version:
+            if t._version_counter.value != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: '{name}' of {self.name}, a tensor of shape {list(t.shape)}, is at version "
-                    f"{t._version.value}; expected version {version} instead."
+                    f"{t._version_counter.value}; expected version {version} instead."
                 )
+            if name == "result":
+                self.ctx.result = aten.detach.default(t)
         grad_inputs: list[Optional[Tensor]] = []
         for g in self.formula(self.ctx, grad):
             grad_inputs.extend(g if isinstance(g, list) else [g])
@@ -168,11 +172,26 @@ class AccumulateGrad:
     def release_saved(self) -> None:
         pass
 
-    def apply(self, grads: Sequence[Tensor]) -> list:
+    def apply(self, grads: Sequence[Any], shared: bool = False) -> list:
+        """Accumulate ``grads[0]`` into the leaf's ``.grad`` with the operators torch's
+        AccumulateGrad calls: the first gradient is kept as it is (``detach``)
+        unless another edge has it too (``shared``) or its strides are not the
+        leaf's, then it is copied into a tensor laid out as the leaf
+        (``new_empty_strided``, ``copy_``); a later one is added in place
+        (``add_``) to a gradient laid out as the leaf, else out of place."""
         grad = grads[0]
         leaf = self.variable
-        # A copy: the same gradient tensor may also flow elsewhere.
-        leaf.grad = aten.clone.default(grad) if leaf.grad is None else aten.add.Tensor(leaf.grad, grad)
+        if leaf.grad is None:
+            if not shared and grad.stride() == leaf.stride():
+                leaf.grad = aten.detach.default(grad)
+            else:
+                copy = aten.new_empty_strided.default(grad, list(leaf.shape), list(leaf.stride()), dtype=leaf.dtype,
+                                                      layout=strided, device=leaf.device)
+                leaf.grad = aten.copy_.default(copy, grad)
+        elif leaf.grad.stride() == leaf.stride():
+            aten.add_.Tensor(leaf.grad, grad)
+        else:
+            leaf.grad = aten.add.Tensor(leaf.grad, grad)
         return []
 
 
@@ -193,9 +212,20 @@ def _edge(t: Tensor) -> Optional[Edge]:
     return t._grad_accumulator, 0
 
 
-def _node_name(op_name: str) -> str:
-    base = op_name.partition("::")[2].partition(".")[0].strip("_")
-    return "".join(part.capitalize() for part in base.split("_")) + "Backward"
+# torch numbers the formulas of one operator name in derivatives.yaml's
+# order (add.Tensor's node is AddBackward0, add.Scalar's AddBackward1); the
+# overloads here whose number is not 0.  copy_'s node is written by hand in
+# torch, and named so.
+_NODE_NUMBERS = {"div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1, "squeeze_.dim": 4, "fill_.Scalar": 2}
+_NODE_NAMES = {"copy_": "CopyBackwards"}
+
+
+def _node_name(name: str) -> str:
+    """The name of the node operator ``name`` ("add.Tensor") records: torch's (AddBackward0)."""
+    if name in _NODE_NAMES:
+        return _NODE_NAMES[name]
+    base = name.partition(".")[0].strip("_")
+    return "".join(part.capitalize() for part in base.split("_")) + f"Backward{_NODE_NUMBERS.get(name, 0)}"
 
 
 def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable], Callable]:
@@ -213,7 +243,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     names = [a.name for a in schema.arguments]
     tensor_positions = [d.position for d in schema.dispatch_args]
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
-    node_name = _node_name(op.name())
+    node_name = _node_name(name)
 
     def register(formula: Callable) -> Callable:
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
@@ -234,8 +264,11 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
             # isDifferentiableType): x.to(int64) is cut from the graph.
             if result.dtype.is_floating_point:
                 if "result" in saves:
-                    ctx.result = result
-                    saved.append(("result", result, result._version.value))
+                    # torch saves an output as a detached alias (no reference
+                    # cycle through its own node) and unpacks it as another
+                    # (Node.apply): a handler sees both detach calls.
+                    ctx.result = kept = aten.detach.default(result)
+                    saved.append(("result", kept, kept._version_counter.value))
                 result.grad_fn = Node(node_name, formula, ctx, edges, saved, TensorMeta(result))
                 result.requires_grad = True
             return result
@@ -269,7 +302,7 @@ def _context(names: Sequence[str], values: Sequence[Any],
         if isinstance(value, Tensor) or is_tensors:
             ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
         if name in saves:
-            saved.append((name, value, value._version.value))
+            saved.append((name, value, value._version_counter.value))
         elif isinstance(value, Tensor):
             value = TensorMeta(value)
         elif is_tensors:
@@ -285,26 +318,77 @@ def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Opti
     one-element root).  Unless ``retain_graph`` is true, each node frees
     what it saved once it has run, and a second backward through it raises.
     """
-    # torch.autograd._make_grads, then the engine.
+    _run_graph([_root(root, gradient, 0)], retain_graph, captured=None)
+
+
+def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequence[Tensor]],
+         grad_outputs: Union[Tensor, Sequence[Optional[Tensor]], None] = None, retain_graph: Optional[bool] = None,
+         create_graph: bool = False, allow_unused: Optional[bool] = None) -> tuple[Optional[Tensor], ...]:
+    """torch.autograd.grad: the gradients of ``outputs`` with respect to ``inputs``, returned
+    instead of accumulated into ``.grad``; only the nodes between them run."""
+    if create_graph:
+        raise NotImplementedError("autograd.grad(create_graph=True): the prototype's formulas run without recording")
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} for {len(outputs)} outputs")
+    captured: dict[tuple[int, int], Optional[Tensor]] = {}
+    edges = []
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad: inputs must be Tensors, but input {i} is a {type(t).__name__}")
+        edge = _edge(t)
+        if edge is None:
+            raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i})")
+        edges.append(edge)
+        captured[id(edge[0]), edge[1]] = None
+    _run_graph([_root(out, g, i) for i, (out, g) in enumerate(zip(outputs, grad_outputs))], retain_graph, captured)
+    results = tuple(captured[id(node), nr] for node, nr in edges)
+    if not allow_unused and any(r is None for r in results):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                           "Set allow_unused=True if this is the desired behavior.")
+    return results
+
+
+def _root(root: Tensor, gradient: Optional[Tensor], index: int) -> tuple[Edge, Tensor]:
+    """Where backward starts from ``root``, and the gradient it starts with (torch.autograd._make_grads)."""
     if gradient is not None:
         if not isinstance(gradient, Tensor):
             raise TypeError(f"gradients can be either Tensors or None, but got {type(gradient).__name__}")
         if gradient.shape != root.shape:
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[0] has a shape of {gradient.shape} and output[0] has a shape "
-                f"of {root.shape}."
+                f"Mismatch in shape: grad_output[{index}] has a shape of {gradient.shape} and output[{index}] has a "
+                f"shape of {root.shape}."
             )
     if not root.requires_grad:
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        raise RuntimeError(f"element {index} of tensors does not require grad and does not have a grad_fn")
     first = _edge(root)
     assert first is not None  # root requires grad
     if gradient is None:
         if root.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        gradient = aten.full.default(list(root.shape), 1.0, dtype=root.dtype, device=root.device)
-    order = _topological_order(first[0])
+        gradient = aten.ones_like.default(root, pin_memory=False, memory_format=preserve_format)
+    return first, _validate_gradient(gradient, first[0].metadata[first[1]], index, None)
+
+
+def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool],
+               captured: Optional[dict[tuple[int, int], Optional[Tensor]]]) -> None:
+    """The engine: run the nodes reachable from ``roots`` in reverse topological order.
+
+    Without ``captured`` (backward) the leaves' AccumulateGrad nodes run;
+    with it (grad) the gradient arriving at each edge it names is stored
+    there instead, and only the nodes that lead to one of them run.
+    """
+    order = _topological_order([edge[0] for edge, _ in roots])
+    needed = None if captured is None else _leading_to({node for node, _ in captured}, order)
     # id(node) -> the gradients flowing into each of its outputs so far.
     grads: dict[int, list[Optional[Tensor]]] = {}
+    # Gradients one node gave to several edges (torch copies them: their use count is above one).
+    shared: dict[int, Tensor] = {}
 
     def accumulate(edge: Edge, g: Tensor) -> None:
         node, output_nr = edge
@@ -313,18 +397,42 @@ def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Opti
         slots[output_nr] = g if previous is None else aten.add.Tensor(previous, g)
 
     with no_grad():
-        accumulate(first, _validate_gradient(gradient, first[0].metadata[first[1]], 0, None))
+        for edge, gradient in roots:
+            accumulate(edge, gradient)
         for node in order:
             slots = grads.pop(id(node), None)
             if slots is None:
                 continue
+            if captured is not None:
+                for nr, g in enumerate(slots):
+                    if (id(node), nr) in captured and g is not None:
+                        captured[id(node), nr] = g
+                if id(node) not in needed:  # type: ignore[operator]  # needed is set when captured is
+                    continue
+            if isinstance(node, AccumulateGrad):
+                if captured is None:
+                    node.apply(slots, shared=id(slots[0]) in shared)
+                continue
             outputs = node.apply(slots)
             if not retain_graph:
                 node.release_saved()
+            given = [g for edge, g in zip(node.edges, outputs) if edge is not None and g is not None]
+            for g in given:
+                if sum(g is other for other in given) > 1:
+                    shared[id(g)] = g
             for i, (edge, g) in enumerate(zip(node.edges, outputs)):
                 if edge is None or g is None:
                     continue
                 accumulate(edge, _validate_gradient(g, edge[0].metadata[edge[1]], i, node.name))
+
+
+def _leading_to(targets: set[int], order: Sequence[Any]) -> set[int]:
+    """The ids of the nodes of ``order`` (topologically sorted) from which a node in ``targets`` is reached."""
+    needed: set[int] = set()
+    for node in reversed(order):  # every node after those it feeds
+        if id(node) in targets or any(child is not None and id(child) in needed for child in node.next_functions):
+            needed.add(id(node))
+    return needed
 
 
 def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Optional[str]) -> Tensor:
@@ -355,20 +463,25 @@ def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Opt
     return grad
 
 
-def _topological_order(root: Any) -> list:
-    """Nodes reachable from ``root``, each before every node it feeds (iterative DFS)."""
-    seen, post_order = {id(root)}, []
-    stack = [(root, iter(root.next_functions))]
-    while stack:
-        node, children = stack[-1]
-        for child in children:
-            if child is not None and id(child) not in seen:
-                seen.add(id(child))
-                stack.append((child, iter(child.next_functions)))
-                break
-        else:
-            stack.pop()
-            post_order.append(node)
+def _topological_order(roots: Sequence[Any]) -> list:
+    """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS)."""
+    seen: set[int] = set()
+    post_order: list = []
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if child is not None and id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                post_order.append(node)
     return post_order[::-1]
 
 
@@ -396,18 +509,18 @@ class FunctionCtx:
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type {type(t).__name__}")
-        self._saved = tuple((t, 0 if t is None else t._version.value) for t in tensors)
+        self._saved = tuple((t, 0 if t is None else t._version_counter.value) for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple[Optional[Tensor], ...]:
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
         for i, (t, version) in enumerate(self._saved):
-            if t is not None and t._version.value != version:
+            if t is not None and t._version_counter.value != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: saved tensor {i} of {self._node_name}, a tensor of shape {list(t.shape)}, is at "
-                    f"version {t._version.value}; expected version {version} instead."
+                    f"version {t._version_counter.value}; expected version {version} instead."
                 )
         return tuple(t for t, _ in self._saved)
 
@@ -508,7 +621,7 @@ class CustomOpAutograd:
         return tensor.requires_grad
 
     def increment_version(self, tensor: Tensor) -> None:
-        tensor._version.value += 1
+        tensor._version_counter.value += 1
 
     def apply(self, function: Any, args: tuple[Any, ...]) -> Any:
         inputs = [_layout(arg) for arg in args]

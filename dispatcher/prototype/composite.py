@@ -32,7 +32,7 @@ from . import shapes
 from .dtypes import DType, default_float, optional_dtype, result_type
 from .kernels_cpu import copy_between_cpu_tensors
 from .operators import aten
-from .tensor import Tensor, normalize_device, wrapped_scalar_tensor
+from .tensor import Tensor, contiguous_strides, normalize_device, wrapped_scalar_tensor
 from .tensor_options import check_memory_format, contiguous_format, preserve_format, strided
 
 __all__ = ["DECOMPOSITIONS", "check_mean_dtype"]
@@ -213,6 +213,11 @@ def to_dtype_layout(self: Any, *, dtype: Optional[DType] = None, layout: Any = N
 
 
 # -- CompositeExplicitAutograd: arithmetic and reductions --------------------------------------
+@_explicit_kernel("div.Scalar")
+def div_scalar(self: Tensor, other: float) -> Tensor:
+    return aten.div.Tensor(self, wrapped_scalar_tensor(other))
+
+
 @_explicit_kernel("rsub.Scalar")
 def rsub(self: Tensor, other: float, alpha: float = 1) -> Tensor:
     return aten.sub.Tensor(wrapped_scalar_tensor(other), self, alpha=alpha)
@@ -335,6 +340,89 @@ def full(size: Sequence[int], fill_value: float, *, dtype: Optional[DType] = Non
     # As torch.full: without a dtype, the fill value's type decides.
     out = _empty(size, optional_dtype(dtype) or result_type(fill_value), layout, device, pin_memory)
     return aten.fill_.Scalar(out, fill_value)
+
+
+def _like(self: Tensor, dtype: Optional[DType], layout: Any, device: Any, pin_memory: Any, memory_format: Any) -> Tensor:
+    """empty_like's work: a new tensor of self's shape, and of its dtype and device unless given."""
+    check_memory_format(memory_format)
+    return aten.empty.memory_format(list(self.shape), dtype=optional_dtype(dtype) or self.dtype, layout=layout,
+                                    device=device or self.device, pin_memory=pin_memory)
+
+
+@_explicit_kernel("empty_like")
+def empty_like(self: Tensor, *, dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+               pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
+    return _like(self, dtype, layout, device, pin_memory, memory_format)
+
+
+@_explicit_kernel("zeros_like")
+def zeros_like(self: Tensor, *, dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+               pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
+    return aten.fill_.Scalar(_like(self, dtype, layout, device, pin_memory, memory_format), 0)
+
+
+@_explicit_kernel("ones_like")
+def ones_like(self: Tensor, *, dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+              pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
+    return aten.fill_.Scalar(_like(self, dtype, layout, device, pin_memory, memory_format), 1)
+
+
+@_explicit_kernel("full_like")
+def full_like(self: Tensor, fill_value: float, *, dtype: Optional[DType] = None, layout: Any = None,
+              device: Any = None, pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
+    return aten.fill_.Scalar(_like(self, dtype, layout, device, pin_memory, memory_format), fill_value)
+
+
+def _new(self: Tensor, size: Sequence[int], dtype: Optional[DType], layout: Any, device: Any, pin_memory: Any) -> Tensor:
+    """new_empty's work: a new tensor of ``size``, of self's dtype and device unless given."""
+    return aten.empty.memory_format(list(size), dtype=optional_dtype(dtype) or self.dtype, layout=layout,
+                                    device=device or self.device, pin_memory=pin_memory)
+
+
+@_explicit_kernel("new_empty")
+def new_empty(self: Tensor, size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = None,
+              device: Any = None, pin_memory: Optional[bool] = None) -> Tensor:
+    return _new(self, size, dtype, layout, device, pin_memory)
+
+
+@_explicit_kernel("new_empty_strided")
+def new_empty_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], *, dtype: Optional[DType] = None,
+                      layout: Any = None, device: Any = None, pin_memory: Optional[bool] = None) -> Tensor:
+    if tuple(stride) != contiguous_strides(size):
+        raise NotImplementedError(
+            f"new_empty_strided: dispatcher.prototype tensors are row-major; strides {list(stride)} for size "
+            f"{list(size)} are not"
+        )
+    return _new(self, size, dtype, layout, device, pin_memory)
+
+
+@_explicit_kernel("new_zeros")
+def new_zeros(self: Tensor, size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = None,
+              device: Any = None, pin_memory: Optional[bool] = None) -> Tensor:
+    return aten.fill_.Scalar(_new(self, size, dtype, layout, device, pin_memory), 0)
+
+
+@_explicit_kernel("new_ones")
+def new_ones(self: Tensor, size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = None,
+             device: Any = None, pin_memory: Optional[bool] = None) -> Tensor:
+    return aten.fill_.Scalar(_new(self, size, dtype, layout, device, pin_memory), 1)
+
+
+@_explicit_kernel("new_full")
+def new_full(self: Tensor, size: Sequence[int], fill_value: float, *, dtype: Optional[DType] = None,
+             layout: Any = None, device: Any = None, pin_memory: Optional[bool] = None) -> Tensor:
+    return aten.fill_.Scalar(_new(self, size, dtype, layout, device, pin_memory), fill_value)
+
+
+@_explicit_kernel("lift_fresh")
+def lift_fresh(self: Tensor) -> Tensor:
+    return self
+
+
+@_explicit_kernel("detach")
+def detach(self: Tensor) -> Tensor:
+    """The same memory, without autograd history (ADInplaceOrView shares the version counter)."""
+    return Tensor(self._data, self.shape, self.dtype, self.device)
 
 
 @_explicit_kernel("randn", "randn.generator")

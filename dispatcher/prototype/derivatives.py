@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence, Union
 
 from .autograd import Context, TensorMeta, differentiable
 from .operators import aten
-from .shapes import reduce_shape, wrap_dim
+from .shapes import wrap_dim
 from .tensor import Tensor, convert, wrapped_scalar_tensor
 
 __all__ = ["sum_to"]
@@ -24,14 +24,14 @@ Grads = tuple
 
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
-    """Undo broadcasting: sum ``grad`` down to ``shape``."""
+    """Undo broadcasting: sum ``grad`` down to ``shape`` (torch's at::sum_to): one sum
+    over the leading dimensions and those broadcast from 1, keeping them, then a
+    view without the leading ones."""
     lead = grad.ndim - len(shape)
-    if lead:
-        grad = aten.sum.dim_IntList(grad, list(range(lead)), False)
-    dims = [i for i, size in enumerate(shape) if size == 1 and grad.shape[i] != 1]
+    dims = list(range(lead)) + [i for i in range(lead, grad.ndim) if shape[i - lead] == 1 and grad.shape[i] != 1]
     if dims:
         grad = aten.sum.dim_IntList(grad, dims, True)
-    return grad
+    return aten.view.default(grad, list(shape)) if lead > 0 else grad
 
 
 def _like(grad: Tensor, meta: Union[Tensor, TensorMeta]) -> Tensor:
@@ -45,15 +45,23 @@ def _times(grad: Tensor, alpha: float) -> Tensor:
 
 
 # -- pointwise ----------------------------------------------------------------------------
+# A formula's gradients keep the broadcast shape: backward sums each down to
+# its input's shape (autograd._validate_gradient), as torch's engine does.
 def _wanted(ctx: Context, name: str, gradient: Callable[[], Tensor]) -> Optional[Tensor]:
     """The gradient of argument ``name``, computed only if it is wanted."""
     return gradient() if ctx.needs_grad[name] else None
 
 
+def _binary(ctx: Context, of_self: Callable[[], Tensor], of_other: Callable[[], Tensor]) -> Grads:
+    """The gradients of ``self`` and ``other``, the one of ``other`` computed
+    first, as torch's generated formulas do (their operators run in that order)."""
+    other = _wanted(ctx, "other", of_other)
+    return _wanted(ctx, "self", of_self), other
+
+
 @differentiable("add.Tensor")
 def _add(ctx: Context, grad: Tensor) -> Grads:
-    return (_wanted(ctx, "self", lambda: sum_to(grad, ctx.self.shape)),
-            _wanted(ctx, "other", lambda: sum_to(_times(grad, ctx.alpha), ctx.other.shape)))
+    return _binary(ctx, lambda: grad, lambda: _times(grad, ctx.alpha))
 
 
 @differentiable("add_.Tensor")
@@ -63,8 +71,7 @@ def _add_(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("sub.Tensor")
 def _sub(ctx: Context, grad: Tensor) -> Grads:
-    return (_wanted(ctx, "self", lambda: sum_to(grad, ctx.self.shape)),
-            _wanted(ctx, "other", lambda: sum_to(_times(aten.neg.default(grad), ctx.alpha), ctx.other.shape)))
+    return _binary(ctx, lambda: grad, lambda: _times(aten.neg.default(grad), ctx.alpha))
 
 
 @differentiable("rsub.Scalar")
@@ -74,8 +81,7 @@ def _rsub(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("mul.Tensor", saves=("self", "other"))
 def _mul(ctx: Context, grad: Tensor) -> Grads:
-    return (_wanted(ctx, "self", lambda: sum_to(aten.mul.Tensor(grad, ctx.other), ctx.self.shape)),
-            _wanted(ctx, "other", lambda: sum_to(aten.mul.Tensor(grad, ctx.self), ctx.other.shape)))
+    return _binary(ctx, lambda: aten.mul.Tensor(grad, ctx.other), lambda: aten.mul.Tensor(grad, ctx.self))
 
 
 @differentiable("div.Tensor", saves=("self", "other"))
@@ -83,10 +89,14 @@ def _div(ctx: Context, grad: Tensor) -> Grads:
     def grad_other() -> Tensor:
         # d(a/b)/db = -a/b^2 = -grad * ((a/b) / b)
         quotient = aten.div.Tensor(aten.div.Tensor(ctx.self, ctx.other), ctx.other)
-        return sum_to(aten.mul.Tensor(aten.neg.default(grad), quotient), ctx.other.shape)
+        return aten.mul.Tensor(aten.neg.default(grad), quotient)
 
-    return (_wanted(ctx, "self", lambda: sum_to(aten.div.Tensor(grad, ctx.other), ctx.self.shape)),
-            _wanted(ctx, "other", grad_other))
+    return _binary(ctx, lambda: aten.div.Tensor(grad, ctx.other), grad_other)
+
+
+@differentiable("div.Scalar")
+def _div_scalar(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.div.Scalar(grad, ctx.other),)
 
 
 @differentiable("neg")
@@ -96,8 +106,9 @@ def _neg(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("reciprocal", saves=("result",))
 def _reciprocal(ctx: Context, grad: Tensor) -> Grads:
-    # d(1/x)/dx = -1/x^2 = -result^2
-    return (aten.mul.Tensor(aten.neg.default(grad), aten.mul.Tensor(ctx.result, ctx.result)),)
+    # d(1/x)/dx = -1/x^2 = -result^2; torch's -grad * (result * result) squares first.
+    square = aten.mul.Tensor(ctx.result, ctx.result)
+    return (aten.mul.Tensor(aten.neg.default(grad), square),)
 
 
 @differentiable("exp", saves=("result",))
@@ -110,10 +121,32 @@ def _log(ctx: Context, grad: Tensor) -> Grads:
     return (aten.div.Tensor(grad, ctx.self),)
 
 
+@differentiable("sin", saves=("self",))
+def _sin(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.mul.Tensor(grad, aten.cos.default(ctx.self)),)
+
+
+@differentiable("cos", saves=("self",))
+def _cos(ctx: Context, grad: Tensor) -> Grads:
+    # torch's grad * -self.sin().conj(): the negation is of sin's result.  The
+    # temporaries live until the formula returns, as C++'s do until the end
+    # of the expression (a handler tracking memory sees them alive).
+    sin = aten.sin.default(ctx.self)
+    minus_sin = aten.neg.default(sin)
+    return (aten.mul.Tensor(grad, minus_sin),)
+
+
 @differentiable("relu", saves=("result",))
 def _relu(ctx: Context, grad: Tensor) -> Grads:
-    # torch's threshold_backward(grad, result, 0): the gradient where the result is positive.
-    return (aten.mul.Tensor(grad, aten.gt.Scalar(ctx.result, 0)),)
+    # The gradient where the result is positive.
+    return (aten.threshold_backward.default(grad, ctx.result, 0),)
+
+
+@differentiable("threshold_backward", saves=("self",))
+def _threshold_backward(ctx: Context, grad: Tensor) -> Grads:
+    # torch's formulas, in the order its generated code runs them (grad_output's first here).
+    grad_output = _wanted(ctx, "grad_output", lambda: aten.threshold_backward.default(grad, ctx.self, ctx.threshold))
+    return grad_output, _wanted(ctx, "self", lambda: aten.zeros_like.default(grad))
 
 
 # -- reductions and products ------------------------------------------------------------------
@@ -126,40 +159,43 @@ def _sum(ctx: Context, grad: Tensor) -> Grads:
 
 @differentiable("sum.dim_IntList")
 def _sum_dim(ctx: Context, grad: Tensor) -> Grads:
-    if not ctx.keepdim:  # put the reduced dimensions back, as size 1
-        grad = aten.reshape.default(grad, list(reduce_shape(ctx.self.shape, ctx.dim, keepdim=True)))
+    if not ctx.keepdim:  # put the reduced dimensions back, as size 1, lowest first (torch's unsqueeze_multiple)
+        ndim = len(ctx.self.shape)
+        dims = range(ndim) if not ctx.dim else sorted({wrap_dim(d, ndim) for d in ctx.dim})
+        for d in dims:
+            grad = aten.unsqueeze.default(grad, d)
     return (aten.expand.default(grad, list(ctx.self.shape)),)
 
 
 @differentiable("mean")
 def _mean(ctx: Context, grad: Tensor) -> Grads:
     spread = aten.expand.default(grad, list(ctx.self.shape))
-    return (aten.div.Tensor(spread, wrapped_scalar_tensor(math.prod(ctx.self.shape))),)
+    return (aten.div.Scalar(spread, math.prod(ctx.self.shape)),)
 
 
 @differentiable("mm", saves=("self", "mat2"))
 def _mm(ctx: Context, grad: Tensor) -> Grads:
-    return (_wanted(ctx, "self", lambda: aten.mm.default(grad, aten.t.default(ctx.mat2))),
-            _wanted(ctx, "mat2", lambda: aten.mm.default(aten.t.default(ctx.self), grad)))
+    mat2 = _wanted(ctx, "mat2", lambda: aten.mm.default(aten.t.default(ctx.self), grad))  # the second first, as torch
+    return _wanted(ctx, "self", lambda: aten.mm.default(grad, aten.t.default(ctx.mat2))), mat2
 
 
 @differentiable("bmm", saves=("self", "mat2"))
 def _bmm(ctx: Context, grad: Tensor) -> Grads:
-    return (_wanted(ctx, "self", lambda: aten.bmm.default(grad, aten.transpose.int(ctx.mat2, 1, 2))),
-            _wanted(ctx, "mat2", lambda: aten.bmm.default(aten.transpose.int(ctx.self, 1, 2), grad)))
+    mat2 = _wanted(ctx, "mat2", lambda: aten.bmm.default(aten.transpose.int(ctx.self, 1, 2), grad))
+    return _wanted(ctx, "self", lambda: aten.bmm.default(grad, aten.transpose.int(ctx.mat2, 1, 2))), mat2
 
 
 @differentiable("mv", saves=("self", "vec"))
 def _mv(ctx: Context, grad: Tensor) -> Grads:
     # torch's grad.ger(vec) for the matrix: the outer product, by broadcasting.
-    return (_wanted(ctx, "self", lambda: aten.mul.Tensor(aten.unsqueeze.default(grad, 1), ctx.vec)),
-            _wanted(ctx, "vec", lambda: aten.mv.default(aten.t.default(ctx.self), grad)))
+    vec = _wanted(ctx, "vec", lambda: aten.mv.default(aten.t.default(ctx.self), grad))
+    return _wanted(ctx, "self", lambda: aten.mul.Tensor(aten.unsqueeze.default(grad, 1), ctx.vec)), vec
 
 
 @differentiable("dot", saves=("self", "tensor"))
 def _dot(ctx: Context, grad: Tensor) -> Grads:
-    return (_wanted(ctx, "self", lambda: aten.mul.Tensor(grad, ctx.tensor)),
-            _wanted(ctx, "tensor", lambda: aten.mul.Tensor(grad, ctx.self)))
+    other = _wanted(ctx, "tensor", lambda: aten.mul.Tensor(grad, ctx.self))
+    return _wanted(ctx, "self", lambda: aten.mul.Tensor(grad, ctx.tensor)), other
 
 
 # -- views and shapes ---------------------------------------------------------------------------

@@ -27,7 +27,8 @@ class DType(enum.IntEnum):
     bool = 11
 
     def __repr__(self) -> str:
-        return f"proto.{self.name}"
+        # As torch prints its dtypes: code and messages written for torch read the same.
+        return f"torch.{self.name}"
 
     __str__ = __repr__
 
@@ -153,8 +154,8 @@ def check_dtype(value: object) -> DType:
         try:
             return _BY_NAME[value]
         except KeyError:
-            raise ValueError(f"unknown dtype {value!r}; expected a proto dtype or one of the names {names}") from None
-    raise TypeError(f"dtype must be a proto dtype such as proto.float32 or one of the names {names}, not {value!r}")
+            raise ValueError(f"unknown dtype {value!r}; expected a prototype DType or one of the names {names}") from None
+    raise TypeError(f"dtype must be a prototype DType such as float32 or one of the names {names}, not {value!r}")
 
 
 def optional_dtype(value: object) -> "DType | None":

@@ -21,7 +21,7 @@ from .dtypes import DType, optional_dtype
 from .operators import aten
 from .tensor import Tensor
 
-__all__ = ["empty", "full", "ones", "randn", "zeros"]
+__all__ = ["empty", "empty_like", "full", "full_like", "ones", "ones_like", "randn", "zeros", "zeros_like"]
 
 
 def _finish(out: Tensor, requires_grad: bool) -> Tensor:
@@ -61,3 +61,23 @@ def randn(*size: Any, generator: Optional[np.random.Generator] = None, dtype: Op
     else:
         out = aten.randn.generator(_size(size), generator=generator, dtype=optional_dtype(dtype), device=device)
     return _finish(out, requires_grad)
+
+
+def empty_like(t: Any, *, dtype: Optional[DType] = None, device: Optional[str] = None,
+               requires_grad: bool = False) -> Any:
+    return _finish(aten.empty_like.default(t, dtype=optional_dtype(dtype), device=device), requires_grad)
+
+
+def zeros_like(t: Any, *, dtype: Optional[DType] = None, device: Optional[str] = None,
+               requires_grad: bool = False) -> Any:
+    return _finish(aten.zeros_like.default(t, dtype=optional_dtype(dtype), device=device), requires_grad)
+
+
+def ones_like(t: Any, *, dtype: Optional[DType] = None, device: Optional[str] = None,
+              requires_grad: bool = False) -> Any:
+    return _finish(aten.ones_like.default(t, dtype=optional_dtype(dtype), device=device), requires_grad)
+
+
+def full_like(t: Any, fill_value: float, *, dtype: Optional[DType] = None, device: Optional[str] = None,
+              requires_grad: bool = False) -> Any:
+    return _finish(aten.full_like.default(t, fill_value, dtype=optional_dtype(dtype), device=device), requires_grad)

@@ -9,6 +9,8 @@ torch's: the operators torch 2.13 has ADInplaceOrView kernels for.
   which autograd checks before using a saved tensor.
 * A view operator records the base it views and shares its version
   counter, so a write through either is seen by both.
+* ``detach`` shares the version counter but records no base: torch's
+  detached tensor is an alias, not a view (``_base`` is None).
 
 As in PyTorch, this sits below autograd and above the backends, and
 redispatches with the keys below itself.  The operators are aten's, which
@@ -25,10 +27,11 @@ from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .operators import overload
 from .tensor import Tensor
 
-__all__ = ["INPLACE_OPERATORS", "VIEW_OPERATORS"]
+__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "VIEW_OPERATORS"]
 
 INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim")
 VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim")
+ALIAS_OPERATORS = ("detach",)
 
 _library = Library("aten", "IMPL", "ADInplaceOrView")
 
@@ -37,7 +40,7 @@ def _inplace(op: OperatorHandle):
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor):
-            self._version.value += 1
+            self._version_counter.value += 1
         return out
 
     return kernel
@@ -48,7 +51,17 @@ def _view(op: OperatorHandle):
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
             out._base = self._base if self._base is not None else self
-            out._version = self._version
+            out._version_counter = self._version_counter
+        return out
+
+    return kernel
+
+
+def _alias(op: OperatorHandle):
+    def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
+        if isinstance(self, Tensor) and isinstance(out, Tensor):
+            out._version_counter = self._version_counter
         return out
 
     return kernel
@@ -58,3 +71,5 @@ for _name in INPLACE_OPERATORS:
     _library.impl(_name, _inplace(overload(_name)), with_keyset=True)
 for _name in VIEW_OPERATORS:
     _library.impl(_name, _view(overload(_name)), with_keyset=True)
+for _name in ALIAS_OPERATORS:
+    _library.impl(_name, _alias(overload(_name)), with_keyset=True)

@@ -113,6 +113,14 @@ def relu(self: Tensor) -> Tensor:
     return _wrap(np.maximum(self._data, 0), self.dtype)
 
 
+@_kernel("threshold_backward")
+def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
+    """relu's gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0."""
+    shapes.broadcast_shapes(grad_output.shape, self.shape)
+    dt = result_type(grad_output, self)
+    return _wrap(np.where(_operand(self, dt) <= threshold, 0, _operand(grad_output, dt)), dt)
+
+
 def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
     dt = float_result_type(self)  # bool and int64 in: the default float out
     x = _operand(self, dt).astype(np.float64, copy=False)
@@ -130,9 +138,36 @@ def log(self: Tensor) -> Tensor:
     return _float_unary(np.log, self)
 
 
+@_kernel("sin")
+def sin(self: Tensor) -> Tensor:
+    return _float_unary(np.sin, self)
+
+
+@_kernel("cos")
+def cos(self: Tensor) -> Tensor:
+    return _float_unary(np.cos, self)
+
+
 @_kernel("gt.Scalar")
 def gt(self: Tensor, other: float) -> Tensor:
     return _wrap(self._data > other, DType.bool)
+
+
+@_kernel("ne.Scalar")
+def ne_scalar(self: Tensor, other: float) -> Tensor:
+    return _wrap(self._data != other, DType.bool)
+
+
+@_kernel("ne.Tensor")
+def ne_tensor(self: Tensor, other: Tensor) -> Tensor:
+    shapes.broadcast_shapes(self.shape, other.shape)
+    dt = result_type(self, other)  # compared in the promoted dtype, as torch
+    return _wrap(_operand(self, dt) != _operand(other, dt), DType.bool)
+
+
+@_kernel("any")
+def any_(self: Tensor) -> Tensor:
+    return _wrap(np.any(self._data), DType.bool)
 
 
 # -- reductions and products ------------------------------------------------------------

@@ -64,14 +64,29 @@ def relu(self: Tensor) -> Tensor:
     return meta_tensor(self.shape, self.dtype)
 
 
-@_kernel("exp", "log", "reciprocal")
+@_kernel("threshold_backward")
+def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
+    return meta_tensor(shapes.broadcast_shapes(grad_output.shape, self.shape), result_type(grad_output, self))
+
+
+@_kernel("exp", "log", "reciprocal", "sin", "cos")
 def float_unary(self: Tensor) -> Tensor:
     return meta_tensor(self.shape, float_result_type(self))
 
 
-@_kernel("gt.Scalar")
-def gt(self: Tensor, other: float) -> Tensor:
+@_kernel("gt.Scalar", "ne.Scalar")
+def compare_scalar(self: Tensor, other: float) -> Tensor:
     return meta_tensor(self.shape, DType.bool)
+
+
+@_kernel("ne.Tensor")
+def compare_tensor(self: Tensor, other: Tensor) -> Tensor:
+    return meta_tensor(shapes.broadcast_shapes(self.shape, other.shape), DType.bool)
+
+
+@_kernel("any")
+def any_(self: Tensor) -> Tensor:
+    return meta_tensor((), DType.bool)
 
 
 @_kernel("sum.dim_IntList")

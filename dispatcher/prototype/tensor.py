@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import BackendComponent, DispatchKey, DispatchKeySet, TensorBase
+from dispatcher import BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from .autograd import AccumulateGrad, FunctionNode, Node
 
-__all__ = ["Tensor", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
-           "key_set_for_device", "normalize_device", "stack", "tensor", "wrapped_scalar_tensor"]
+__all__ = ["Tensor", "TensorDevice", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
+           "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
 
 Scalar = Union[bool, int, float]
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
@@ -55,9 +55,22 @@ def device_backend(device: str) -> BackendComponent:
         raise
 
 
+_NORMALIZED: dict[str, str] = {}
+
+
 def normalize_device(device: str) -> str:
-    """The device type of a device string ("toy:0" -> "toy"); one device per type here."""
-    return device_type(device_backend(device))
+    """The device type of a device string ("toy:0" -> "toy"); one device per type here.
+
+    Remembered per string (parsing one costs microseconds), but for the
+    PrivateUse1 backend's, whose name can change (rename_privateuse1_backend).
+    """
+    found = _NORMALIZED.get(device) if isinstance(device, str) else None
+    if found is None:
+        backend = device_backend(device)
+        found = device_type(backend)
+        if backend != BackendComponent.PrivateUse1Bit and isinstance(device, str):
+            _NORMALIZED[device] = found
+    return found
 
 
 def key_set_for_device(device: str) -> DispatchKeySet:
@@ -68,6 +81,36 @@ def key_set_for_device(device: str) -> DispatchKeySet:
         ks = DispatchKeySet([DispatchKey.Dense, backend]) | get_autograd_related_key_set_from_backend(backend)
         _KEY_SETS[device] = ks
     return ks
+
+
+class TensorDevice(str):
+    """A tensor's ``.device``: torch.device's ``type``, ``index`` and printing,
+    on the device type string the prototype's code compares (``t.device ==
+    "cpu"``; torch's device is not equal to a string, this one is)."""
+
+    __slots__ = ()
+
+    @property
+    def type(self) -> str:
+        return str.__str__(self)
+
+    @property  # torch.device's, in place of str.index
+    def index(self) -> Optional[int]:  # type: ignore[override]
+        return None  # one device per type here (normalize_device)
+
+    def __repr__(self) -> str:
+        return f"device(type='{str.__str__(self)}')"
+
+
+_DEVICES: dict[str, TensorDevice] = {}
+
+
+def tensor_device(device: str) -> TensorDevice:
+    """The one TensorDevice of a device type string."""
+    found = _DEVICES.get(device)
+    if found is None:
+        found = _DEVICES[device] = TensorDevice(device)
+    return found
 
 
 class VersionCounter:
@@ -118,6 +161,10 @@ class TensorMethods:
 
     def numel(self) -> int:
         return math.prod(self.shape)
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return to_numpy_dtype(self.dtype).itemsize
 
     def __len__(self) -> int:
         if not self.shape:
@@ -187,6 +234,24 @@ class TensorMethods:
     def gt(self, other: Scalar) -> Self:
         return aten.gt.Scalar(self, other)
 
+    def __ne__(self, other: Any) -> Self:  # type: ignore[override]  # elementwise, as torch's
+        return self.ne(other)
+
+    # __ne__ alone leaves == as identity, and the hash with it (torch's tensors hash by id too).
+    __hash__ = object.__hash__
+
+    def ne(self, other: Operand) -> Self:
+        return aten.ne.Tensor(self, other) if isinstance(other, TensorBase) else aten.ne.Scalar(self, other)
+
+    def any(self) -> Self:
+        return aten.any.default(self)
+
+    def sin(self) -> Self:
+        return aten.sin.default(self)
+
+    def cos(self) -> Self:
+        return aten.cos.default(self)
+
     def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> Self:
         dtype = optional_dtype(dtype)
@@ -227,6 +292,26 @@ class TensorMethods:
     # -- copies and in-place -------------------------------------------------------------
     def clone(self) -> Self:
         return aten.clone.default(self)
+
+    def detach(self) -> Self:
+        return aten.detach.default(self)
+
+    def cpu(self) -> Self:
+        return convert(self, device="cpu")
+
+    # -- new tensors like this one -------------------------------------------------------
+    def new_empty(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+        return aten.new_empty.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
+
+    def new_zeros(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+        return aten.new_zeros.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
+
+    def new_ones(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+        return aten.new_ones.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
+
+    def new_full(self, size: Sequence[int], fill_value: Scalar, *, dtype: Optional[DType] = None,
+                 device: Optional[str] = None) -> Self:
+        return aten.new_full.default(self, list(size), fill_value, dtype=optional_dtype(dtype), device=device)
 
     def copy_(self, src: "TensorMethods") -> Self:
         return aten.copy_.default(self, src)
@@ -305,26 +390,65 @@ class Tensor(TensorMethods, TensorBase):
     """
 
     __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn", "_output_nr",
-                 "_version", "_base", "_grad_accumulator", "_wrapped_number")
+                 "_version_counter", "_base", "_grad_accumulator", "_wrapped_number", "_strides")
 
     shape: tuple[int, ...]
     dtype: DType
-    device: str
+    device: TensorDevice
 
-    def __init__(self, data: Any, shape: Sequence[int], dtype: DType, device: str) -> None:
+    # torch.Tensor's: a subclass's handler reaches it with super() and runs
+    # the call below the Python key; the engine counts a type whose handler
+    # is this one as having none, so plain tensors carry no Python key.
+    # (The function itself, not a staticmethod: the engine compares what the
+    # type's dict holds.)
+    __torch_dispatch__: Any = disabled_torch_dispatch_impl
+
+    def __init__(self, data: Any = None, shape: Sequence[int] = (), dtype: DType = DType.float32,
+                 device: str = "cpu") -> None:
+        if type(self) is not Tensor and self._bits:
+            # A subclass's __new__ made it with _make_wrapper_subclass or
+            # _make_subclass (its keys are set), and its __init__ calls
+            # super().__init__() (see __init_subclass__).
+            return
         TensorBase.__init__(self, key_set_for_device(device))
         self._data = data
         self.shape = tuple(shape)
         self.dtype = dtype
-        self.device = device
+        self.device = _DEVICES.get(device) or tensor_device(device)
         self.requires_grad = False
         self._grad: Optional[Tensor] = None
         self.grad_fn: Optional[Union[Node, FunctionNode]] = None
         self._output_nr = 0  # which of grad_fn's outputs this tensor is
-        self._version = VersionCounter()
+        self._version_counter = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
         self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
         self._wrapped_number = False  # see wrapped_scalar_tensor
+        # A wrapper subclass's, which has no data to read them from (None: contiguous).
+        self._strides: Optional[tuple[int, ...]] = None
+
+    # -- subclasses (torch.Tensor's staticmethods of these names; see subclassing.py) ------------
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Python calls __init__ with the arguments the subclass's __new__ got,
+        # which are not Tensor's: torch.Tensor's __init__ takes any.  A
+        # subclass without an __init__ of its own gets one that does.
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _subclass_init  # type: ignore[method-assign]
+
+    if TYPE_CHECKING:  # torch.Tensor's names, set below from subclassing.py
+        @staticmethod
+        def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
+                                   storage_offset: Optional[int] = None, memory_format: Any = None,
+                                   dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+                                   pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any: ...
+
+        @staticmethod
+        def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, **policies: Any) -> Any: ...
+
+        def as_subclass(self, cls: type) -> Any: ...
+
+        @classmethod
+        def __torch_function__(cls, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any: ...
 
     @staticmethod
     def from_numpy(array: np.ndarray) -> "Tensor":
@@ -332,6 +456,11 @@ class Tensor(TensorMethods, TensorBase):
         return Tensor(array, array.shape, from_numpy_dtype(array.dtype), "cpu")
 
     # -- autograd ------------------------------------------------------------------------
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has had (torch's ``_version``)."""
+        return self._version_counter.value
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
@@ -388,11 +517,15 @@ class Tensor(TensorMethods, TensorBase):
     # row-major buffers, and meta tensors have no strides here, so they count
     # as contiguous.
     def is_contiguous(self) -> bool:
-        return self.device != "cpu" or self._data.flags.c_contiguous
+        if self._strides is not None:
+            return self._strides == contiguous_strides(self.shape)
+        return self.device != "cpu" or self._data is None or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:
         """The step, in elements, between neighbours along each dimension."""
-        if self.device != "cpu":
+        if self._strides is not None:
+            return self._strides
+        if self.device != "cpu" or self._data is None:  # no numpy memory: row-major
             return contiguous_strides(self.shape)
         return tuple(step // self._data.itemsize for step in self._data.strides)
 
@@ -415,12 +548,22 @@ class Tensor(TensorMethods, TensorBase):
         """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
         if self.device == "meta":
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
+        if self._data is None and self.device == "cpu":
+            raise RuntimeError(
+                f"Cannot access data of a {type(self).__name__}: a wrapper subclass has no data of its own "
+                "(its __torch_dispatch__ decides what its operators compute)"
+            )
         if self.device != "cpu":
             from .autograd import no_grad
 
             with no_grad():
                 return self.to("cpu")._data
         return self._data
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
 
     def item(self) -> Scalar:
         if self.numel() != 1:
@@ -429,6 +572,12 @@ class Tensor(TensorMethods, TensorBase):
 
     def tolist(self) -> Any:
         return self.numpy().tolist()
+
+    def __format__(self, format_spec: str) -> str:
+        # torch's: a plain 0-d tensor formats as its number (f"{loss:.3f}").
+        if self.dim() == 0 and type(self) is Tensor and self.device != "meta":
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)
 
     def __repr__(self) -> str:
         extras = []
@@ -462,7 +611,15 @@ def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
     out = Tensor.from_numpy(array.astype(to_numpy_dtype(dtype), order="C"))
     if normalize_device(device) != "cpu":
         out = aten._to_copy.default(out, device=device)
+    # As torch.tensor: the new tensor is handed to lift_fresh, so that a
+    # dispatch mode sees it made (a fake-tensor mode replaces it there).
+    out = aten.lift_fresh.default(out)
     return out.requires_grad_() if requires_grad else out
+
+
+def is_tensor(obj: object) -> bool:
+    """torch.is_tensor: whether ``obj`` is a Tensor (or a subclass's instance)."""
+    return isinstance(obj, Tensor)
 
 
 def stack(tensors: Sequence[Any], dim: int = 0) -> Any:
@@ -479,6 +636,14 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
+    """The __init__ of a Tensor subclass that has none: nothing to do for an
+    instance its __new__ made (its keys are set: a made tensor has a backend
+    key, a new one none), else Tensor.__init__."""
+    if not self._bits:
+        Tensor.__init__(self, *args, **kwargs)
+
+
 def _inferred_dtype(array: np.ndarray) -> DType:
     if array.dtype.kind == "b":
         return DType.bool
@@ -487,3 +652,14 @@ def _inferred_dtype(array: np.ndarray) -> DType:
     if array.dtype.kind == "f":
         return default_float
     raise TypeError(f"cannot make a tensor from data of numpy dtype {array.dtype}")
+
+
+# Tensor's subclass factories and default __torch_function__ (torch.Tensor's
+# names), set as Tensor's own attributes: no forwarding call on a handler's
+# path.  subclassing.py needs Tensor, defined above.
+from . import subclassing  # noqa: E402
+
+Tensor._make_wrapper_subclass = staticmethod(subclassing.make_wrapper_subclass)  # type: ignore[method-assign,assignment]
+Tensor._make_subclass = staticmethod(subclassing.make_subclass)  # type: ignore[method-assign]
+Tensor.as_subclass = subclassing.as_subclass  # type: ignore[method-assign,assignment]
+Tensor.__torch_function__ = classmethod(subclassing.default_torch_function)  # type: ignore[method-assign,assignment]

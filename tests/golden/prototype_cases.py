@@ -14,8 +14,8 @@ from typing import Any, Callable, NamedTuple
 # tests/test_prototype_tensor.py checks the prototype's against them.
 OPERATORS = (
     # pointwise
-    "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "div.Tensor", "neg", "exp", "log", "reciprocal",
-    "relu", "gt.Scalar",
+    "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "div.Tensor", "div.Scalar", "neg", "exp", "log", "reciprocal",
+    "relu", "threshold_backward", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any",
     # reductions and products
     "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "dot",
     # views, and shape functions that are not
@@ -26,6 +26,8 @@ OPERATORS = (
     "to.dtype_layout",
     # factories
     "empty.memory_format", "zeros", "ones", "full", "randn", "randn.generator",
+    "empty_like", "zeros_like", "ones_like", "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
+    "new_full", "detach", "lift_fresh",
 )
 
 

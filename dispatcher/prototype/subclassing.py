@@ -1,0 +1,147 @@
+"""Tensor subclasses as torch makes them: wrapper subclasses, ``_make_subclass``, ``as_subclass``.
+
+A *wrapper subclass* (``Tensor._make_wrapper_subclass(cls, size, ...)``, in
+the subclass's ``__new__``) is a Tensor with a shape, strides, dtype, device
+and requires_grad but no data: what its operators compute is its
+``__torch_dispatch__``'s business (usually: unwrap an inner tensor, call the
+operator on it, wrap the result).  It carries the keys of its device, the
+autograd keys, and the Python keys its handler needs, so autograd records
+the wrapper (it is the leaf, not its inner tensor) and then the handler
+runs below autograd, where calls on inner tensors are not recorded: as in
+torch.
+
+``Tensor._make_subclass(cls, data, require_grad)`` is an instance of
+``cls`` sharing ``data``'s memory and version counter, without its history
+(torch's: ``data.detach()`` as a ``cls``).
+
+The prototype calls aten operators from its methods directly, without
+torch's ``__torch_function__`` layer; ``Tensor.__torch_function__`` is
+torch's default nevertheless, for the handlers that reach it with super().
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from dispatcher import disabled_torch_dispatch_impl
+
+from .dtypes import DType, check_dtype, default_float
+from .tensor import Tensor, normalize_device
+from .tensor_options import check_options, strided
+
+__all__ = ["as_subclass", "default_torch_function", "disabled_torch_function_impl", "make_subclass",
+           "make_wrapper_subclass"]
+
+# torch's _make_wrapper_subclass takes these to let the handler answer
+# sizes(), strides(), device() and layout queries; the prototype's tensors
+# hold those as fields, so only their default (off) is accepted.
+_POLICIES = ("dispatch_sizes_strides_policy", "dispatch_device", "dispatch_layout", "_extra_dispatch_keys",
+             "storage_size")
+
+
+def _check_subclass(cls: Any, factory: str) -> None:
+    if not isinstance(cls, type) or not issubclass(cls, Tensor):
+        raise TypeError(f"{factory}: cls must be a subclass of dispatcher.prototype.Tensor, got {cls!r}")
+
+
+def _check_policies(policies: dict[str, Any], factory: str) -> None:
+    for name, value in policies.items():
+        if name not in _POLICIES:
+            raise TypeError(f"{factory}() got an unexpected keyword argument '{name}'")
+        if value:
+            raise NotImplementedError(
+                f"{factory}: {name}={value!r} is not supported: prototype tensors keep their sizes, strides, "
+                "device and layout as fields, which the handler cannot be asked for"
+            )
+
+
+def make_wrapper_subclass(cls: type, size: Sequence[int], *, strides: Optional[Sequence[int]] = None,
+                          storage_offset: Optional[int] = None, memory_format: Any = None,
+                          dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
+                          pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any:
+    """A ``cls`` of these sizes, strides, dtype and device, with no data (torch's
+    ``Tensor._make_wrapper_subclass``); ``cls`` must define ``__torch_dispatch__``."""
+    _check_subclass(cls, "_make_wrapper_subclass")
+    if getattr(cls, "__torch_dispatch__", None) in (None, disabled_torch_dispatch_impl):
+        raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
+    if policies:
+        _check_policies(policies, "_make_wrapper_subclass")
+    if pin_memory or memory_format is not None:
+        check_options(pin_memory, memory_format)
+    if layout not in (None, strided):
+        raise NotImplementedError(f"_make_wrapper_subclass: layout {layout!r} is not supported; prototype tensors are strided")
+    if storage_offset not in (None, 0):
+        raise NotImplementedError("_make_wrapper_subclass: a storage_offset other than 0 is not supported")
+    shape = _int_tuple(size, "size")
+    if strides is not None:
+        strides = _int_tuple(strides, "strides")
+        if len(strides) != len(shape):
+            raise RuntimeError(f"_make_wrapper_subclass: {len(shape)} sizes but {len(strides)} strides")
+    dtype = default_float if dtype is None else check_dtype(dtype)
+    out: Any = Tensor.__new__(cls)
+    Tensor.__init__(out, None, shape, dtype, "cpu" if device is None else normalize_device(str(device)))
+    out._strides = strides  # None: row-major (Tensor.stride)
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def make_subclass(cls: type, data: Tensor, require_grad: bool = False, **policies: Any) -> Any:
+    """A ``cls`` sharing ``data``'s memory and version counter, without its
+    autograd history (torch's ``Tensor._make_subclass``)."""
+    _check_subclass(cls, "_make_subclass")
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass: data must be a Tensor, not {type(data).__name__}")
+    _check_policies({k: v for k, v in policies.items() if k != "device_for_backend_keys"}, "_make_subclass")
+    out = _same_data(data, cls)
+    if require_grad:
+        out.requires_grad_()
+    return out
+
+
+def as_subclass(t: Tensor, cls: type) -> Any:
+    """``t`` as a ``cls``: the same data, and the same place in the autograd graph (torch's ``as_subclass``)."""
+    _check_subclass(cls, "as_subclass")
+    out = _same_data(t, cls)
+    out.requires_grad, out.grad_fn, out._output_nr = t.requires_grad, t.grad_fn, t._output_nr
+    return out
+
+
+def _same_data(t: Tensor, cls: type) -> Any:
+    out: Any = Tensor.__new__(cls)
+    Tensor.__init__(out, t._data, t.shape, t.dtype, t.device)
+    out._version_counter = t._version_counter  # one memory, one version counter
+    out._strides = t._strides
+    return out
+
+
+def _int_tuple(values: Any, what: str) -> tuple[int, ...]:
+    try:
+        result = tuple(values)
+    except TypeError:
+        raise TypeError(f"_make_wrapper_subclass: {what} must be a sequence of ints, not {type(values).__name__}") from None
+    if not all([type(v) is int for v in result]) and not all(isinstance(v, int) and not isinstance(v, bool) for v in result):
+        raise TypeError(f"_make_wrapper_subclass: {what} must be a sequence of ints, got {list(result)!r}")
+    return result
+
+
+def disabled_torch_function_impl(func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+    """torch's ``_disabled_torch_function_impl``: call ``func`` as it is.  Subclasses
+    set ``__torch_function__`` to it so that only ``__torch_dispatch__`` sees their calls."""
+    return func(*args, **(kwargs or {}))
+
+
+def default_torch_function(cls: type, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+    """torch.Tensor.__torch_function__: run ``func``, and give tensor results the type ``cls``."""
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    return _convert(func(*args, **(kwargs or {})), cls)
+
+
+def _convert(value: Any, cls: type) -> Any:
+    if cls is Tensor:
+        return value
+    if isinstance(value, Tensor) and not isinstance(value, cls):
+        return as_subclass(value, cls)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_convert(v, cls) for v in value)
+    return value
