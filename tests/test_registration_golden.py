@@ -50,6 +50,7 @@ from dispatcher.keysets import get_runtime_dispatch_key_set
 from dispatcher.schema import FunctionSchema, OperatorName, SchemaParseError
 
 from .conftest import load_golden
+from .golden import registration_steps
 
 GOLDEN = load_golden("registration_golden.json")
 
@@ -98,54 +99,9 @@ def torch_framework_fallbacks(world, compat):
 
 
 # -- replaying steps --------------------------------------------------------------------
-def _kernel(*args: Any, **kwargs: Any) -> Any:
-    return args[0] if args else None
-
-
-def _kernel_with_keyset(keyset: Any, *args: Any, **kwargs: Any) -> Any:
-    return args[0] if args else None
-
-
-def _fallback(op: Any, *args: Any, **kwargs: Any) -> None:
-    return None
-
-
-def _fallback_with_keyset(op: Any, keyset: Any, *args: Any, **kwargs: Any) -> None:
-    return None
-
-
 def run_step(libs: dict[int, C._DispatchModule], s: dict) -> None:
-    """One golden step (see REGISTRATION.md), through the compat module."""
-    op = s["op"]
-    if op == "new_library":
-        libs[s["lib"]] = C._dispatch_library(s["kind"], s["ns"], s["dispatch_key"], s["file"], s["line"])
-        return
-    if op == "drop":
-        libs.pop(s["lib"]).reset()
-        return
-    m = libs[s["lib"]]
-    if op == "def":
-        m.def_(s["schema"], s["alias"])
-    elif op == "def_legacy":
-        m.def_legacy(s["schema"])
-    elif op == "def_name_t_t":
-        m.def_name_t_t(s["name"], s["dispatch"], s["debug"])
-    elif op == "def_schema_t_t":
-        m.def_schema_t_t(s["schema"], s["dispatch"], s["alias"], s["debug"])
-    elif op == "impl_t_t":
-        m.impl_t_t(s["name"], s["dispatch"], s["debug"])
-    elif op == "impl_python":
-        m.impl(s["name"], s["dispatch"], _kernel_with_keyset if s["with_keyset"] else _kernel, s["with_keyset"])
-    elif op == "impl_fallthrough":
-        m.impl(s["name"], s["dispatch"], fallthrough_kernel)
-    elif op == "fallback_fallthrough":
-        m.fallback_fallthrough(s["dispatch"])
-    elif op == "fallback_python":
-        m.fallback(s["dispatch"], _fallback_with_keyset if s["with_keyset"] else _fallback, s["with_keyset"])
-    elif op == "fallback_fallthrough_kernel":
-        m.fallback(s["dispatch"], fallthrough_kernel, False)
-    else:
-        raise AssertionError(f"unknown step {op}")
+    """One golden step, through the compat module (the generator runs the same on torch)."""
+    registration_steps.run_step(C, fallthrough_kernel, libs, s)
 
 
 def run_step_capturing(libs: dict[int, C._DispatchModule], s: dict) -> tuple[Optional[str], Optional[str]]:

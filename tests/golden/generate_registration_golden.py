@@ -30,6 +30,9 @@ import textwrap
 import torch
 from torch.library import Library, fallthrough_kernel
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import registration_steps  # noqa: E402  (beside this file: the test runs the same steps)
+
 C = torch._C
 
 SEED = 2_13_0
@@ -122,26 +125,6 @@ class Runner:
 
     def __init__(self):
         self.libs = {}
-        self.fn_count = 0
-
-    def _py_kernel(self, with_keyset):
-        self.fn_count += 1
-        if with_keyset:
-            def kernel(keyset, *args, **kwargs):
-                return args[0] if args else None
-        else:
-            def kernel(*args, **kwargs):
-                return args[0] if args else None
-        return kernel
-
-    def _py_fallback(self, with_keyset):
-        if with_keyset:
-            def fallback(op, keyset, *args, **kwargs):
-                return None
-        else:
-            def fallback(op, *args, **kwargs):
-                return None
-        return fallback
 
     def run(self, step):
         """Run one step; return None or (error type name, message)."""
@@ -152,39 +135,7 @@ class Runner:
         return None
 
     def _run(self, s):
-        op = s["op"]
-        if op == "new_library":
-            m = C._dispatch_library(s["kind"], s["ns"], s["dispatch_key"], s["file"], s["line"])
-            self.libs[s["lib"]] = m
-            return
-        if op == "drop":
-            m = self.libs.pop(s["lib"])
-            m.reset()
-            del m
-            return
-        m = self.libs[s["lib"]]
-        if op == "def":
-            m.def_(s["schema"], s["alias"])
-        elif op == "def_legacy":
-            m.def_legacy(s["schema"])
-        elif op == "def_name_t_t":
-            m.def_name_t_t(s["name"], s["dispatch"], s["debug"])
-        elif op == "def_schema_t_t":
-            m.def_schema_t_t(s["schema"], s["dispatch"], s["alias"], s["debug"])
-        elif op == "impl_t_t":
-            m.impl_t_t(s["name"], s["dispatch"], s["debug"])
-        elif op == "impl_python":
-            m.impl(s["name"], s["dispatch"], self._py_kernel(s["with_keyset"]), s["with_keyset"])
-        elif op == "impl_fallthrough":
-            m.impl(s["name"], s["dispatch"], fallthrough_kernel)
-        elif op == "fallback_fallthrough":
-            m.fallback_fallthrough(s["dispatch"])
-        elif op == "fallback_python":
-            m.fallback(s["dispatch"], self._py_fallback(s["with_keyset"]), s["with_keyset"])
-        elif op == "fallback_fallthrough_kernel":
-            m.fallback(s["dispatch"], fallthrough_kernel, False)
-        else:
-            raise AssertionError(op)
+        registration_steps.run_step(C, fallthrough_kernel, self.libs, s)
 
     def drop_all(self):
         for i in sorted(self.libs):
