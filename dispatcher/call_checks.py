@@ -44,7 +44,6 @@ from typing import Any, Callable, Iterator, Optional
 
 from ._env import env_flag
 from ._ivalue_tag import Mismatch
-from ._kernel_kind import KernelKind
 from .backends import parse_device
 from .errors import DispatcherTypeError
 from .schema import NO_DEFAULT, BaseTy, BaseType, FunctionSchema, ListType, OptionalType, ParameterizedType, TupleType, Type
@@ -241,29 +240,11 @@ class ArgumentCheck:
         return schema.bind(args, kwargs)
 
 
-# -- checked plans ------------------------------------------------------------------------------
-def checked_table(table: tuple[Any, ...], boxer: Any, schema: FunctionSchema, engine: Any) -> tuple[Any, ...]:
-    """``table`` with each plain kernel (unboxed or with-keyset) wrapped to
-    get its arguments checked and converted by ``boxer`` and passed as torch
-    passes them (FunctionSchema.split_call_without_defaults)."""
-    wrapped: dict[int, Any] = {}
-    out = []
-    for entry in table:
-        kind = entry.kind
-        if kind != KernelKind.UNBOXED and kind != KernelKind.WITH_KEYSET:
-            out.append(entry)
-            continue
-        function = wrapped.get(id(entry))
-        if function is None:
-            function = wrapped[id(entry)] = engine.KernelFunction(
-                kind, _checked_kernel(entry.fn, boxer, schema.split_call_without_defaults, kind == KernelKind.WITH_KEYSET)
-            )
-        out.append(function)
-    return tuple(out)
-
-
-def _checked_kernel(fn: Callable[..., Any], boxer: Any, split: Callable[[Any], tuple[tuple[Any, ...], dict[str, Any]]],
+# -- checked kernels ---------------------------------------------------------------------------
+def checked_kernel(fn: Callable[..., Any], boxer: Any, split: Callable[[Any], tuple[tuple[Any, ...], dict[str, Any]]],
                     with_keyset: bool) -> Callable[..., Any]:
+    """``fn`` called with its arguments checked and converted by ``boxer``
+    (dispatcher/publish.py's checked_table makes a table of such kernels)."""
     if with_keyset:
         def checked_with_keyset(keyset: Any, *args: Any, **kwargs: Any) -> Any:
             call_args, call_kwargs = split(boxer.unbox_arguments(boxer.box(args, kwargs)))

@@ -12,8 +12,10 @@ import sys
 from types import FrameType
 from typing import Any, Callable, Optional
 
+from ._engine.contract import Engine, KernelFunction
 from ._frozen import Frozen, slot_setters
 from ._kernel_kind import DUMP_STATE, KernelKind
+from .publish import kernel_function
 from .schema import FunctionSchema
 
 __all__ = [
@@ -142,7 +144,7 @@ class AnnotatedKernel(Frozen):
     # function type); its name is a placeholder, only the signature counts.
     inferred_schema: Optional[FunctionSchema]
     # This kernel as each engine's KernelFunction, made once per engine.
-    _functions: dict[str, Any]
+    _functions: dict[str, KernelFunction]
 
     def __init__(self, kernel: Kernel, debug: str, inferred_schema: Optional[FunctionSchema] = None) -> None:
         _set_kernel(self, kernel)
@@ -150,11 +152,11 @@ class AnnotatedKernel(Frozen):
         _set_inferred_schema(self, inferred_schema)
         _set_functions(self, {})
 
-    def function(self, engine: Any) -> Any:
+    def function(self, engine: Engine) -> KernelFunction:
         """This kernel as ``engine``'s KernelFunction (what a plan's table holds)."""
         function = self._functions.get(engine.__name__)
         if function is None:
-            function = self._functions[engine.__name__] = engine.KernelFunction(self.kernel.kind, self.kernel.fn)
+            function = self._functions[engine.__name__] = kernel_function(engine, self.kernel.kind, self.kernel.fn)
         return function
 
     def dump_line(self, key_desc: str, inactive: bool) -> str:

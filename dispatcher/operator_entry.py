@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol, Union
+from typing import Any, Callable, NamedTuple, Optional, Protocol, Union
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
@@ -30,21 +30,18 @@ from .keys import (
     to_backend_component,
     to_functionality_key,
 )
-from .call_checks import checked_calls_enabled, checked_table
-from .ivalue import make_boxer, make_checked_boxer
+from . import publish
+from ._engine.contract import Boxer, CallPlan, CallShape, Engine, KernelFunction, OperatorHandle
+from .call_checks import checked_calls_enabled
 from .schema import Argument, FunctionSchema, ListType, Return, Type
-
-if TYPE_CHECKING:
-    from ._engine.core import KernelFunction
-
 
 class EntryOwner(Protocol):
     """What an OperatorEntry reads of the registry that owns it (registry.py's
     Dispatcher): a Protocol, so that the entry needs nothing above it."""
 
-    engine: Any
-    undefined_plan: Any
-    fallback_table: tuple[Any, ...]
+    engine: Engine
+    undefined_plan: CallPlan
+    fallback_table: tuple[KernelFunction, ...]
     fallback_masks: list[int]
     fallback_lines: tuple[str, ...]
     deferred: Optional["Deferred"]
@@ -54,7 +51,7 @@ class EntryOwner(Protocol):
 
     def backend_fallback(self, key: DispatchKey) -> Optional[AnnotatedKernel]: ...
 
-    def function_of(self, kernel: Optional[AnnotatedKernel]) -> Any: ...
+    def function_of(self, kernel: Optional[AnnotatedKernel]) -> KernelFunction: ...
 
 K = DispatchKey
 
@@ -403,7 +400,7 @@ class OperatorEntry:
         # With no kernels, every slot is its backend fallback: an entry without
         # kernels holds the dispatcher's tuple of those entries, which costs
         # nothing to take.  Either way the table is the tuple the plan holds.
-        self._table: tuple[Any, ...] = dispatcher.fallback_table
+        self._table: tuple[KernelFunction, ...] = dispatcher.fallback_table
         # Note [Stored table lines]
         # For each slot whose entry is not its backend fallback, what
         # dump_table prints for it: the key's name, the kernel compute_entry
@@ -422,9 +419,9 @@ class OperatorEntry:
         # What a plan takes from the def (made once per def: see _call_shape),
         # and what a checked plan (dispatcher/call_checks.py) takes instead,
         # with its checking Boxer, made when first needed.
-        self._shape: Any = dispatcher.undefined_plan.shape
-        self._checked_shape: Optional[tuple[Any, Any]] = None
-        self._handle: Any = None
+        self._shape: CallShape = dispatcher.undefined_plan.shape
+        self._checked_shape: Optional[tuple[CallShape, Boxer]] = None
+        self._handle: Optional[OperatorHandle] = None
         # torch._C._dispatch_set_report_error_callback's: see report_error.
         self._report_error_callback: Optional[Callable[[str], object]] = None
 
@@ -434,7 +431,7 @@ class OperatorEntry:
         return self._dispatcher
 
     @property
-    def handle(self) -> Any:
+    def handle(self) -> Any:  # the engine's OperatorHandle (Any: users call it)
         """The engine OperatorHandle that calls go through, made (with a plan
         of the current table) when first asked for or by the def (whose
         packet asks for it at once): until then there is no plan to publish,
@@ -448,9 +445,9 @@ class OperatorEntry:
                     handle = self._new_handle(self._plan())
         return handle
 
-    def _new_handle(self, plan: Any) -> Any:
-        handle = self._handle = self._dispatcher.engine.OperatorHandle(self.name, plan)
-        handle._set_owner(self)  # OpOverload.has_kernel_for_dispatch_key asks this entry
+    def _new_handle(self, plan: CallPlan) -> OperatorHandle:
+        # The owner: OpOverload.has_kernel_for_dispatch_key asks this entry.
+        handle = self._handle = publish.operator_handle(self._dispatcher.engine, self.name, plan, self)
         return handle
 
     # -- queries ---------------------------------------------------------------
@@ -567,7 +564,7 @@ class OperatorEntry:
         if self._handle is not None:
             self._handle._publish(self._plan())
 
-    def _update_slot(self, slot: KeyFacts, table: list[Any], lines: dict[int, tuple[str, AnnotatedKernel, Rule]]) -> None:
+    def _update_slot(self, slot: KeyFacts, table: list[KernelFunction], lines: dict[int, tuple[str, AnnotatedKernel, Rule]]) -> None:
         annotated, rule = self._compute_entry(slot)
         index = slot.slot
         assert index is not None, f"{slot.name} has no slot"
@@ -584,7 +581,7 @@ class OperatorEntry:
             slot.update_masks(self._masks, fallthrough)
 
     # -- the call plan -------------------------------------------------------------
-    def _plan(self) -> Any:
+    def _plan(self) -> CallPlan:
         """Compile what a call needs (see Note [One plan per operator] in
         dispatcher/_engine/core.py); raises, changing nothing, if it cannot."""
         schema = self.schema
@@ -600,22 +597,16 @@ class OperatorEntry:
         engine = self._dispatcher.engine
         if checked_calls_enabled():
             return self._checked_plan(schema, engine)
-        return engine.CallPlan(self.name, self._shape, self._table, tuple(self._masks), self.report_error)
+        return publish.call_plan(engine, self.name, self._shape, self._table, tuple(self._masks), self.report_error)
 
-    def _checked_plan(self, schema: RegisteredSchema, engine: Any) -> Any:
+    def _checked_plan(self, schema: RegisteredSchema, engine: Engine) -> CallPlan:
         """The plan while calls are checked (see dispatcher/call_checks.py):
         plain kernels wrapped, torch's binding and texts."""
         if self._checked_shape is None:
-            boxer, check = make_checked_boxer(schema.schema, engine)
-            shape = self._shape
-            self._checked_shape = engine.CallShape(
-                schema=schema.schema, dispatch_args=shape.dispatch_args, positional_span=shape.positional_span,
-                boxer=boxer, bind=check.bind, split_call=shape.split_call, handler_arity=shape.handler_arity,
-                handler_call=shape.handler_call, tags=schema.tags, dispatch_argument_error=check.dispatch_argument_error,
-            ), boxer
+            self._checked_shape = publish.checked_call_shape(engine, self._shape, schema.schema, schema.tags)
         shape, boxer = self._checked_shape
-        return engine.CallPlan(self.name, shape, checked_table(self._table, boxer, schema.schema, engine),
-                               tuple(self._masks), self.report_error)
+        return publish.call_plan(engine, self.name, shape, publish.checked_table(engine, self._table, boxer, schema.schema),
+                                 tuple(self._masks), self.report_error)
 
     def republish(self) -> None:
         """Publish the plan again (checked calls were switched on or off)."""
@@ -624,8 +615,7 @@ class OperatorEntry:
 
     def set_schema(self, schema: RegisteredSchema) -> None:
         """Define the operator: all or nothing (a def whose plan cannot be made changes nothing)."""
-        engine = self._dispatcher.engine
-        shape = _call_shape(schema, engine)
+        shape = publish.call_shape(self._dispatcher.engine, schema.schema, schema.tags)
         previous = self.schema, self._shape, self._checked_shape
         self.schema, self._shape, self._checked_shape = schema, shape, None
         if self._dispatcher.deferred is not None:
@@ -816,28 +806,6 @@ def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) ->
         return ""
     prefix = "fallthrough " if annotated.kernel.is_fallthrough() else ""
     return f"{key_name}: {prefix}{annotated.debug} [{tag}]\n"
-
-
-def _call_shape(registered: RegisteredSchema, engine: Any) -> Any:
-    """What ``engine``'s call plans take from a def (its CallShape), made once per def."""
-    schema = registered.schema
-    dispatch_args, span = schema.dispatch_layout
-    return engine.CallShape(schema=schema, dispatch_args=dispatch_args, positional_span=span, boxer=make_boxer(schema, engine),
-                            bind=schema.bind, split_call=schema.split_call, handler_arity=schema.handler_arity,
-                            handler_call=schema.handler_call, tags=registered.tags)
-
-
-def undefined_plan(engine: Any) -> Any:
-    """A plan for every operator without a def (Note [One plan while
-    undefined]): each Dispatcher makes one, its undefined_plan."""
-    shape = engine.CallShape(schema=None, dispatch_args=(), positional_span=-1, boxer=None, bind=None, split_call=None,
-                             handler_arity=-1, handler_call=None)
-    table = (engine.KernelFunction(KernelKind.MISSING, None),) * len(RUNTIME_SLOT_KEYS)
-    return engine.CallPlan("(an undefined operator)", shape, table, (FULL_REPR,) * NUM_BACKENDS, _reports_nothing)
-
-
-def _reports_nothing(kind: KernelKind, key: DispatchKey) -> None:
-    raise AssertionError(f"an undefined operator's plan has no {kind.name} entry for {key.name} to report")
 
 
 def aliases_serving(key: DispatchKey) -> tuple[DispatchKey, ...]:

@@ -26,9 +26,10 @@ from .operator_entry import (
     RegisteredSchema,
     check_inferred_schema,
     table_line,
-    undefined_plan,
     update_fallthrough_masks,
 )
+from ._engine.contract import KernelFunction
+from .publish import kernel_function, overload_packet, undefined_plan
 from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries"]
@@ -62,6 +63,9 @@ class Dispatcher:
     deferred: Optional[Deferred] = None
 
     def __init__(self, engine: Any, catalog: Optional[Catalog] = None) -> None:
+        # The engine module (dispatcher/_engine): what registration makes on it
+        # is typed by its contract (dispatcher/_engine/contract.py) in
+        # dispatcher/publish.py; its other readers (TLS, keysets) use the module.
         self.engine = engine
         # Operators this registry knows without a define(): see dispatcher/catalog.
         self.catalog = catalog
@@ -70,7 +74,7 @@ class Dispatcher:
         # defined on first use]); and those being defined, under the lock.
         self._from_catalog: set[str] = set()
         self._defining_from_catalog: set[str] = set()
-        self.missing = engine.KernelFunction(MISSING.kind, None)
+        self.missing = kernel_function(engine, MISSING.kind, None)
         self.undefined_plan = undefined_plan(engine)
         self._lock = threading.RLock()
         self._operators: dict[str, OperatorEntry] = {}
@@ -80,7 +84,7 @@ class Dispatcher:
         # What a slot holds for an operator with no kernels, and the masks
         # that go with it: such operators hold this very tuple (Note [Shared
         # fallback tables] in operator_entry.py) and copies of the masks.
-        self.fallback_table: tuple[Any, ...] = (self.missing,) * len(RUNTIME_SLOT_KEYS)
+        self.fallback_table: tuple[KernelFunction, ...] = (self.missing,) * len(RUNTIME_SLOT_KEYS)
         self.fallback_masks: list[int] = [FULL_REPR] * NUM_BACKENDS
         # ns::name -> the overload names defined for it, in definition order.
         self._overloads: dict[str, list[str]] = {}
@@ -248,7 +252,7 @@ class Dispatcher:
         # Under the lock: publish the packet's overloads, then tell the watchers.
         packet = self._packets.get(qualified_name)
         if packet is None:
-            packet = self._packets[qualified_name] = self.engine.OverloadPacket(qualified_name)
+            packet = self._packets[qualified_name] = overload_packet(self.engine, qualified_name)
         overloads = self._overloads.get(qualified_name)
         if overloads:
             operators = self._operators

@@ -93,7 +93,7 @@ from ._tls import (
 )
 
 if TYPE_CHECKING:
-    from .._engine.core import KernelFunction
+    from .._engine.contract import KernelFunction
 
 __all__ = [
     "DispatchKey",
@@ -387,7 +387,7 @@ class SafeKernelFunction:
         def run(op: Any, stack: Any) -> None:
             fn = kernel.fn
             if kind == KernelKind.AMBIGUOUS_AUTOGRAD_OTHER:
-                handle.entry.report_error(kind, DispatchKey.AutogradOther)
+                handle.entry.report_error(KernelKind(kind), DispatchKey.AutogradOther)
             if fn is None:
                 # A fallthrough: its key is skipped, never run (torch fails an internal assertion).
                 raise RuntimeError(f"{op.name()}: a fallthrough kernel cannot be called; the dispatcher skips its key")
