@@ -48,7 +48,7 @@ def test_ops_attributes_are_the_registrys_objects(world):
     assert repr(world.ops.t) == "<ops.t>"
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         world.ops.t.nope
-    with pytest.raises(AttributeError, match="^The underlying op of 't.add' has no overload name 'nope'"):  # torch's text
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         packet.nope
     lib.close()
 

@@ -2690,6 +2690,8 @@ class _OverloadPacketBase:
         self._memo = self._memo2 = None
         for name in gone:
             delattr(self, name)
+        if isinstance(self, OverloadPacket):  # (not a bare _OverloadPacketBase)
+            self.__class__ = OverloadPacket if overloads else _UndefinedOverloadPacket
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _chosen_overload(self, _call_pattern(args, kwargs), args, kwargs)[0](*args, **kwargs)
@@ -2712,18 +2714,21 @@ class OverloadPacket(_OverloadPacketBase):
     dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
     """
 
+
+class _UndefinedOverloadPacket(OverloadPacket):
+    """An OverloadPacket whose last overload is gone: it says so when asked
+    for one.  A packet takes this class while it has no overloads (see
+    _publish), so that live packets keep Python's fastest attribute reads,
+    which a ``__getattr__`` would cost them (a sixth of an inline call)."""
+
     def __getattr__(self, name: str) -> Any:
-        # Only for a name that is not an overload (nor an attribute).
         if name.startswith("__"):
             raise AttributeError(name)
-        overloads = self.overloads()  # (compiled, _overloads is a C field, which only methods of the base can read)
-        if not overloads:
-            raise AttributeError(f"no operator named {self.qualified_name} is defined (asked for its overload {name!r})")
-        raise AttributeError(f"The underlying op of '{self}' has no overload name '{name}' (its overloads: {', '.join(overloads)})")
+        raise AttributeError(f"no operator named {self.qualified_name} is defined (asked for its overload {name!r})")
 
 
 # The packet's own attribute names, which no overload attribute replaces.
-_PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket))
+_PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket)) | frozenset(dir(_UndefinedOverloadPacket))
 
 
 def _chosen_overload(packet, pattern, args, kwargs):
