@@ -2363,6 +2363,15 @@ def _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bit
         _set_tls_excluded(_minus(tls_excluded_bits(), added))
 
 
+# Note [torch_dispatch rules]
+# torch.library.register_torch_dispatch gives one operator its own handler for
+# one tensor type or mode type (exactly that type, not its subclasses): where
+# the call would reach that mode's or tensor's ``__torch_dispatch__``, it runs
+# ``rule(mode or type, handle, types, args, kwargs)`` instead.  Operator name
+# -> {type: rule}; written by dispatcher/torch_dispatch_rules.py only.
+TORCH_DISPATCH_RULES: dict = {}
+
+
 # Note [Calling a tensor's handler]
 # A tensor's handler is ``tensor.__torch_dispatch__``, looked up on the
 # instance as torch does, and is nearly always a classmethod on a type whose
@@ -2394,17 +2403,25 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
     if kwargs or len(args) != plan.shape.handler_arity:
         args, kwargs = plan.shape.handler_call(args, kwargs)
     mode = None
+    rules = TORCH_DISPATCH_RULES.get(handle._name) if TORCH_DISPATCH_RULES else None
     if mode_active:
         mode = _pop_mode(state)
         try:
-            result = mode.__torch_dispatch__(handle, types, args, kwargs)
+            rule = rules.get(type(mode)) if rules else None
+            if rule is None:
+                result = mode.__torch_dispatch__(handle, types, args, kwargs)
+            else:
+                result = rule(mode, handle, types, args, kwargs)
         finally:
             _push_mode(state, mode)
         if result is not NotImplemented:
             return result
     if overloaded is not None:
         for tensor in overloaded:
-            if cython.compiled:  # see Note [Calling a tensor's handler]
+            rule = rules.get(type(tensor)) if rules else None
+            if rule is not None:
+                result = rule(type(tensor), handle, types, args, kwargs)
+            elif cython.compiled:  # see Note [Calling a tensor's handler]
                 result = _call_tensor_handler(tensor, "__torch_dispatch__", handle, types, args, kwargs)  # noqa: F821
             else:
                 result = tensor.__torch_dispatch__(handle, types, args, kwargs)

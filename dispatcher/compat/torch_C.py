@@ -278,8 +278,8 @@ def _python_kernel(func: Callable[..., Any], with_keyset: bool) -> Kernel:
 
 
 def _python_fallback(func: Callable[..., Any], with_keyset: bool) -> Kernel:
-    """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(op,
-    keyset, ...)`` with ``with_keyset``), as Library.fallback registers it."""
+    """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(keyset,
+    op, ...)`` with ``with_keyset``), as Library.fallback registers it."""
     return Kernel(KernelKind.BOXED, python_fallback(func, with_keyset))
 
 
