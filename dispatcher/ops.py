@@ -26,8 +26,10 @@ namespace read itself pays for the hook.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
+from .packet_matching import packet_arguments
 from .registry import Dispatcher
 from .registry import default_registry
 
@@ -77,6 +79,7 @@ class OpNamespaces:
     """
 
     def __init__(self, registry: Dispatcher) -> None:
+        _install_packet_rules(registry.engine)
         watcher = _Watcher(self, registry)
         if registry.catalog is not None:
             for ns in registry.catalog.namespaces:
@@ -90,6 +93,16 @@ class OpNamespaces:
 
     if TYPE_CHECKING:
         def __getattr__(self, ns: str) -> OpNamespace: ...
+
+
+# The engines whose packets choose overloads by torch's packet rules (dispatcher/packet_matching.py).
+_ENGINES_WITH_PACKET_RULES: set[int] = set()
+
+
+def _install_packet_rules(engine: Any) -> None:
+    if id(engine) not in _ENGINES_WITH_PACKET_RULES:
+        engine.set_packet_argument_rules(functools.partial(packet_arguments, tensor_type=engine.TensorBase))
+        _ENGINES_WITH_PACKET_RULES.add(id(engine))
 
 
 class _Watcher:

@@ -39,6 +39,7 @@ if not cython.compiled:
     from dispatcher._engine import _cython_shim as cython
 
 from dispatcher import _layout
+from dispatcher._numbers_as_tensors import NUMBER_TYPES, allows_numbers_as_tensors
 from dispatcher.errors import DispatcherTypeError
 from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, IValueTag
 from dispatcher._kernel_kind import DUMP_STATE, KernelKind
@@ -98,6 +99,8 @@ __all__ = [
     "compute_dispatch_key_set",
     "dispatch_mode_stack",
     "forget_overload_choices",
+    "resolve_overload",
+    "set_packet_argument_rules",
     "pop_dispatch_mode",
     "push_dispatch_mode",
     "python_key_fallback",
@@ -1706,6 +1709,8 @@ def _value_bits(plan, value, kind, i):
 def _required_tensor_bits(plan, value, i, expected, argument):
     bits = _tensor_bits(value)
     if bits < 0:
+        if isinstance(value, NUMBER_TYPES) and allows_numbers_as_tensors(plan.name):
+            return 0  # torch's wrapped-number tensor: the kernel gets the number (dispatcher/_numbers_as_tensors.py)
         _wrong_type(plan, value, i, expected, argument)
     return bits
 
@@ -2568,6 +2573,29 @@ def _all_returned_not_implemented(handle, mode, types):
 _choice_epoch = 0
 
 
+# Note [Packet argument rules]
+# A packet call tests each overload by boxing the arguments, but torch's
+# packet (the JIT's toIValue) takes more than a boxed call does: a number
+# where a bool, float or complex goes, a bool where an int goes, a Python
+# number where a Tensor goes for its allow-listed arithmetic operators, ...
+# and less in places (a single int for a SymInt[N]).  Those rules live above
+# the engine (dispatcher/packet_matching.py, installed by dispatcher.ops):
+# ``rules(qualified_name, schema, args, kwargs)`` returns the arguments as
+# the boxed test should see them, or raises TypeError for an overload torch's
+# packet refuses them for.  They read types only, so remembered choices
+# stay valid.  Without rules installed, the boxed test alone decides.
+_packet_argument_rules = None
+
+
+def set_packet_argument_rules(rules):
+    """Install the packet argument rules (see Note [Packet argument rules])."""
+    global _packet_argument_rules
+    if rules is not None and not callable(rules):
+        raise TypeError(f"packet argument rules must be callable, not {type(rules).__name__}")
+    _packet_argument_rules = rules
+    forget_overload_choices()
+
+
 def _choice_epoch_now():
     return _choice_epoch
 
@@ -2691,6 +2719,14 @@ class OverloadPacket(_OverloadPacketBase):
 _PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket))
 
 
+def resolve_overload(packet, args, kwargs=None):
+    """The overload a call of ``packet`` with these arguments runs, chosen as
+    the call chooses it (torch's ``_jit_resolve_packet``), without running it."""
+    if not isinstance(packet, _OverloadPacketBase):
+        raise TypeError(f"resolve_overload takes an operator packet (ops.ns.name), not {type(packet).__name__}")
+    return _chosen_overload(packet, None, tuple(args), dict(kwargs) if kwargs else None)[0]
+
+
 def _chosen_overload(packet, pattern, args, kwargs):
     """The overload a call runs, as a choice ``(handle, type, ...)``: the one
     remembered for ``pattern``, or found by testing each overload and then
@@ -2708,12 +2744,17 @@ def _chosen_overload(packet, pattern, args, kwargs):
     if not overloads:
         raise AttributeError(f"no operator named {packet.qualified_name} is defined")
     errors = []
+    rules = _packet_argument_rules
     for _name, handle in overloads:
         plan = handle._plan
         if plan.shape.schema is None:  # undefined since this tuple was published
             continue
         try:
-            _box_call(plan.shape.boxer, args, kwargs)
+            if rules is None:
+                _box_call(plan.shape.boxer, args, kwargs)
+            else:
+                as_boxed = rules(packet.qualified_name, plan.shape.schema, args, kwargs)
+                _box_call(plan.shape.boxer, as_boxed[0], as_boxed[1])
         except TypeError as exc:
             errors.append(f"  {plan.shape.schema}: {exc}")
             continue
