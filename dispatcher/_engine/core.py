@@ -1993,6 +1993,40 @@ class OperatorHandle:
     def tags(self) -> list[OperatorTag]:
         return [OperatorTag[name] for name in self._plan.shape.tags]
 
+    @property
+    def __name__(self) -> str:
+        """``add.Tensor``, ``sin.default``: torch's OpOverload.__name__."""
+        return f"{self._opname}.{self._overloadname}"
+
+    @property
+    def _namespace(self) -> str:
+        return self.namespace
+
+    @property
+    def _overloadpacket(self) -> Any:
+        return self._packet
+
+    @property
+    def _tags(self) -> list[OperatorTag]:
+        return self.tags
+
+    @property
+    def op(self) -> OperatorHandle:
+        """What torch's ``op`` is, the callable that runs the overload: the handle itself."""
+        return self
+
+    @property
+    def is_view(self) -> bool:
+        """Whether an argument is aliased without being written (torch's OpOverload.is_view)."""
+        schema = self._plan.shape.schema
+        return schema is not None and any(
+            a.alias_info is not None and not a.alias_info.is_write for a in schema.arguments
+        )
+
+    @property
+    def _nondeterministic_seeded(self) -> bool:
+        return "nondeterministic_seeded" in self._plan.shape.tags
+
     def has_kernel_for_dispatch_key(self, key: Any) -> bool:
         return self._owner is not None and self._owner.has_kernel_for_dispatch_key(key)
 
@@ -2713,6 +2747,26 @@ class OverloadPacket(_OverloadPacketBase):
     reads at attribute speed (see Note [ops at attribute speed] in
     dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
     """
+
+    def __init__(self, qualified_name: str) -> None:
+        super().__init__(qualified_name)
+        namespace, _, name = qualified_name.partition("::")
+        # torch's OpOverloadPacket attributes, in the instance dict as torch's are.
+        self.__name__ = name
+        self.__module__ = f"dispatcher.ops.{namespace}"
+
+    @property
+    def op(self) -> OverloadPacket:
+        """What torch's ``op`` is, the callable that chooses and runs an overload: the packet itself."""
+        return self
+
+    @property
+    def _dir(self) -> list[str]:
+        return self.overloads()
+
+    def op_overloads(self) -> list[OperatorHandle]:
+        """The overloads' handles, in definition order."""
+        return [handle for _name, handle in self._overloads]
 
 
 # The packet's own attribute names, which no overload attribute replaces.

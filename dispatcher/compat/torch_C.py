@@ -63,7 +63,7 @@ from ..operator_entry import OperatorEntry
 from ..registry import Dispatcher, default_registry
 from ..schema import FunctionSchema, OperatorName, SchemaParseError
 from ..standard_fallbacks import STANDARD_FALLBACK_DEBUG
-from ._framework_fallbacks import torch_fallback_line
+from ._framework_fallbacks import TORCH_FALLBACK_SOURCES, torch_fallback_line
 from ._common import KeyArg, key_arg, keyset_arg, str_arg
 from ._common import dispatch_key_parse as _dispatch_key_parse
 from ._common import parse_dispatch_key as _parse_dispatch_key
@@ -434,9 +434,18 @@ def _dispatch_dump(name: str) -> str:
 
 # A dump-table line of one of this package's standard fallbacks (dispatcher/standard_fallbacks.py).
 _STANDARD_FALLBACK_LINE = re.compile(
-    rf"^(\w+): (?:fallthrough )?{STANDARD_FALLBACK_DEBUG} \(standard \w+ fall(?:through|back)\) \[backend fallback\]$",
-    re.MULTILINE,
+    rf"^(\w+): (?:fallthrough )?{STANDARD_FALLBACK_DEBUG} \(standard \w+ fall(?:through|back)\) \[backend fallback\]$"
 )
+
+
+def _as_torch_prints_it(line: str) -> Optional[str]:
+    """A dump-table line as torch prints its slot: a standard fallback's as torch's
+    framework fallback there, or None where torch has none (AutogradHIP, ...)."""
+    match = _STANDARD_FALLBACK_LINE.match(line)
+    if match is None:
+        return line
+    key = match.group(1)
+    return torch_fallback_line(key) if key in TORCH_FALLBACK_SOURCES else None
 
 
 def _dispatch_dump_table(name: str) -> str:
@@ -447,7 +456,8 @@ def _dispatch_dump_table(name: str) -> str:
     op = _find(name)
     if op is None:
         return ""
-    return _STANDARD_FALLBACK_LINE.sub(lambda m: torch_fallback_line(m.group(1)), op.dump_computed_table())
+    lines = (_as_torch_prints_it(line) for line in op.dump_computed_table().split("\n"))
+    return "\n".join(line for line in lines if line is not None)
 
 
 def _dispatch_check_invariants(name: str) -> None:
