@@ -627,7 +627,8 @@ def register_torch_dispatch(op: Any, torch_dispatch_class: Any, func: Optional[C
 def register_vmap(op: Any, func: Optional[Callable[..., Any]] = None, /, *, lib: Optional[Library] = None) -> Any:
     """Register ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)`` as
     ``op``'s batching rule under vmap (a FuncTorchBatched kernel; see
-    dispatcher/vmap_rules.py).  Usable as a decorator.  As torch.library.register_vmap."""
+    dispatcher/vmap_rules.py).  Usable as a decorator, which, as torch's,
+    returns None.  As torch.library.register_vmap."""
     from .custom_ops import _has_kwarg_only_tensors
 
     qualname, opdef_lib = _resolve_for_registration(op, "register_vmap")
@@ -639,12 +640,11 @@ def register_vmap(op: Any, func: Optional[Callable[..., Any]] = None, /, *, lib:
             f"tensors not kwarg-only. Got: {schema}"
         )
 
-    def register(func: _F) -> _F:
+    def register(func: Callable[..., Any]) -> None:  # returns None, as torch's does
         from .vmap_rules import add_vmap_rule
 
         namespace, op_name = _parse_qualname(qualname)
         add_vmap_rule(library or _library_for(namespace, None), op_name, func)
-        return func
 
     if func is None:
         return register
