@@ -1532,6 +1532,7 @@ class CallShape:
         self.arg_kinds = tuple([a[2] for a in arguments])
         self.arg_required = tuple([a[3] for a in arguments])
         self.positional_span = positional_span
+        self.min_positional, self.max_positional = _positional_bounds(schema)
         _store_shape_arrays(self, len(arguments))
         self.dispatch_args = arguments
 
@@ -1543,6 +1544,42 @@ class CallShape:
 
 if not cython.compiled:
     CallShape.dispatch_args = None  # an unbuilt CallShape (compiled: the C field starts as None)
+
+
+# Note [Argument count check]
+# A call whose number of positional arguments no schema call could have
+# (more than the schema has positional arguments, or, without keywords,
+# fewer than its last argument without a default needs) stops at key
+# extraction with torch's text, naming the operator and its schema, instead
+# of reaching the kernel (whose own TypeError names neither).  The check is
+# two comparisons with the shape's bounds, folded into the test that picks
+# extraction's fast path; it is not the checked call (dispatcher/call_checks.py),
+# which also checks types and keywords.
+def _positional_bounds(schema):
+    """``(min, max)`` positional arguments a call of ``schema`` may pass (no schema: any number)."""
+    if schema is None:
+        return 0, sys.maxsize
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    required = [i + 1 for i, a in enumerate(positional) if not a.has_default]
+    return (required[-1] if required else 0), (sys.maxsize if schema.is_vararg else len(positional))
+
+
+def _wrong_argument_count(plan, args, kwargs):
+    """Raise torch's error for a call whose positional arguments cannot fit (Note [Argument count check])."""
+    schema = plan.shape.schema
+    who = f"{schema.name.qualified_name}()"
+    arguments = schema.arguments
+    given = len(args) + (len(kwargs) if kwargs else 0)
+    if given > len(arguments):
+        raise DispatcherTypeError(f"{who} expected at most {len(arguments)} argument(s) but received {given} "
+                                  f"argument(s). Declaration: {schema}")
+    if len(args) > plan.shape.max_positional:
+        raise DispatcherTypeError(f"{who} takes {plan.shape.max_positional} positional argument(s) but {len(args)} "
+                                  f"was/were given.  Declaration: {schema}")
+    for argument in arguments[len(args):]:
+        if not argument.has_default and not (kwargs and argument.name in kwargs):
+            raise DispatcherTypeError(f"{who} is missing value for argument '{argument.name}'. Declaration: {schema}")
+    raise AssertionError(f"{plan.name}: _wrong_argument_count called for a call that fits its schema")
 
 
 def _check_dispatch_args(dispatch_args):
@@ -1727,14 +1764,15 @@ def _wrong_type(plan, value, i, expected, argument):
 
 
 def _missing_argument(plan, args, kwargs, name):
-    plan.shape.bind(args, kwargs)  # raises Python's own TypeError wording
-    raise DispatcherTypeError(f"{plan.name}() missing required argument: '{name}'")
+    _wrong_argument_count(plan, args, kwargs)  # torch's text (Note [Argument count check])
 
 
 def _extract_bits(plan, args, kwargs):
     """The union of the dispatch arguments' key bits, for a packed call."""
     bits = 0
     nargs = len(args)
+    if nargs > plan.shape.max_positional or (nargs < plan.shape.min_positional and not kwargs):
+        _wrong_argument_count(plan, args, kwargs)  # see Note [Argument count check]
     for i in range(plan.shape.n_args):
         position = plan.shape.arg_positions[i]
         if position < nargs:
@@ -1992,11 +2030,6 @@ class OperatorHandle:
     @property
     def tags(self) -> list[OperatorTag]:
         return [OperatorTag[name] for name in self._plan.shape.tags]
-
-    @property
-    def __name__(self) -> str:
-        """``add.Tensor``, ``sin.default``: torch's OpOverload.__name__."""
-        return f"{self._opname}.{self._overloadname}"
 
     @property
     def _namespace(self) -> str:
