@@ -57,10 +57,11 @@ def _is_float64(dtype: Any) -> bool:
 def cast_eligible(value: Any, device_type: str, dtype: Any, tensor_type: type) -> Any:
     """torch.library's ``_cast``: ``value`` with each eligible tensor cast to ``dtype``."""
     if isinstance(value, tensor_type):
-        dtype_now = value.dtype
+        tensor: Any = value
+        dtype_now = tensor.dtype
         eligible = (bool(getattr(dtype_now, "is_floating_point", False)) and _device_type(value) == device_type
                     and not _is_float64(dtype_now))
-        return value.to(dtype) if eligible else value
+        return tensor.to(dtype) if eligible else tensor
     if isinstance(value, (str, bytes)):
         return value
     if isinstance(value, collections.abc.Mapping):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from functools import partial
-from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from .kernel import AnnotatedKernel, fallthrough_kernel, make_fallback_kernel, make_kernel, registration_site
 from ._engine import loaded_engines
@@ -32,6 +32,18 @@ from .registry import Dispatcher, RegistrationHandle
 from .registry import default_registry
 from .operator_tags import Tag, tag_names
 from .schema import _IDENT, FunctionSchema, OperatorName
+
+if TYPE_CHECKING:  # imported on first use: see _LAZY
+    from .custom_ops import (
+        CustomOpDef as CustomOpDef,
+        custom_op as custom_op,
+        get_ctx as get_ctx,
+        register_autograd as register_autograd,
+        register_fake as register_fake,
+        register_kernel as register_kernel,
+    )
+    from .optests import opcheck as opcheck
+    from .schema_inference import infer_schema as infer_schema
 
 # torch 2.13's torch.library.__all__ (tests/golden/torch_library_api_golden.json), in its order.
 __all__ = [
@@ -461,8 +473,8 @@ _NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
 
 
 @functools.singledispatch
-def define(qualname: str, schema: str, *, lib: Optional[Library] = None,
-           tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> None:
+def define(qualname: Union[str, Library], schema: str, *, lib: Optional[Library] = None,
+           tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> Any:
     """Define the operator ``qualname`` ("namespace::name") with ``schema``, the
     part after the name (``"(Tensor x) -> Tensor"``), as torch.library.define:
     in ``lib``, or in a FRAGMENT library kept for the process.  ``tags``: tag
@@ -498,7 +510,7 @@ DeviceTypes = Union[str, Sequence[str]]
 
 
 @functools.singledispatch
-def impl(qualname: str, types: DeviceTypes, func: Optional[Callable[..., Any]] = None, *,
+def impl(qualname: Union[str, Library], types: DeviceTypes, func: Optional[Callable[..., Any]] = None, *,
          lib: Optional[Library] = None) -> Any:
     """Register an implementation of the operator ``qualname`` ("namespace::name",
     with an overload: "ns::f.out") for device types, as torch.library.impl.
@@ -598,7 +610,7 @@ def _resolve_for_registration(op: object, api_name: str) -> tuple[str, Optional[
     CustomOpDef, the library its registrations belong to."""
     from .custom_ops import CustomOpDef, _resolve_op_for_registration
 
-    resolved = _resolve_op_for_registration(op, api_name)  # type: ignore[arg-type]
+    resolved = _resolve_op_for_registration(op, api_name)
     if isinstance(resolved, CustomOpDef):
         return resolved._qualname, resolved._lib
     return resolved, None

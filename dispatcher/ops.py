@@ -145,7 +145,8 @@ class _Watcher:
         unknown name's AttributeError then says which namespace (and Python's
         traceback suggests the nearest names, from the namespace's attributes),
         without a __getattr__ that would slow every read (Note [ops at attribute speed])."""
-        return type(f"ops.{ns}", (self.namespace_type,), {"__slots__": ()})(ns)
+        namespace: OpNamespace = type(f"ops.{ns}", (self.namespace_type,), {"__slots__": ()})(ns)
+        return namespace
 
     def add_namespace(self, ns: str, namespace: OpNamespace) -> OpNamespace:
         self.by_name[ns] = namespace

@@ -1560,8 +1560,11 @@ def _positional_bounds(schema):
     if schema is None:
         return 0, sys.maxsize
     positional = [a for a in schema.arguments if not a.kwarg_only]
-    required = [i + 1 for i, a in enumerate(positional) if not a.has_default]
-    return (required[-1] if required else 0), (sys.maxsize if schema.is_vararg else len(positional))
+    minimum = 0
+    for i, argument in enumerate(positional):  # no negative indexing: compiled, the engine does not wrap around
+        if not argument.has_default:
+            minimum = i + 1
+    return minimum, (sys.maxsize if schema.is_vararg else len(positional))
 
 
 def _wrong_argument_count(plan, args, kwargs):
