@@ -2747,6 +2747,19 @@ class _OverloadPacketBase:
     def _schemas(self) -> dict[str, Any]:
         return {name: handle.schema for name, handle in self._overloads}
 
+    @property
+    def op(self) -> Any:
+        """What torch's ``op`` is, the callable that chooses and runs an overload: the packet itself."""
+        return self
+
+    @property
+    def _dir(self) -> list[str]:
+        return self.overloads()
+
+    def op_overloads(self) -> list[OperatorHandle]:
+        """The overloads' handles, in definition order."""
+        return [handle for _name, handle in self._overloads]
+
     def _publish(self, overloads: tuple[tuple[str, OperatorHandle], ...]) -> None:
         """Registration's write: the overloads now defined, as (name, handle) pairs."""
         for name, handle in overloads:
@@ -2791,18 +2804,6 @@ class OverloadPacket(_OverloadPacketBase):
         self.__name__ = name
         self.__module__ = f"dispatcher.ops.{namespace}"
 
-    @property
-    def op(self) -> OverloadPacket:
-        """What torch's ``op`` is, the callable that chooses and runs an overload: the packet itself."""
-        return self
-
-    @property
-    def _dir(self) -> list[str]:
-        return self.overloads()
-
-    def op_overloads(self) -> list[OperatorHandle]:
-        """The overloads' handles, in definition order."""
-        return [handle for _name, handle in self._overloads]
 
 
 # The packet's own attribute names, which no overload attribute replaces.
