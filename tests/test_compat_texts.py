@@ -84,3 +84,25 @@ def test_overloads_and_packets_have_torchs_attributes(world):
     assert world.ops.aten.view.default.is_view and not add.Tensor.is_view
     assert world.ops.aten.rand.default._nondeterministic_seeded and not add.Tensor._nondeterministic_seeded
     assert add.Tensor._tags == add.Tensor.tags
+
+
+def test_tables_pytorchs_tests_mask_read_as_torchs_with_our_own_fallbacks(world, compat):
+    """What PyTorch's test_dispatch.py checks of a table with a CPU kernel and a
+    CompositeExplicitAutograd one, read through compat with this package's
+    standard fallbacks (not torch's framework set swapped in)."""
+    m = compat._dispatch_library("FRAGMENT", "h23masked", "")
+    m.def_("foo(Tensor x) -> Tensor")
+    m.impl_t_t("foo", "CPU", debug="fn_cpu")
+    m.impl_t_t("foo", "CompositeExplicitAutograd", debug="fn_defaultbackend")
+    keys = ("Undefined", "CPU", "CUDA", "XLA", "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradXLA")
+    assert pytorch_test_mask(compat._dispatch_dump_table("h23masked::foo"), keys) == (
+        "Undefined: fn_defaultbackend [default backend kernel]\n"
+        "CPU: fn_cpu [kernel]\n"
+        "CUDA: fn_defaultbackend [default backend kernel]\n"
+        "XLA: fn_defaultbackend [default backend kernel]\n"
+        "AutogradOther: registered in pytorch framework [backend fallback]\n"
+        "AutogradCPU: registered in pytorch framework [backend fallback]\n"
+        "AutogradCUDA: registered in pytorch framework [backend fallback]\n"
+        "AutogradXLA: registered in pytorch framework [backend fallback]\n"
+    )
+    m.reset()
