@@ -19,7 +19,7 @@ from .keys import DispatchKey
 if TYPE_CHECKING:
     from .library import Library
 
-__all__ = ["Batching", "VmapInfo", "add_vmap_rule", "register_batching", "unregister_batching"]
+__all__ = ["Batching", "VmapInfo", "add_vmap_rule", "register_batching"]
 
 
 class VmapInfo(NamedTuple):
@@ -54,11 +54,6 @@ _batching: list[Batching] = []
 def register_batching(batching: Batching) -> None:
     """Make ``batching`` the batched tensors that vmap rules unwrap and wrap."""
     _batching[:] = [batching]
-
-
-def unregister_batching(batching: Batching) -> None:
-    if _batching and _batching[0] is batching:
-        _batching.clear()
 
 
 InDims = Union[Optional[int], list[Optional[int]]]
