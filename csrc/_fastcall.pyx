@@ -46,6 +46,7 @@ from dispatcher._engine.core cimport (
     _keyset_arg,
     _make,
     _missing_argument,
+    _wrong_argument_count,
     _raise_not_defined,
     _run_with_operator,
     _settled_plan,
@@ -206,8 +207,10 @@ cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObjec
     cdef Py_ssize_t i
     cdef PyObject* arg
     cdef uint64_t bits = 0
-    if 0 <= plan.shape.positional_span <= nargs:
-        # Every dispatch argument is a required Tensor, passed positionally.
+    if 0 <= plan.shape.positional_span and plan.shape.min_positional <= nargs <= plan.shape.max_positional:
+        # Every dispatch argument is a required Tensor, passed positionally
+        # (min_positional >= positional_span), and the count fits: Note
+        # [Argument count check] in core.py.
         for i in range(plan.shape.n_args):
             arg = args[plan.shape.c_positions[i]]
             if PyObject_TypeCheck(<object>arg, TensorBase):  # the common case, inline
@@ -215,6 +218,8 @@ cdef uint64_t _extract(CallPlan plan, PyObject** args, Py_ssize_t nargs, PyObjec
             else:
                 bits |= _value_bits(plan, <object>arg, ARG_TENSOR, i)
         return bits
+    if nargs > plan.shape.max_positional or (nargs < plan.shape.min_positional and kwnames == NULL):
+        _wrong_argument_count(plan, _pack_args(args, 0, nargs), _pack_kwargs(args, nargs, kwnames))
     for i in range(plan.shape.n_args):
         position = plan.shape.c_positions[i]
         arg = args[position] if position < nargs else _keyword_arg(args, nargs, kwnames, plan.shape.arg_names[i])

@@ -58,6 +58,7 @@ from .kernel import registration_site
 from .keys import DispatchKey
 from .kernel_results import result_check
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
+from .operator_tags import Tag
 from .library import Library, _parse_qualname, keys_for_types
 from .registry import Dispatcher, default_registry
 from .schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
@@ -80,7 +81,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DeviceTypes = Union[str, Sequence[str], None]
-Tags = Union[str, Sequence[str], None]
+Tags = Union[Tag, str, Sequence[Union[Tag, str]], None]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 registry: Dispatcher = default_registry
@@ -529,6 +530,24 @@ class CustomOpDef:
         self._backward_fn = backward
         self._setup_context_fn = setup_context
 
+    def register_torch_dispatch(self, torch_dispatch_class: Any, fn: Optional[Callable[..., Any]] = None, /) -> Any:
+        """The operator's rule under a tensor subclass or mode (torch.library.register_torch_dispatch)."""
+        from .library import register_torch_dispatch
+
+        return register_torch_dispatch(self._qualname, torch_dispatch_class, fn, lib=self._lib)
+
+    def register_vmap(self, func: Optional[Callable[..., Any]] = None, /) -> Any:
+        """The operator's batching rule under vmap (torch.library.register_vmap)."""
+        from .library import register_vmap
+
+        return register_vmap(self._qualname, func, lib=self._lib)
+
+    def register_autocast(self, device_type: str, cast_inputs: Any) -> None:
+        """The operator's autocast kernel for ``device_type`` (torch.library.register_autocast)."""
+        from .library import register_autocast
+
+        register_autocast(self._qualname, device_type, cast_inputs, lib=self._lib)
+
     # -- the registrations made at definition --------------------------------------------------
     def _register_to_dispatcher(self, tags: Sequence[str]) -> None:
         schema_str = self._name + self._schema
@@ -747,11 +766,13 @@ def _library_for_registration(namespace: str, lib: Optional[Library]) -> Library
 
 
 def register_fake(op: OpIdentifier, func: Optional[Callable[..., Any]] = None, /, *,
-                  lib: Optional[Library] = None, allow_override: bool = True) -> Any:
+                  lib: Optional[Library] = None, _stacklevel: int = 1, allow_override: bool = True) -> Any:
     """Register ``func`` as ``op``'s fake implementation: its Meta kernel (see Note
     [Fake means Meta]).  Usable as a decorator.  ``allow_override=False`` refuses an
     operator that already has a fake implementation, a Meta kernel, or a
-    CompositeImplicitAutograd kernel (which needs no fake implementation)."""
+    CompositeImplicitAutograd kernel (which needs no fake implementation).
+    ``_stacklevel`` is torch's (which frame its debug text names); here the
+    text names the first frame outside this package, whatever it is."""
     resolved = _resolve_op_for_registration(op, "register_fake")
     if isinstance(resolved, CustomOpDef):
         return resolved.register_fake if func is None else resolved.register_fake(func)

@@ -32,15 +32,14 @@ __all__ = [
 ]
 
 
-def fallthrough_kernel(*args: Any, **kwargs: Any) -> None:
+def fallthrough_kernel() -> None:
     """Register this as a kernel or fallback to make the dispatcher skip the key.
 
     It is never called: a fallthrough takes its key out of the operator's
     dispatch mask (see Note [Per-backend fallthrough masks] in operator_entry.py).
+    torch.library's, with its signature and text.
     """
-    raise RuntimeError(
-        "fallthrough_kernel was executed but it should have been short-circuited by the dispatcher"
-    )
+    raise NotImplementedError("fallthrough_kernel() should never be called.")
 
 
 class Kernel(Frozen):
@@ -92,8 +91,8 @@ def make_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: boo
 
 def make_fallback_kernel(fn: Callable[..., Any], *, with_keyset: bool = False, boxed: bool = False) -> Kernel:
     """A backend fallback.  torch's convention (its PythonFallbackKernel):
-    ``fn(op, *args, **kwargs)``, or ``fn(op, keyset, *args, **kwargs)`` with
-    ``with_keyset``, whose result is the call's.  ``boxed=True``: the
+    ``fn(op, *args, **kwargs)``, or ``fn(keyset, op, *args, **kwargs)`` with
+    ``with_keyset`` (the keyset first, as for kernels), whose result is the call's.  ``boxed=True``: the
     engine's own, ``fn(op, keyset, stack)``, which pops the arguments from
     the stack and pushes the results."""
     if fn is fallthrough_kernel or boxed:
@@ -112,7 +111,7 @@ def python_fallback(fn: Callable[..., Any], with_keyset: bool) -> Callable[[Any,
         def fallback_with_keyset(op: Any, keyset: Any, stack: Any) -> None:
             boxer = op.boxer
             args, kwargs = op.schema.split_call_without_defaults(boxer.unbox_arguments(stack))
-            boxer.box_returns(fn(op, keyset, *args, **kwargs), stack)
+            boxer.box_returns(fn(keyset, op, *args, **kwargs), stack)
 
         fallback_with_keyset.__wrapped__ = fn  # type: ignore[attr-defined]
         return fallback_with_keyset
@@ -190,7 +189,7 @@ AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(Kernel(KernelKind.AMBIGUOUS_AUTOGRAD_
 _REGISTERING_MODULES = frozenset(
     f"dispatcher.{name}"
     for name in ("library", "kernel", "registry", "operator_entry", "standard_fallbacks", "python_dispatcher", "compat.torch_C",
-                 "custom_ops")
+                 "custom_ops", "vmap_rules", "autocast_rules", "torch_dispatch_rules")
 )
 
 

@@ -17,9 +17,10 @@ dispatcher as it was.
 """
 from __future__ import annotations
 
+import functools
 import re
 from functools import partial
-from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from .kernel import AnnotatedKernel, fallthrough_kernel, make_fallback_kernel, make_kernel, registration_site
 from ._engine import loaded_engines
@@ -32,7 +33,36 @@ from .registry import default_registry
 from .operator_tags import Tag, tag_names
 from .schema import _IDENT, FunctionSchema, OperatorName
 
-__all__ = ["Library", "define", "fallthrough_kernel", "impl", "keys_for_types"]
+if TYPE_CHECKING:  # imported on first use: see _LAZY
+    from .custom_ops import (
+        CustomOpDef as CustomOpDef,
+        custom_op as custom_op,
+        get_ctx as get_ctx,
+        register_autograd as register_autograd,
+        register_fake as register_fake,
+        register_kernel as register_kernel,
+    )
+    from .optests import opcheck as opcheck
+    from .schema_inference import infer_schema as infer_schema
+
+# torch 2.13's torch.library.__all__ (tests/golden/torch_library_api_golden.json), in its order.
+__all__ = [
+    "Library",
+    "impl",
+    "define",
+    "fallthrough_kernel",
+    "impl_abstract",
+    "register_autocast",
+    "register_fake",
+    "register_torch_dispatch",
+    "register_vmap",
+    "get_ctx",
+    "get_kernel",
+    "custom_op",
+    "triton_op",
+    "wrap_triton",
+    "infer_schema",
+]
 
 _KINDS = {"DEF": "TORCH_LIBRARY", "IMPL": "TORCH_LIBRARY_IMPL", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT"}
 _RESERVED_NAMESPACES = ("prim",)  # torch.library._reserved_namespaces in 2.13
@@ -106,6 +136,9 @@ class Library:
     def _open(self, ns: str, kind: str, key: Optional[DispatchKey], site: str, debug_at_site: bool) -> None:
         """c10's Library constructor: the block rules, and a DEF library's claim."""
         self.ns = ns
+        # How to remove what this library registered outside the dispatcher's
+        # tables (torch_dispatch rules), run by close(), newest first.
+        self._python_undos: list[Callable[[], None]] = []
         # Operator name -> the tags its define() gave, for this library's defs.
         self._tags: dict[OperatorName, tuple[str, ...]] = {}
         # What _name_for_impl made of each name it was given (and define()
@@ -220,7 +253,7 @@ class Library:
         the library's key): what every operator without a kernel of its own
         there runs.  Only in a library of the wildcard namespace ``"_"``.
 
-        As torch's: ``fn(op, *args, **kwargs)``, or ``fn(op, keyset, *args,
+        As torch's: ``fn(op, *args, **kwargs)``, or ``fn(keyset, op, *args,
         **kwargs)`` with ``with_keyset=True``, where ``op`` is the operator's
         handle (an OpOverload), and what ``fn`` returns is the call's result.
         ``boxed=True`` (ours, the engine's own convention, cheaper for a
@@ -238,6 +271,14 @@ class Library:
         kernel = AnnotatedKernel(make_fallback_kernel(fn, with_keyset=with_keyset, boxed=boxed),
                                  debug or self._default_debug())
         self._fallback(_parse_key(dispatch_key), kernel)
+
+    def _register_torch_dispatch_rule(self, op_name: str, torch_dispatch_class: type,
+                                      fn: Callable[..., Any]) -> None:
+        """torch.library.Library's: ``fn`` runs instead of ``torch_dispatch_class``'s
+        ``__torch_dispatch__`` for operator ``op_name`` (see dispatcher/torch_dispatch_rules.py)."""
+        from .torch_dispatch_rules import add_torch_dispatch_rule
+
+        add_torch_dispatch_rule(self, op_name, torch_dispatch_class, fn)
 
     # -- the c10 layer (torch::Library) ------------------------------------------------
     def _def(self, schema: FunctionSchema, alias_analysis: str = "FROM_SCHEMA",
@@ -394,7 +435,10 @@ class Library:
         Library::reset, the compat shim's ``reset()``)."""
         with self._registry.lock:
             handles, self._handles = self._handles, []
+            undos, self._python_undos = self._python_undos, []
             self._tags = {}
+            for undo in reversed(undos):
+                undo()
             self._registry.undo(handles)
 
     _destroy = close
@@ -406,7 +450,7 @@ class Library:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_handles", None):
+        if getattr(self, "_handles", None) or getattr(self, "_python_undos", None):
             self.close()
 
 
@@ -463,16 +507,9 @@ def _resolve_op_name(op_name: object, api_name: str) -> str:
 _NAMELESS_SCHEMA = re.compile(r"\(.*\) -> .*")
 
 
-@overload
-def define(qualname: str, schema: str, *, lib: Optional[Library] = None,
-           tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> None: ...
-
-
-@overload
-def define(qualname: Library, schema: str, alias_analysis: str = "") -> Callable[[_F], _F]: ...
-
-
-def define(qualname: Any, schema: str, *args: Any, **kwargs: Any) -> Any:
+@functools.singledispatch
+def define(qualname: Union[str, Library], schema: str, *, lib: Optional[Library] = None,
+           tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> Any:
     """Define the operator ``qualname`` ("namespace::name") with ``schema``, the
     part after the name (``"(Tensor x) -> Tensor"``), as torch.library.define:
     in ``lib``, or in a FRAGMENT library kept for the process.  ``tags``: tag
@@ -481,14 +518,9 @@ def define(qualname: Any, schema: str, *args: Any, **kwargs: Any) -> Any:
     ``define(lib, "name(Tensor x) -> Tensor", alias_analysis="")`` is
     torch's older form: a decorator that defines the operator in ``lib`` and
     registers the decorated function as its CompositeImplicitAutograd kernel.
+    (Both forms are one function by the type of the first argument, as
+    torch's: functools.singledispatch.)
     """
-    if isinstance(qualname, Library):
-        return _define_decorator(qualname, schema, *args, **kwargs)
-    return _define(qualname, schema, *args, **kwargs)
-
-
-def _define(qualname: str, schema: str, *, lib: Optional[Library] = None,
-            tags: Union[Tag, str, Iterable[Union[Tag, str]]] = ()) -> None:
     if not isinstance(qualname, str):
         raise ValueError(f"define(qualname, schema): expected qualname to be instance of str, got {type(qualname)}")
     namespace, name = _parse_qualname(qualname)
@@ -499,6 +531,7 @@ def _define(qualname: str, schema: str, *, lib: Optional[Library] = None,
     _library_for(namespace, lib).define(name + schema, alias_analysis="", tags=tags)
 
 
+@define.register
 def _define_decorator(lib: Library, schema: str, alias_analysis: str = "") -> Callable[[_F], _F]:
     def wrap(f: _F) -> _F:
         name = lib.define(schema, alias_analysis)
@@ -511,19 +544,9 @@ def _define_decorator(lib: Library, schema: str, alias_analysis: str = "") -> Ca
 DeviceTypes = Union[str, Sequence[str]]
 
 
-@overload
-def impl(qualname: str, types: DeviceTypes, func: None = None, *, lib: Optional[Library] = None) -> Callable[[_F], _F]: ...
-
-
-@overload
-def impl(qualname: str, types: DeviceTypes, func: Callable[..., Any], *, lib: Optional[Library] = None) -> None: ...
-
-
-@overload
-def impl(qualname: Library, types: str, func: KeyArg = "") -> Callable[[_F], _F]: ...
-
-
-def impl(qualname: Any, types: Any, func: Any = None, **kwargs: Any) -> Any:
+@functools.singledispatch
+def impl(qualname: Union[str, Library], types: DeviceTypes, func: Optional[Callable[..., Any]] = None, *,
+         lib: Optional[Library] = None) -> Any:
     """Register an implementation of the operator ``qualname`` ("namespace::name",
     with an overload: "ns::f.out") for device types, as torch.library.impl.
 
@@ -536,23 +559,12 @@ def impl(qualname: Any, types: Any, func: Any = None, **kwargs: Any) -> Any:
     registrations belong to ``lib``, else to a library kept for the process.
 
     ``impl(lib, name, dispatch_key="")`` is torch's older form: a decorator
-    registering the function in ``lib`` as ``lib.impl(name, f, dispatch_key)``.
+    registering the function in ``lib`` as ``lib.impl(name, f, dispatch_key)``
+    (one function by the first argument's type, as torch's: singledispatch).
     """
-    if isinstance(qualname, Library):
-        return _impl_decorator(qualname, types, func if func is not None else kwargs.pop("dispatch_key", ""), **kwargs)
-    return _impl_for_types(qualname, types, func, **kwargs)
-
-
-def _impl_decorator(lib: Library, name: str, dispatch_key: KeyArg = "") -> Callable[[_F], _F]:
-    def wrap(f: _F) -> _F:
-        lib.impl(name, f, dispatch_key)
-        return f
-
-    return wrap
-
-
-def _impl_for_types(qualname: str, types: DeviceTypes, func: Optional[Callable[..., Any]] = None, *,
-                    lib: Optional[Library] = None) -> Any:
+    if not isinstance(qualname, str):
+        raise TypeError(f"impl(qualname, types): expected qualname to be a str 'namespace::name' or a Library, "
+                        f"got {type(qualname).__name__}")
     namespace, _ = _parse_qualname(qualname)
     keys = keys_for_types(types)  # every type checked before anything is registered
 
@@ -566,6 +578,15 @@ def _impl_for_types(qualname: str, types: DeviceTypes, func: Optional[Callable[.
         return register
     register(func)
     return None
+
+
+@impl.register
+def _impl_decorator(lib: Library, name: str, dispatch_key: KeyArg = "") -> Callable[[_F], _F]:
+    def wrap(f: _F) -> _F:
+        lib.impl(name, f, dispatch_key)
+        return f
+
+    return wrap
 
 
 def keys_for_types(types: DeviceTypes) -> list[DispatchKey]:
@@ -590,3 +611,135 @@ def keys_for_types(types: DeviceTypes) -> list[DispatchKey]:
             key = DispatchKey.CompositeExplicitAutograd if typ == "default" else dispatch_key_for_device(typ)
         keys[key] = None
     return list(keys)
+
+
+# -- the rest of torch.library ------------------------------------------------------------
+# torch.library's custom-operator functions live in custom_ops.py (and
+# opcheck, infer_schema in their modules), imported on first use: they need
+# inspect and logging, which ``import dispatcher`` does without.
+_LAZY = {
+    "CustomOpDef": "custom_ops",
+    "custom_op": "custom_ops",
+    "get_ctx": "custom_ops",
+    "register_autograd": "custom_ops",
+    "register_fake": "custom_ops",
+    "register_kernel": "custom_ops",
+    "infer_schema": "schema_inference",
+    "opcheck": "optests",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dispatcher.library' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"dispatcher.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def _resolve_for_registration(op: object, api_name: str) -> tuple[str, Optional[Library]]:
+    """torch's _resolve_op_for_registration: the operator's name, and, for a
+    CustomOpDef, the library its registrations belong to."""
+    from .custom_ops import CustomOpDef, _resolve_op_for_registration
+
+    resolved = _resolve_op_for_registration(op, api_name)
+    if isinstance(resolved, CustomOpDef):
+        return resolved._qualname, resolved._lib
+    return resolved, None
+
+
+def register_torch_dispatch(op: Any, torch_dispatch_class: Any, func: Optional[Callable[..., Any]] = None, /, *,
+                            lib: Optional[Library] = None) -> Any:
+    """Register ``func`` as ``op``'s rule under ``torch_dispatch_class``, a tensor
+    subclass with ``__torch_dispatch__`` or a TorchDispatchMode: a call of
+    ``op`` that would reach that class's ``__torch_dispatch__`` runs
+    ``func(cls_or_mode, func, types, args, kwargs)`` instead.  Usable as a
+    decorator.  As torch.library.register_torch_dispatch."""
+    qualname, opdef_lib = _resolve_for_registration(op, "register_torch_dispatch")
+
+    def register(func: _F) -> _F:
+        namespace, op_name = _parse_qualname(qualname)
+        use_lib = lib or opdef_lib or _library_for(namespace, None)
+        use_lib._register_torch_dispatch_rule(op_name, torch_dispatch_class, func)
+        return func
+
+    if func is None:
+        return register
+    return register(func)
+
+
+def register_vmap(op: Any, func: Optional[Callable[..., Any]] = None, /, *, lib: Optional[Library] = None) -> Any:
+    """Register ``func(info, in_dims, *args, **kwargs) -> (output, out_dims)`` as
+    ``op``'s batching rule under vmap (a FuncTorchBatched kernel; see
+    dispatcher/vmap_rules.py).  Usable as a decorator, which, as torch's,
+    returns None.  As torch.library.register_vmap."""
+    from .custom_ops import _has_kwarg_only_tensors
+
+    qualname, opdef_lib = _resolve_for_registration(op, "register_vmap")
+    library = lib or opdef_lib
+    schema = (library._registry if library else default_registry).op_or_throw(qualname).handle.schema
+    if _has_kwarg_only_tensors(schema):
+        raise NotImplementedError(
+            "register_vmap with kwarg-only Tensor args. In the original definition of the op, please make your "
+            f"tensors not kwarg-only. Got: {schema}"
+        )
+
+    def register(func: Callable[..., Any]) -> None:  # returns None, as torch's does
+        from .vmap_rules import add_vmap_rule
+
+        namespace, op_name = _parse_qualname(qualname)
+        add_vmap_rule(library or _library_for(namespace, None), op_name, func)
+
+    if func is None:
+        return register
+    return register(func)
+
+
+def register_autocast(op: Any, device_type: str, cast_inputs: Any, /, *, lib: Optional[Library] = None) -> None:
+    """Register ``op``'s autocast kernel for ``device_type``: under autocast (see
+    dispatcher.autocast_rules.autocast), floating-point tensor arguments (not
+    float64) of that device type are cast to ``cast_inputs`` and the operator
+    runs with autocast off.  As torch.library.register_autocast."""
+    from .autocast_rules import add_autocast_kernel, autocast_key_for_device
+
+    qualname, opdef_lib = _resolve_for_registration(op, "register_autocast")
+    autocast_key_for_device(device_type)  # a device type without autocast fails before anything else
+    namespace, op_name = _parse_qualname(qualname)
+    add_autocast_kernel(lib or opdef_lib or _library_for(namespace, None), op_name, device_type, cast_inputs)
+
+
+def get_kernel(op: Any, dispatch_key: KeyArg) -> Any:
+    """The kernel the dispatcher computed for ``op`` (a name with its overload,
+    an operator handle or a CustomOpDef) at ``dispatch_key``: a
+    SafeKernelFunction whose ``call_boxed(keyset, *args, **kwargs)`` runs it.
+    RuntimeError if the operator does not exist.  As torch.library.get_kernel."""
+    from .compat import torch_C
+
+    qualname, _ = _resolve_for_registration(op, "get_kernel")
+    return torch_C._dispatch_get_computed_kernel_for_dispatch_key(qualname, dispatch_key)
+
+
+def impl_abstract(qualname: Any, func: Optional[Callable[..., Any]] = None, *, lib: Optional[Library] = None,
+                  _stacklevel: int = 1) -> Any:
+    """The name ``register_fake`` had before torch 2.4; the same function."""
+    from .custom_ops import register_fake
+
+    return register_fake(qualname, func, lib=lib, _stacklevel=_stacklevel + 1)
+
+
+_NEEDS_TRITON = ("{}: Triton kernels are compiled and launched by torch.compile (Inductor) on GPUs; "
+                 "this package has neither, so there is nothing to register or run them with")
+
+
+def triton_op(name: str, fn: Optional[Callable[..., Any]] = None, /, *, mutates_args: Union[str, Iterable[str]],
+              schema: Optional[str] = None) -> Callable[..., Any]:
+    """torch.library.triton_op's signature; it needs Triton and torch.compile: NotImplementedError."""
+    raise NotImplementedError(_NEEDS_TRITON.format("triton_op"))
+
+
+def wrap_triton(triton_kernel: Callable[..., Any], /) -> Any:
+    """torch.library.wrap_triton's signature; it needs Triton and torch.compile: NotImplementedError."""
+    raise NotImplementedError(_NEEDS_TRITON.format("wrap_triton"))

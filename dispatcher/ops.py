@@ -15,7 +15,9 @@ nothing on the way has ``__getattr__``: the registry tells an
 ``OpNamespaces`` whenever the overloads of a name change, and it sets or
 deletes the namespace and packet attributes then.  The packet keeps its
 overloads as instance attributes the same way.  Unknown names are plain
-AttributeErrors ("'OpNamespace' object has no attribute 'nope'").
+AttributeErrors; each user namespace has a class of its own, named
+``ops.<ns>``, so that they say which namespace ("'ops.myns' object has no
+attribute 'nope'"), and Python's traceback adds the nearest names.
 
 The namespaces of the registry's operator catalog (``ops.aten``, ...) are the
 exception: their operators are defined on first use (Note [Catalog operators
@@ -26,8 +28,11 @@ namespace read itself pays for the hook.
 """
 from __future__ import annotations
 
+import difflib
+import functools
 from typing import TYPE_CHECKING, Any
 
+from .packet_matching import packet_arguments
 from .registry import Dispatcher
 from .registry import default_registry
 
@@ -67,7 +72,21 @@ class CatalogNamespace(OpNamespace):
         packet = self._registry.packet(f"{namespace}::{name}")  # aten has dunder operators: __and__
         if packet is not None:
             return packet
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+        if name.startswith("__") and name.endswith("__"):  # copy, pickle and inspect probe for these
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+        raise AttributeError(_no_operator(namespace, name, self._registry), name=name, obj=self)
+
+
+def _no_operator(namespace: str, name: str, registry: Dispatcher) -> str:
+    """What ``ops.<namespace>.<name>`` says when there is no such operator:
+    the namespace, and the nearest names it has."""
+    prefix = f"{namespace}::"
+    known = {q[len(prefix):] for q in registry.packet_names() if q.startswith(prefix)}
+    if registry.catalog is not None:
+        known.update(q[len(prefix):] for q in registry.catalog.names() if q.startswith(prefix))
+    nearest = difflib.get_close_matches(name, sorted(known), n=3)
+    hint = f"; did you mean {', '.join(nearest)}?" if nearest else ""
+    return f"no operator named {name!r} in namespace dispatcher.ops.{namespace} ({namespace}::{name} is not defined){hint}"
 
 
 class OpNamespaces:
@@ -78,6 +97,7 @@ class OpNamespaces:
     """
 
     def __init__(self, registry: Dispatcher) -> None:
+        _install_packet_rules(registry.engine)
         watcher = _Watcher(self, registry)
         if registry.catalog is not None:
             for ns in registry.catalog.namespaces:
@@ -91,6 +111,16 @@ class OpNamespaces:
 
     if TYPE_CHECKING:
         def __getattr__(self, ns: str) -> OpNamespace: ...
+
+
+# The engines whose packets choose overloads by torch's packet rules (dispatcher/packet_matching.py).
+_ENGINES_WITH_PACKET_RULES: set[int] = set()
+
+
+def _install_packet_rules(engine: Any) -> None:
+    if id(engine) not in _ENGINES_WITH_PACKET_RULES:
+        engine.set_packet_argument_rules(functools.partial(packet_arguments, tensor_type=engine.TensorBase))
+        _ENGINES_WITH_PACKET_RULES.add(id(engine))
 
 
 class _Watcher:
@@ -111,6 +141,14 @@ class _Watcher:
         # ns::name -> the namespace and the name it set there.
         self.published: dict[str, tuple[OpNamespace, str]] = {}
 
+    def new_namespace(self, ns: str) -> OpNamespace:
+        """A user namespace's object, of a class of its own named ``ops.<ns>``: an
+        unknown name's AttributeError then says which namespace (and Python's
+        traceback suggests the nearest names, from the namespace's attributes),
+        without a __getattr__ that would slow every read (Note [ops at attribute speed])."""
+        namespace: OpNamespace = type(f"ops.{ns}", (self.namespace_type,), {"__slots__": ()})(ns)
+        return namespace
+
     def add_namespace(self, ns: str, namespace: OpNamespace) -> OpNamespace:
         self.by_name[ns] = namespace
         setattr(self.namespaces, ns, namespace)
@@ -126,7 +164,7 @@ class _Watcher:
         ns, name = qualified_name.split("::", 1)
         namespace = self.by_name.get(ns)
         if namespace is None:
-            namespace = self.add_namespace(ns, self.namespace_type(ns))
+            namespace = self.add_namespace(ns, self.new_namespace(ns))
         setattr(namespace, name, packet)
         self.published[qualified_name] = namespace, name
 

@@ -155,11 +155,24 @@ def _overlap(inputs: _Inputs, a: Any, b: Any) -> bool:
     return False
 
 
+def _run_through_autograd(op: Any, inputs: _Inputs) -> None:
+    """torch runs test_schema's and test_faketensor's call through autograd
+    (its SchemaCheckMode and FakeTensorMode sit below it), so inputs that
+    require grad run the operator's autograd kernel: a setup_context or
+    backward registration that fails there fails the test.  The checks
+    themselves look below autograd, where those modes see the call; this
+    runs the call through autograd first, on its own copies, when an input
+    requires grad."""
+    if any(_requires_grad(t) for t in inputs.all_tensors()):
+        op(*inputs.args, **inputs.kwargs)
+
+
 def check_schema(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> None:
     """test_schema: what the call writes and what its results alias, against the schema."""
     inputs = _Inputs(args, kwargs, engine)
     if inputs.any_meta():
         return
+    _run_through_autograd(op, inputs.copies())
     inputs = inputs.copies()
     schema = op.schema
     values = schema.bind(inputs.args, inputs.kwargs)
@@ -227,6 +240,7 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
         return
     inputs = inputs.copies()
     fake_inputs = inputs.map_tensors(lambda checks, t: checks.to_meta(t))
+    _run_through_autograd(op, fake_inputs)
     context = f"When comparing the output of {op.name()} on meta tensors and real tensors, found"
     with engine.AutoDispatchBelowAutograd():  # where torch's CrossRefFakeMode sees the call
         fake_out = op(*fake_inputs.args, **fake_inputs.kwargs)

@@ -7,8 +7,8 @@ schema strings are torch's, character for character
 (tests/golden/custom_op_golden.json holds torch's for the same functions),
 and so are the error messages, but for the names of the types they list.
 
-Where torch's tags are ``torch.Tag`` members, tags here are their names, as
-``Library.define`` takes them: ``"inplace"``, ``"out"``.
+Tags are ``dispatcher.Tag`` members (torch.Tag's) or their names, as
+``Library.define`` takes them: ``Tag.inplace`` or ``"inplace"``.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import typing
 from types import GenericAlias
 from typing import Any, Callable, NoReturn, Optional, Sequence, Union
 
+from .operator_tags import Tag
 from .value_types import Number, Tensor, device, dtype
 
 __all__ = ["SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES", "infer_schema", "normalize_tags"]
@@ -25,14 +26,21 @@ __all__ = ["SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES", "infer_schema", "n
 UNKNOWN_MUTATES = "unknown"
 
 
-def normalize_tags(tags: Union[str, Sequence[str], None]) -> tuple[str, ...]:
-    """A tag name, several, or None, as a tuple of names without repeats (torch's ``_normalize_tags``)."""
+def normalize_tags(tags: Union[Tag, str, Sequence[Union[Tag, str]], None]) -> tuple[str, ...]:
+    """A tag (a ``Tag`` or its name), several, or None, as a tuple of names
+    without repeats (torch's ``_normalize_tags``, which takes a Tag or a sequence)."""
     if tags is None:
         return ()
-    names = (tags,) if isinstance(tags, str) else tuple(tags)
+    if isinstance(tags, (str, Tag)):
+        tags = (tags,)
+    try:
+        items = tuple(tags)
+    except TypeError:
+        raise TypeError(f"tags must be a Tag, a tag's name, or a sequence of these; got {tags!r}") from None
+    names = [tag.name if isinstance(tag, Tag) else tag for tag in items]
     for tag in names:
         if not isinstance(tag, str) or not tag:
-            raise TypeError(f"a tag is given by its name, a non-empty str (such as 'inplace'), got {tag!r}")
+            raise TypeError(f"a tag is a dispatcher.Tag or its name (such as 'inplace'), got {tag!r}")
     return tuple(dict.fromkeys(names))
 
 
@@ -42,7 +50,7 @@ def infer_schema(
     *,
     mutates_args: Union[str, typing.Iterable[str]],
     op_name: Optional[str] = None,
-    tags: Union[str, Sequence[str], None] = (),
+    tags: Union[Tag, str, Sequence[Union[Tag, str]], None] = (),
 ) -> str:
     """The schema of ``prototype_function``, read from its type hints.
 

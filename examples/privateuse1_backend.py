@@ -338,7 +338,7 @@ def autograd_fallback(seen: list[str]) -> Library:
     here one that notes every operator passing through autograd on npu tensors."""
     below = dispatcher.keysets.AFTER_AUTOGRAD_KEYSET
 
-    def fallback(op: OperatorHandle, keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+    def fallback(keyset: DispatchKeySet, op: OperatorHandle, *args: Any, **kwargs: Any) -> Any:
         seen.append(op.name())
         # Below autograd for the rest of the call, as torch's autograd kernels go:
         # the operators the kernel calls do not come back here.

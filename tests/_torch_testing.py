@@ -3,11 +3,20 @@ test/test_dispatch.py imports, without torch (see test_torch_test_dispatch.py)."
 from __future__ import annotations
 
 import contextlib
+import enum
 import io
 import unittest
 from typing import Any, Optional
 
-__all__ = ["CapturedOutput", "TestCase", "run_tests"]
+__all__ = ["CapturedOutput", "HardwareClassification", "TestCase", "run_tests"]
+
+
+class HardwareClassification(enum.Enum):
+    """Which hardware a torch test class needs (recent test/test_dispatch.py
+    sets ``hw_classification = HardwareClassification.GENERIC``); nothing here
+    reads it."""
+
+    GENERIC = "generic"
 
 
 class TestCase(unittest.TestCase):

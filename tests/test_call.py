@@ -248,7 +248,7 @@ def test_boxed_kernel_calls_box_every_way_of_passing_arguments(world, lib):
     assert f(x=t, y=None, s="b") == (t, None, 2, "b")
     with pytest.raises(TypeError, match=r"argument 'n' \(position 3\) must be int, not str"):
         f(t, None, n="x")
-    with pytest.raises(TypeError, match="missing 1 required positional argument: 'y'"):
+    with pytest.raises(TypeError, match=r"calltest::f\(\) is missing value for argument 'y'\. Declaration: calltest::f\("):
         f(t)
     assert len(seen) == 3
     assert all(type(iv) is world.engine.IValue for stack in seen for iv in stack)
@@ -368,9 +368,9 @@ def test_wrong_arity_is_a_clean_error(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: x, "CPU")
     f = handle(world, lib, "f")
-    with pytest.raises(TypeError, match="missing 1 required positional argument: 'x'"):
+    with pytest.raises(TypeError, match=r"is missing value for argument 'x'\. Declaration: calltest::f\(Tensor x\) -> Tensor"):
         f()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"expected at most 1 argument\(s\) but received 2 argument\(s\)"):
         f(cpu(world), cpu(world))
     with pytest.raises(TypeError):
         f(x=cpu(world), y=1)

@@ -114,7 +114,7 @@ def test_python_kernels_and_fallbacks_are_boxed_and_called_like_torchs(ns, world
     calls = []
     fb = C._dispatch_library("IMPL", "_", "")
     fb.fallback("XLA", lambda op, x, n, *, k: calls.append((op.name(), n, k)) or -1, False)
-    fb.fallback("Lazy", lambda op, keyset, x, n, *, k=3: calls.append((repr(keyset), n)) or -2, True)
+    fb.fallback("Lazy", lambda keyset, op, x, n, *, k=3: calls.append((repr(keyset), n)) or -2, True)  # torch: the keyset first
     f = getattr(world.ops, ns).f.default
     assert f(world.tensor(DispatchKey.XLA), 5, k=1) == -1
     assert f(world.tensor(DispatchKey.Lazy), 7) == -2

@@ -13,7 +13,7 @@ import pytest
 
 import dispatcher.prototype as P
 from dispatcher import DispatchKey, DispatchKeySet, Library, Tensor, TensorBase, custom_op, ops, opcheck
-from dispatcher.custom_ops import CustomOpDef
+from dispatcher.custom_ops import OPDEFS, CustomOpDef
 from dispatcher.optests import ALL_TEST_UTILS, MetadataMismatchError, OpCheckError, Skipped
 from dispatcher.prototype import float64
 
@@ -222,3 +222,30 @@ def test_bad_arguments_say_what_was_wrong(cases):
 def test_nan_values_are_not_a_mutation(cases):
     op, _ = cases["numpy_sin"]
     assert opcheck(op, (P.tensor([np.nan, 1.0]),))["test_schema"] == "SUCCESS"
+
+
+def test_torchs_documented_example_fails_where_torchs_does():
+    """torch.library.opcheck's own example (its setup_context unpacks its inputs
+    wrongly): test_schema and test_faketensor run the autograd kernel on the
+    sample that requires grad and fail as torch's do; test_autograd_registration
+    passes; test_aot_dispatch_dynamic is skipped (it needs torch.compile)."""
+    from .golden.opcheck_example import Api, run
+
+    api = Api(
+        custom_op=custom_op,
+        opcheck=opcheck,
+        Tensor=Tensor,
+        numpy_mul_impl=lambda x, y: P.tensor(x.numpy() * y),
+        empty_like=empty_like,
+        samples=lambda: [(P.randn(3), 3.14), (P.randn(1, 10, requires_grad=True), 1.234)],
+    )
+    try:
+        outcomes = run(api, "h23opcheck")
+        for ours, torchs in zip(outcomes, load_golden("opcheck_example_golden.json")["samples"], strict=True):
+            expected = dict(torchs["results"])
+            assert ours["results"].pop("test_aot_dispatch_dynamic").startswith("Skipped")
+            expected.pop("test_aot_dispatch_dynamic")
+            assert ours["results"] == expected
+            assert ours["raised"] == torchs["raised"]
+    finally:
+        OPDEFS["h23opcheck::numpy_mul"]._destroy()

@@ -42,8 +42,9 @@ def cell(slot):
 
 
 def dumped(name):
-    """key name -> (the text after "Key: ", the tag) of _dispatch_dump_table."""
-    lines = torch_C._dispatch_dump_table(name).splitlines()
+    """key name -> (the text after "Key: ", the tag) of the package's own dump
+    table (compat's prints the standard fallbacks as torch's framework ones)."""
+    lines = torch_C.registry.find_op(name).dump_computed_table().splitlines()
     return {line.split(": ", 1)[0]: (line.split(": ", 1)[1], line.rsplit("[", 1)[1].rstrip("]")) for line in lines}
 
 

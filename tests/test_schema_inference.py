@@ -81,7 +81,7 @@ def test_bad_mutates_args_and_tags_say_what_was_wrong():
 
     with pytest.raises(TypeError, match="mutates_args must be an iterable of the names .* got 3"):
         infer_schema(f, mutates_args=3)
-    with pytest.raises(TypeError, match="a tag is given by its name, a non-empty str .* got 1"):
+    with pytest.raises(TypeError, match="a tag is a dispatcher.Tag or its name .* got 1"):
         infer_schema(f, mutates_args=(), tags=[1])
     with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'mutates_args'"):
         infer_schema(f)  # keyword-only, as torch's

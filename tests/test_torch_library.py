@@ -271,7 +271,7 @@ def test_fallback_with_keyset_boxed_and_fallthrough(world, ns):
     below = world.own(dispatcher.keysets.DispatchKeySet.full_after(K.TESTING_ONLY_GenericMode))
     seen = []
 
-    def with_keyset(op, keyset, x, n):
+    def with_keyset(keyset, op, x, n):  # torch: the keyset first
         seen.append(keyset.highest_priority_key())
         return op.redispatch(keyset & below, x, n)
 

@@ -308,6 +308,8 @@ cdef class CallShape:
     cdef Py_ssize_t* c_positions
     cdef int* c_kinds
     cdef readonly Py_ssize_t positional_span
+    cdef readonly Py_ssize_t min_positional
+    cdef readonly Py_ssize_t max_positional
     cdef readonly Boxer boxer
     cdef readonly object bind
     cdef readonly object split_call
@@ -345,6 +347,7 @@ cdef uint64_t _skip_fallthroughs(CallPlan plan, uint64_t bits, str name) except?
 cdef object _settled_plan(OperatorHandle handle, CallPlan plan)
 cdef object _raise_not_defined(OperatorHandle handle)
 cdef object _missing_argument(CallPlan plan, tuple args, dict kwargs, str name)
+cdef object _wrong_argument_count(CallPlan plan, tuple args, object kwargs)
 cdef object _wrong_type(CallPlan plan, object value, Py_ssize_t i, str expected, object argument)
 cdef uint64_t _required_tensor_bits(CallPlan plan, object value, Py_ssize_t i, str expected, object argument) except? 0
 cdef uint64_t _extract_bits(CallPlan plan, tuple args, dict kwargs) except? 0

@@ -39,6 +39,7 @@ if not cython.compiled:
 
 from dispatcher import _layout
 from dispatcher._env import env_flag
+from dispatcher._numbers_as_tensors import NUMBER_TYPES, allows_numbers_as_tensors
 from dispatcher.errors import DispatcherTypeError
 from dispatcher._ivalue_tag import CONTAINER_TAGS, Mismatch, IValueTag
 from dispatcher._kernel_kind import DUMP_STATE, KernelKind
@@ -99,6 +100,8 @@ __all__ = [
     "disabled_torch_dispatch_impl",
     "dispatch_mode_stack",
     "forget_overload_choices",
+    "resolve_overload",
+    "set_packet_argument_rules",
     "pop_dispatch_mode",
     "push_dispatch_mode",
     "python_key_fallback",
@@ -1541,6 +1544,7 @@ class CallShape:
         self.arg_kinds = tuple([a[2] for a in arguments])
         self.arg_required = tuple([a[3] for a in arguments])
         self.positional_span = positional_span
+        self.min_positional, self.max_positional = _positional_bounds(schema)
         _store_shape_arrays(self, len(arguments))
         self.dispatch_args = arguments
 
@@ -1552,6 +1556,45 @@ class CallShape:
 
 if not cython.compiled:
     CallShape.dispatch_args = None  # an unbuilt CallShape (compiled: the C field starts as None)
+
+
+# Note [Argument count check]
+# A call whose number of positional arguments no schema call could have
+# (more than the schema has positional arguments, or, without keywords,
+# fewer than its last argument without a default needs) stops at key
+# extraction with torch's text, naming the operator and its schema, instead
+# of reaching the kernel (whose own TypeError names neither).  The check is
+# two comparisons with the shape's bounds, folded into the test that picks
+# extraction's fast path; it is not the checked call (dispatcher/call_checks.py),
+# which also checks types and keywords.
+def _positional_bounds(schema):
+    """``(min, max)`` positional arguments a call of ``schema`` may pass (no schema: any number)."""
+    if schema is None:
+        return 0, sys.maxsize
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    minimum = 0
+    for i, argument in enumerate(positional):  # no negative indexing: compiled, the engine does not wrap around
+        if not argument.has_default:
+            minimum = i + 1
+    return minimum, (sys.maxsize if schema.is_vararg else len(positional))
+
+
+def _wrong_argument_count(plan, args, kwargs):
+    """Raise torch's error for a call whose positional arguments cannot fit (Note [Argument count check])."""
+    schema = plan.shape.schema
+    who = f"{schema.name.qualified_name}()"
+    arguments = schema.arguments
+    given = len(args) + (len(kwargs) if kwargs else 0)
+    if given > len(arguments):
+        raise DispatcherTypeError(f"{who} expected at most {len(arguments)} argument(s) but received {given} "
+                                  f"argument(s). Declaration: {schema}")
+    if len(args) > plan.shape.max_positional:
+        raise DispatcherTypeError(f"{who} takes {plan.shape.max_positional} positional argument(s) but {len(args)} "
+                                  f"was/were given.  Declaration: {schema}")
+    for argument in arguments[len(args):]:
+        if not argument.has_default and not (kwargs and argument.name in kwargs):
+            raise DispatcherTypeError(f"{who} is missing value for argument '{argument.name}'. Declaration: {schema}")
+    raise AssertionError(f"{plan.name}: _wrong_argument_count called for a call that fits its schema")
 
 
 def _check_dispatch_args(dispatch_args):
@@ -1718,6 +1761,8 @@ def _value_bits(plan, value, kind, i):
 def _required_tensor_bits(plan, value, i, expected, argument):
     bits = _tensor_bits(value)
     if bits < 0:
+        if isinstance(value, NUMBER_TYPES) and allows_numbers_as_tensors(plan.name):
+            return 0  # torch's wrapped-number tensor: the kernel gets the number (dispatcher/_numbers_as_tensors.py)
         _wrong_type(plan, value, i, expected, argument)
     return bits
 
@@ -1734,14 +1779,15 @@ def _wrong_type(plan, value, i, expected, argument):
 
 
 def _missing_argument(plan, args, kwargs, name):
-    plan.shape.bind(args, kwargs)  # raises Python's own TypeError wording
-    raise DispatcherTypeError(f"{plan.name}() missing required argument: '{name}'")
+    _wrong_argument_count(plan, args, kwargs)  # torch's text (Note [Argument count check])
 
 
 def _extract_bits(plan, args, kwargs):
     """The union of the dispatch arguments' key bits, for a packed call."""
     bits = 0
     nargs = len(args)
+    if nargs > plan.shape.max_positional or (nargs < plan.shape.min_positional and not kwargs):
+        _wrong_argument_count(plan, args, kwargs)  # see Note [Argument count check]
     for i in range(plan.shape.n_args):
         position = plan.shape.arg_positions[i]
         if position < nargs:
@@ -1999,6 +2045,35 @@ class OperatorHandle:
     @property
     def tags(self) -> list[OperatorTag]:
         return [OperatorTag[name] for name in self._plan.shape.tags]
+
+    @property
+    def _namespace(self) -> str:
+        return self.namespace
+
+    @property
+    def _overloadpacket(self) -> Any:
+        return self._packet
+
+    @property
+    def _tags(self) -> list[OperatorTag]:
+        return self.tags
+
+    @property
+    def op(self) -> OperatorHandle:
+        """What torch's ``op`` is, the callable that runs the overload: the handle itself."""
+        return self
+
+    @property
+    def is_view(self) -> bool:
+        """Whether an argument is aliased without being written (torch's OpOverload.is_view)."""
+        schema = self._plan.shape.schema
+        return schema is not None and any(
+            a.alias_info is not None and not a.alias_info.is_write for a in schema.arguments
+        )
+
+    @property
+    def _nondeterministic_seeded(self) -> bool:
+        return "nondeterministic_seeded" in self._plan.shape.tags
 
     def has_kernel_for_dispatch_key(self, key: Any) -> bool:
         return self._owner is not None and self._owner.has_kernel_for_dispatch_key(key)
@@ -2401,6 +2476,15 @@ def _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bit
         _set_tls_excluded(_minus(tls_excluded_bits(), added))
 
 
+# Note [torch_dispatch rules]
+# torch.library.register_torch_dispatch gives one operator its own handler for
+# one tensor type or mode type (exactly that type, not its subclasses): where
+# the call would reach that mode's or tensor's ``__torch_dispatch__``, it runs
+# ``rule(mode or type, handle, types, args, kwargs)`` instead.  Operator name
+# -> {type: rule}; written by dispatcher/torch_dispatch_rules.py only.
+TORCH_DISPATCH_RULES: dict = {}
+
+
 # Note [Calling a tensor's handler]
 # A tensor's handler is ``tensor.__torch_dispatch__``, looked up on the
 # instance as torch does, and is nearly always a classmethod on a type whose
@@ -2432,17 +2516,25 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
     if kwargs or len(args) != plan.shape.handler_arity:
         args, kwargs = plan.shape.handler_call(args, kwargs)
     mode = None
+    rules = TORCH_DISPATCH_RULES.get(handle._name) if TORCH_DISPATCH_RULES else None
     if mode_active:
         mode = _pop_mode(state)
         try:
-            result = mode.__torch_dispatch__(handle, types, args, kwargs)
+            rule = rules.get(type(mode)) if rules else None
+            if rule is None:
+                result = mode.__torch_dispatch__(handle, types, args, kwargs)
+            else:
+                result = rule(mode, handle, types, args, kwargs)
         finally:
             _push_mode(state, mode)
         if result is not NotImplemented:
             return result
     if overloaded is not None:
         for tensor in overloaded:
-            if cython.compiled:  # see Note [Calling a tensor's handler]
+            rule = rules.get(type(tensor)) if rules else None
+            if rule is not None:
+                result = rule(type(tensor), handle, types, args, kwargs)
+            elif cython.compiled:  # see Note [Calling a tensor's handler]
                 result = _call_tensor_handler(tensor, "__torch_dispatch__", handle, types, args, kwargs)  # noqa: F821
             else:
                 result = tensor.__torch_dispatch__(handle, types, args, kwargs)
@@ -2589,6 +2681,29 @@ def _all_returned_not_implemented(handle, mode, types):
 _choice_epoch = 0
 
 
+# Note [Packet argument rules]
+# A packet call tests each overload by boxing the arguments, but torch's
+# packet (the JIT's toIValue) takes more than a boxed call does: a number
+# where a bool, float or complex goes, a bool where an int goes, a Python
+# number where a Tensor goes for its allow-listed arithmetic operators, ...
+# and less in places (a single int for a SymInt[N]).  Those rules live above
+# the engine (dispatcher/packet_matching.py, installed by dispatcher.ops):
+# ``rules(qualified_name, schema, args, kwargs)`` returns the arguments as
+# the boxed test should see them, or raises TypeError for an overload torch's
+# packet refuses them for.  They read types only, so remembered choices
+# stay valid.  Without rules installed, the boxed test alone decides.
+_packet_argument_rules = None
+
+
+def set_packet_argument_rules(rules):
+    """Install the packet argument rules (see Note [Packet argument rules])."""
+    global _packet_argument_rules
+    if rules is not None and not callable(rules):
+        raise TypeError(f"packet argument rules must be callable, not {type(rules).__name__}")
+    _packet_argument_rules = rules
+    forget_overload_choices()
+
+
 def _choice_epoch_now():
     return _choice_epoch
 
@@ -2670,6 +2785,19 @@ class _OverloadPacketBase:
     def _schemas(self) -> dict[str, Any]:
         return {name: handle.schema for name, handle in self._overloads}
 
+    @property
+    def op(self) -> Any:
+        """What torch's ``op`` is, the callable that chooses and runs an overload: the packet itself."""
+        return self
+
+    @property
+    def _dir(self) -> list[str]:
+        return self.overloads()
+
+    def op_overloads(self) -> list[OperatorHandle]:
+        """The overloads' handles, in definition order."""
+        return [handle for _name, handle in self._overloads]
+
     def _publish(self, overloads: tuple[tuple[str, OperatorHandle], ...]) -> None:
         """Registration's write: the overloads now defined, as (name, handle) pairs."""
         for name, handle in overloads:
@@ -2714,6 +2842,14 @@ class OverloadPacket(_OverloadPacketBase):
     dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
     """
 
+    def __init__(self, qualified_name: str) -> None:
+        super().__init__(qualified_name)
+        namespace, _, name = qualified_name.partition("::")
+        # torch's OpOverloadPacket attributes, in the instance dict as torch's are.
+        self.__name__ = name
+        self.__module__ = f"dispatcher.ops.{namespace}"
+
+
 
 class _UndefinedOverloadPacket(OverloadPacket):
     """An OverloadPacket whose last overload is gone: it says so when asked
@@ -2729,6 +2865,14 @@ class _UndefinedOverloadPacket(OverloadPacket):
 
 # The packet's own attribute names, which no overload attribute replaces.
 _PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket)) | frozenset(dir(_UndefinedOverloadPacket))
+
+
+def resolve_overload(packet, args, kwargs=None):
+    """The overload a call of ``packet`` with these arguments runs, chosen as
+    the call chooses it (torch's ``_jit_resolve_packet``), without running it."""
+    if not isinstance(packet, _OverloadPacketBase):
+        raise TypeError(f"resolve_overload takes an operator packet (ops.ns.name), not {type(packet).__name__}")
+    return _chosen_overload(packet, None, tuple(args), dict(kwargs) if kwargs else None)[0]
 
 
 def _chosen_overload(packet, pattern, args, kwargs):
@@ -2748,12 +2892,17 @@ def _chosen_overload(packet, pattern, args, kwargs):
     if not overloads:
         raise AttributeError(f"no operator named {packet.qualified_name} is defined")
     errors = []
+    rules = _packet_argument_rules
     for _name, handle in overloads:
         plan = handle._plan
         if plan.shape.schema is None:  # undefined since this tuple was published
             continue
         try:
-            _box_call(plan.shape.boxer, args, kwargs)
+            if rules is None:
+                _box_call(plan.shape.boxer, args, kwargs)
+            else:
+                as_boxed = rules(packet.qualified_name, plan.shape.schema, args, kwargs)
+                _box_call(plan.shape.boxer, as_boxed[0], as_boxed[1])
         except TypeError as exc:
             errors.append(f"  {plan.shape.schema}: {exc}")
             continue

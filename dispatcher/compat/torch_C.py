@@ -47,6 +47,7 @@ thread-local sets and tensor types included (they belong to its engine).
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
@@ -61,6 +62,8 @@ from ..library import Library
 from ..operator_entry import OperatorEntry
 from ..registry import Dispatcher, default_registry
 from ..schema import FunctionSchema, OperatorName, SchemaParseError
+from ..standard_fallbacks import STANDARD_FALLBACK_DEBUG
+from ._framework_fallbacks import TORCH_FALLBACK_SOURCES, torch_fallback_line
 from ._common import KeyArg, key_arg, keyset_arg, str_arg
 from ._common import dispatch_key_parse as _dispatch_key_parse
 from ._common import parse_dispatch_key as _parse_dispatch_key
@@ -155,6 +158,7 @@ __all__ = [
     "_dispatch_tls_local_include_set",
     "_dispatch_tls_set_dispatch_key_excluded",
     "_dispatch_tls_set_dispatch_key_included",
+    "_jit_resolve_packet",
     "_parse_dispatch_key",
 ]
 
@@ -278,8 +282,8 @@ def _python_kernel(func: Callable[..., Any], with_keyset: bool) -> Kernel:
 
 
 def _python_fallback(func: Callable[..., Any], with_keyset: bool) -> Kernel:
-    """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(op,
-    keyset, ...)`` with ``with_keyset``), as Library.fallback registers it."""
+    """torch's PythonFallbackKernel: ``func(op, *args, **kwargs)`` (``func(keyset,
+    op, ...)`` with ``with_keyset``), as Library.fallback registers it."""
     return Kernel(KernelKind.BOXED, python_fallback(func, with_keyset))
 
 
@@ -428,9 +432,32 @@ def _dispatch_dump(name: str) -> str:
     return "" if op is None else op.dump_state()
 
 
+# A dump-table line of one of this package's standard fallbacks (dispatcher/standard_fallbacks.py).
+_STANDARD_FALLBACK_LINE = re.compile(
+    rf"^(\w+): (?:fallthrough )?{STANDARD_FALLBACK_DEBUG} \(standard \w+ fall(?:through|back)\) \[backend fallback\]$"
+)
+
+
+def _as_torch_prints_it(line: str) -> Optional[str]:
+    """A dump-table line as torch prints its slot: a standard fallback's as torch's
+    framework fallback there, or None where torch has none (AutogradHIP, ...)."""
+    match = _STANDARD_FALLBACK_LINE.match(line)
+    if match is None:
+        return line
+    key = match.group(1)
+    return torch_fallback_line(key) if key in TORCH_FALLBACK_SOURCES else None
+
+
 def _dispatch_dump_table(name: str) -> str:
+    """The operator's computed table as torch prints it: the slots of this
+    package's standard fallbacks read as torch's framework fallbacks do
+    (``AutogradCPU: registered at .../VariableFallbackKernel.cpp:66 [backend
+    fallback]``); the package's own ``dump_computed_table`` says more."""
     op = _find(name)
-    return "" if op is None else op.dump_computed_table()
+    if op is None:
+        return ""
+    lines = (_as_torch_prints_it(line) for line in op.dump_computed_table().split("\n"))
+    return "\n".join(line for line in lines if line is not None)
 
 
 def _dispatch_check_invariants(name: str) -> None:
@@ -540,3 +567,20 @@ def _dispatch_clear_leaked_python_filenames() -> None:
     """torch frees the file names its Python registrations had to leak (C++
     keeps them as raw strings); this package's debug texts are Python
     strings that are freed with their registrations, so there is nothing to free."""
+
+
+# -- packets -------------------------------------------------------------------------
+def _jit_resolve_packet(op_name: str, *args: Any, **kwargs: Any) -> str:
+    """The overload name (``"default"`` for the unnamed one) a call of the
+    packet ``op_name`` ("ns::name") with these arguments runs, chosen as the
+    call chooses it, without running it; RuntimeError when none accepts them."""
+    namespace, _, name = str_arg(op_name, "_jit_resolve_packet", "op_name").partition("::")
+    packet = registry.packet(f"{namespace}::{name}") if namespace and name else None
+    if packet is None:
+        raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any schema:\n"
+                           f"no operator named {op_name}")
+    try:
+        handle = registry.engine.resolve_overload(packet, args, kwargs)
+    except TypeError as exc:
+        raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any schema:\n{exc}") from None
+    return str(handle._overloadname)

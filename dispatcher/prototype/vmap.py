@@ -39,6 +39,8 @@ from dispatcher import (
     unbox_arguments,
 )
 
+from dispatcher.vmap_rules import register_batching
+
 from . import shapes
 from .composite import DECOMPOSITIONS, check_mean_dtype
 from .dtypes import optional_dtype
@@ -311,6 +313,28 @@ def _mean(op: OperatorHandle) -> Callable:
 _decompositions = Library("aten", "IMPL", "FuncTorchBatchedDecomposition")
 for _name, _fn in DECOMPOSITIONS.items():
     _decompositions.impl(_name, _fn)
+
+
+# -- torch.library.register_vmap's rules (dispatcher/vmap_rules.py) ----------------------------------
+class _Batching:
+    """BatchedTensors as registered vmap rules see them: batch dimension 0 of ``value``."""
+
+    def current_level(self, values: tuple[Any, ...]) -> Optional[tuple[int, int, str]]:
+        level = max((_level_of(x) for v in values for x in (v if isinstance(v, (list, tuple)) else (v,))), default=0)
+        if not level:
+            return None
+        size = next(x.value.shape[0] for v in values for x in (v if isinstance(v, (list, tuple)) else (v,))
+                    if _level_of(x) == level)
+        return level, size, "error"  # torch's default randomness: random operators under vmap raise
+
+    def unwrap(self, value: Any, level: int) -> tuple[Any, Optional[int]]:
+        return (value.value, 0) if _level_of(value) == level else (value, None)
+
+    def wrap(self, value: Any, out_dim: int, level: int) -> Any:
+        return BatchedTensor(_move_dim(value, out_dim, 0), level)
+
+
+register_batching(_Batching())
 
 
 # -- vmap ---------------------------------------------------------------------------------------
