@@ -37,8 +37,9 @@ not have.
 Tags are names (``"inplace"``, ``"out"``), as ``Library.define`` takes them;
 every custom operator is also tagged ``"pt2_compliant_tag"``, as torch's are.
 
-``registry`` (this module's) is the dispatcher custom operators are defined
-in: the package's, unless a test points it at another engine's.
+Custom operators are defined in the registry in use (Note [The registry in
+use] in registry.py): the package's, unless a ``using_registry`` block names
+another (a test's, on the other engine).
 """
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ from .kernel_results import result_check
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .operator_tags import Tag
 from .library import Library, _parse_qualname, keys_for_types
-from .registry import Dispatcher, default_registry
+from .registry import Dispatcher, registry_in_use
 from .schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 from .schema_inference import infer_schema, normalize_tags
 from .tensor_protocols import autograd_engine_for, tensor_checks_for
@@ -75,7 +76,6 @@ __all__ = [
     "register_autograd",
     "register_fake",
     "register_kernel",
-    "registry",
 ]
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,6 @@ DeviceTypes = Union[str, Sequence[str], None]
 Tags = Union[Tag, str, Sequence[Union[Tag, str]], None]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-registry: Dispatcher = default_registry
 
 _FAKE_DEBUG = "registered by register_fake at "
 
@@ -325,7 +324,7 @@ def _library_allowing_overwrite(namespace: str, name: str) -> Library:
     previous = OPDEF_TO_LIB.pop(qualname, None)
     if previous is not None:
         previous.close()
-    library = Library(namespace, "FRAGMENT", registry=registry)
+    library = Library(namespace, "FRAGMENT", registry=registry_in_use())
     OPDEF_TO_LIB[qualname] = library
     return library
 
@@ -354,7 +353,7 @@ class CustomOpDef:
         self._disabled_kernel: set[Optional[str]] = set()
         self._has_backend_select = False
         self._site = _user_site()
-        self._registry = registry
+        self._registry = registry_in_use()
         self._lib = _library_allowing_overwrite(namespace, name)
         try:
             self._register_to_dispatcher(self._tags)
@@ -713,7 +712,7 @@ def custom_op(
         # two threads defining one name do it one after the other, so the
         # name ends up with the operator of the last, never with one that no
         # library owns.
-        with registry.lock:
+        with registry_in_use().lock:
             result = CustomOpDef(namespace, opname, schema_str, fn, normalized_tags)
             try:
                 if schema is not None:
@@ -754,13 +753,13 @@ def _resolve_op_for_registration(op: OpIdentifier, registration_name: str) -> Un
     name: str = op if isinstance(op, str) else op.name()
     opdef = OPDEFS.get(name)
     # A CustomOpDef of another registry (a test's) is not this name's operator.
-    return opdef if opdef is not None and opdef._registry is registry else name
+    return opdef if opdef is not None and opdef._registry is registry_in_use() else name
 
 
 def _library_for_registration(namespace: str, lib: Optional[Library]) -> Library:
     if lib is not None:
         return lib
-    library = Library(namespace, "FRAGMENT", registry=registry)
+    library = Library(namespace, "FRAGMENT", registry=registry_in_use())
     _keep_alive.append(library)
     return library
 
@@ -795,7 +794,7 @@ def register_fake(op: OpIdentifier, func: Optional[Callable[..., Any]] = None, /
 
 
 def _check_no_fake_yet(qualname: str) -> None:
-    entry = registry.find_op(qualname)
+    entry = registry_in_use().find_op(qualname)
     if entry is None:
         return
     meta = entry.kernel_for(DispatchKey.Meta)
@@ -829,7 +828,7 @@ def register_autograd(op: OpIdentifier, backward: Callable[..., Any], /, *,
         return
     qualname = resolved
     namespace, opname = _parse_qualname(qualname)
-    handle = registry.op_or_throw(qualname).handle
+    handle = registry_in_use().op_or_throw(qualname).handle
     schema = handle.schema
     if not _is_functional_schema(schema):
         raise RuntimeError(
@@ -844,7 +843,7 @@ def register_autograd(op: OpIdentifier, backward: Callable[..., Any], /, *,
     _check_callable(backward, "register_autograd")
     if setup_context is not None:
         _check_callable(setup_context, "register_autograd's setup_context")
-    kernel = make_autograd_impl(handle, Info(backward, setup_context), registry.engine)
+    kernel = make_autograd_impl(handle, Info(backward, setup_context), registry_in_use().engine)
     _library_for_registration(namespace, lib).impl(opname, kernel, "Autograd", with_keyset=True,
                                                    debug=f"registered at {_user_site()}")
 

@@ -20,9 +20,9 @@ tensors carry the Python keys themselves.  What happens at those keys is
 Note [The Python key] in dispatcher/_engine/core.py.
 
 The stack is the engine's, one per thread.  The functions here use the
-stack of ``engine``: the default engine's (dispatcher._engine), which
-serves the package's registry; code working with a registry on the other
-engine points ``engine`` at that engine first, as the tests do.
+stack of the engine of the registry in use (Note [The registry in use] in
+dispatcher/registry.py): the default engine's, unless a ``using_registry``
+block names a registry on the other engine, as the tests do.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import contextlib
 from types import ModuleType, TracebackType
 from typing import Any, Iterator, Optional
 
-from ._core import ENGINE
+from .registry import registry_in_use
 
 __all__ = [
     "BaseTorchDispatchMode",
@@ -39,8 +39,11 @@ __all__ = [
     "enable_reentrant_dispatch",
 ]
 
-# The engine whose mode stack and TLS these functions use (see the docstring).
-engine: ModuleType = ENGINE
+
+def _engine() -> ModuleType:
+    """The engine whose mode stack and TLS these functions use (see the docstring)."""
+    engine: ModuleType = registry_in_use().engine
+    return engine
 
 
 class TorchDispatchMode:
@@ -94,13 +97,13 @@ class BaseTorchDispatchMode(TorchDispatchMode):
 
 def _get_current_dispatch_mode() -> Any:
     """The mode a call reaches first on this thread (the top of its stack), or None."""
-    stack = engine.dispatch_mode_stack()
+    stack = _engine().dispatch_mode_stack()
     return stack[-1] if stack else None
 
 
 def _get_current_dispatch_mode_stack() -> list[Any]:
     """This thread's modes, the one a call reaches first last."""
-    stack: list[Any] = engine.dispatch_mode_stack()
+    stack: list[Any] = _engine().dispatch_mode_stack()
     return stack
 
 
@@ -111,12 +114,12 @@ def _push_mode(mode: Any) -> None:
     RuntimeError for one whose ``__torch_dispatch__`` is a classmethod or
     staticmethod (torch raises that when a call first reaches the mode).
     """
-    engine.push_dispatch_mode(mode)
+    _engine().push_dispatch_mode(mode)
 
 
 def _pop_mode() -> Any:
     """Pop this thread's top mode and return it; RuntimeError if there is none."""
-    return engine.pop_dispatch_mode()
+    return _engine().pop_dispatch_mode()
 
 
 @contextlib.contextmanager
@@ -133,7 +136,7 @@ def _pop_mode_temporarily() -> Iterator[Any]:
 def _disable_current_modes() -> Iterator[list[Any]]:
     """``with _disable_current_modes() as modes:`` -- every mode off the stack for
     the block (``modes``, the one a call reached first last), put back after."""
-    old = [_pop_mode() for _ in range(len(engine.dispatch_mode_stack()))]
+    old = [_pop_mode() for _ in range(len(_engine().dispatch_mode_stack()))]
     try:
         yield old
     finally:
@@ -157,13 +160,13 @@ class RestorePythonTLSSnapshot:
     def __enter__(self) -> RestorePythonTLSSnapshot:
         if self._saved is not None:
             raise RuntimeError("this RestorePythonTLSSnapshot is already active; use a new one to nest")
-        snapshot = engine.python_tls_snapshot()
+        snapshot = _engine().python_tls_snapshot()
         if snapshot is None:
             raise RuntimeError("Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.")
-        self._saved = (snapshot, engine.tls_local_include_set(), engine.tls_local_exclude_set())
-        engine.tls_set_local_include_set(snapshot[0])
-        engine.tls_set_local_exclude_set(snapshot[1])
-        engine.set_python_tls_snapshot(None)
+        self._saved = (snapshot, _engine().tls_local_include_set(), _engine().tls_local_exclude_set())
+        _engine().tls_set_local_include_set(snapshot[0])
+        _engine().tls_set_local_exclude_set(snapshot[1])
+        _engine().set_python_tls_snapshot(None)
         return self
 
     def __exit__(self, exc_type: Optional[type[BaseException]], exc_value: Optional[BaseException],
@@ -173,9 +176,9 @@ class RestorePythonTLSSnapshot:
             raise RuntimeError("RestorePythonTLSSnapshot was exited without being entered")
         self._saved = None
         snapshot, included, excluded = saved
-        engine.tls_set_local_include_set(included)
-        engine.tls_set_local_exclude_set(excluded)
-        engine.set_python_tls_snapshot(snapshot)
+        _engine().tls_set_local_include_set(included)
+        _engine().tls_set_local_exclude_set(excluded)
+        _engine().set_python_tls_snapshot(snapshot)
 
 
 def enable_reentrant_dispatch() -> RestorePythonTLSSnapshot:

@@ -38,9 +38,10 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
-from . import _engine, custom_ops
+from . import _engine
 from .custom_ops import CustomOpDef
 from .keys import DispatchKey, get_autograd_key_from_backend
+from .registry import registry_in_use
 from .tensor_protocols import TensorChecks, autograd_engine_for, tensor_checks_for
 
 __all__ = ["ALL_TEST_UTILS", "DEFAULT_TEST_UTILS", "MetadataMismatchError", "OpCheckError", "Skipped", "opcheck"]
@@ -211,7 +212,7 @@ def check_autograd_registration(op: Any, args: tuple[Any, ...], kwargs: dict[str
     tensors = inputs.all_tensors()
     if not any(_requires_grad(t) for t in tensors):
         return  # torch's safe_autograd_registration_check: nothing to test
-    entry = custom_ops.registry.op_or_throw(op.name())
+    entry = registry_in_use().op_or_throw(op.name())
     keys = {get_autograd_key_from_backend(engine.tensor_key_set(t).highest_backend()) for t in tensors}
     keys |= {DispatchKey.Autograd, DispatchKey.CompositeImplicitAutograd}
     if any(entry.has_kernel_for_dispatch_key(key) for key in keys):
@@ -294,7 +295,7 @@ def _resolve(op: Any) -> Any:
         return op._opoverload
     engines = _engine.loaded_engines()
     if any(isinstance(op, engine.OverloadPacket) for engine in engines):
-        names = custom_ops.registry.overload_names(op.qualified_name)
+        names = registry_in_use().overload_names(op.qualified_name)
         if len(names) != 1:
             raise RuntimeError(
                 "opcheck can only test operators without overloads. "
@@ -348,7 +349,7 @@ def opcheck(
             f"opcheck(op, ..., test_utils={test_utils}), expected test_utils to be subset of "
             f"{tuple(ALL_TEST_UTILS)} but it was not"
         )
-    engine = custom_ops.registry.engine
+    engine = registry_in_use().engine
     results: dict[str, Result] = {}
     for test_util in test_utils:
         try:

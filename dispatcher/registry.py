@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable, Optional
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 from . import call_checks
 from ._core import ENGINE
@@ -32,7 +33,7 @@ from ._engine.contract import KernelFunction
 from .publish import kernel_function, overload_packet, undefined_plan
 from .schema import FunctionSchema, OperatorName
 
-__all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries"]
+__all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries", "registry_in_use", "using_registry"]
 
 # Note [Registration handles]
 # What undoes one registration: a record (undo, a, b), which Dispatcher.undo
@@ -508,3 +509,34 @@ class _Deferral:
 
 # The registry behind dispatcher.Library, dispatcher.ops and the compat shim.
 default_registry = Dispatcher(ENGINE, TORCH_2_13)
+
+# Note [The registry in use]
+# The package-level functions that are given no registry -- custom_op and
+# torch.library's module functions (custom_ops.py, optests.py), the compat
+# shim (compat/torch_C.py), dispatch modes (dispatch_modes.py) -- work on one
+# registry, the registry in use: the default one, unless a ``with
+# using_registry(r):`` block says otherwise (a test's registry on the other
+# engine, say).  Process-wide, as registries are: threads started inside the
+# block use it too.  Blocks nest.
+_in_use: list[Dispatcher] = []
+_in_use_lock = threading.Lock()
+
+
+def registry_in_use() -> Dispatcher:
+    """The registry of the package-level functions (Note [The registry in use])."""
+    return _in_use[-1] if _in_use else default_registry
+
+
+@contextmanager
+def using_registry(registry: Dispatcher) -> Iterator[Dispatcher]:
+    """Make ``registry`` the one in use while the block runs (Note [The registry in use])."""
+    if not isinstance(registry, Dispatcher):
+        raise TypeError(f"using_registry() takes a Dispatcher, not {type(registry).__name__}")
+    with _in_use_lock:
+        _in_use.append(registry)
+    try:
+        yield registry
+    finally:
+        with _in_use_lock:
+            # The last entry of this registry: blocks on several threads may end in any order.
+            del _in_use[len(_in_use) - 1 - _in_use[::-1].index(registry)]

@@ -19,7 +19,7 @@ from dispatcher.catalog import TORCH_2_13
 from dispatcher.compat import torch_C
 from dispatcher.library import Library
 from dispatcher.ops import OpNamespaces
-from dispatcher.registry import Dispatcher
+from dispatcher.registry import Dispatcher, using_registry
 from dispatcher.standard_fallbacks import standard_fallbacks_library
 
 _compiled = _engine.compiled_engine()
@@ -85,9 +85,17 @@ def world(engine, tls_restored):
 
 
 @pytest.fixture
-def compat(world, monkeypatch):
+def in_use(world):
+    """The world's registry in use while the test runs (Note [The registry in use]
+    in dispatcher/registry.py): custom_op, torch.library's functions, the compat
+    shim and dispatch modes work on it."""
+    with using_registry(world.registry):
+        yield world
+
+
+@pytest.fixture
+def compat(in_use):
     """dispatcher.compat.torch_C on the world's registry while the test runs."""
-    monkeypatch.setattr(torch_C, "registry", world.registry)
     yield torch_C
 
 

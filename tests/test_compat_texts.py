@@ -49,7 +49,7 @@ def test_dump_table_writes_torchs_lines_for_the_standard_fallbacks(world, compat
         assert "AutogradHIP" not in table  # torch has no fallback there
         assert "registered by dispatcher at import" not in table
         # The package's own dump says what it registered.
-        assert "standard AutogradCPU fallthrough" in compat.registry.find_op("h23texts::f").dump_computed_table()
+        assert "standard AutogradCPU fallthrough" in world.registry.find_op("h23texts::f").dump_computed_table()
 
 
 def pytest_lines(table, keys):

@@ -60,9 +60,8 @@ class Engine:
 
 
 @pytest.fixture
-def lib(world, monkeypatch):
+def lib(in_use, world, monkeypatch):
     """The world, with custom operators defined in its registry."""
-    monkeypatch.setattr(custom_ops, "registry", world.registry)
     monkeypatch.setattr(custom_ops, "OPDEF_TO_LIB", {})
     return world
 

@@ -1,6 +1,6 @@
 """custom_op's kernels, the AutogradEngine and TensorChecks protocols, and opcheck, on both engines.
 
-Each test defines its operators in the world's registry (custom_ops.registry
+Each test defines its operators in the world's registry (the registry in use
 points there while it runs) and calls them with ``T``: a minimal tensor type
 of the world's engine (numpy values, a requires_grad flag, a version count)
 whose library registers a recording autograd engine and TensorChecks.
@@ -78,9 +78,8 @@ class Checks:
 
 
 @pytest.fixture
-def lib(world, monkeypatch):
+def lib(in_use, world, monkeypatch):
     """The world, with custom operators defined in its registry."""
-    monkeypatch.setattr(custom_ops, "registry", world.registry)
     monkeypatch.setattr(custom_ops, "OPDEF_TO_LIB", {})
     return world
 

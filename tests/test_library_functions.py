@@ -12,7 +12,7 @@ import pytest
 import dispatcher
 import dispatcher.library as library
 from dispatcher import DispatchKey as K
-from dispatcher import Tag, Tensor, dispatch_modes
+from dispatcher import Tag, Tensor
 from dispatcher.autocast_rules import autocast
 from dispatcher.dispatch_modes import TorchDispatchMode
 
@@ -20,8 +20,7 @@ CPU = (K.CPU, K.AutogradCPU, K.ADInplaceOrView)
 
 
 @pytest.fixture
-def modes(world, monkeypatch):
-    monkeypatch.setattr(dispatch_modes, "engine", world.engine)
+def modes(in_use, world, monkeypatch):
     yield
     assert not world.engine.dispatch_mode_stack()
 

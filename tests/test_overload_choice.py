@@ -6,7 +6,7 @@ packet call itself."""
 import pytest
 
 from dispatcher import DispatchKey as K
-from dispatcher import TorchDispatchMode, dispatch_modes
+from dispatcher import TorchDispatchMode
 
 from .conftest import load_golden
 
@@ -39,9 +39,8 @@ def test_every_pattern_chooses_torchs_overload(world, compat):
 
 
 @pytest.mark.parametrize("name", ["mul", "add", "sub", "div"])
-def test_a_number_counts_as_a_tensor_for_torchs_arithmetic(world, monkeypatch, name):
+def test_a_number_counts_as_a_tensor_for_torchs_arithmetic(in_use, world, monkeypatch, name):
     """``ops.aten.mul(t, 2)`` reaches aten::mul.Tensor, as on torch; the kernel gets the number."""
-    monkeypatch.setattr(dispatch_modes, "engine", world.engine)
     seen = []
 
     class Record(TorchDispatchMode):

@@ -15,7 +15,7 @@ from dispatcher import __main__ as cli
 from dispatcher._layout import RUNTIME_SLOT_KEYS
 from dispatcher.bench import Result
 from dispatcher.bench_plot import render as render_plot
-from dispatcher.compat import torch_C
+from dispatcher.registry import registry_in_use
 from dispatcher.keys import DispatchKey as K
 from dispatcher.keys import is_alias_key
 from dispatcher.keysets import is_included_in_alias
@@ -44,7 +44,7 @@ def cell(slot):
 def dumped(name):
     """key name -> (the text after "Key: ", the tag) of the package's own dump
     table (compat's prints the standard fallbacks as torch's framework ones)."""
-    lines = torch_C.registry.find_op(name).dump_computed_table().splitlines()
+    lines = registry_in_use().find_op(name).dump_computed_table().splitlines()
     return {line.split(": ", 1)[0]: (line.split(": ", 1)[1], line.rsplit("[", 1)[1].rstrip("]")) for line in lines}
 
 

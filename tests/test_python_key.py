@@ -22,7 +22,7 @@ import weakref
 import pytest
 
 from dispatcher import DispatchKey as K
-from dispatcher import IValue, IValueTag, dispatch_modes, keysets
+from dispatcher import IValue, IValueTag, keysets
 from dispatcher.dispatch_modes import (
     BaseTorchDispatchMode,
     RestorePythonTLSSnapshot,
@@ -45,9 +45,8 @@ _ns = (f"python_key{i}" for i in itertools.count())
 
 
 @pytest.fixture
-def modes(world, monkeypatch):
+def modes(in_use, world, monkeypatch):
     """dispatch_modes on the world's engine while the test runs; no mode left behind."""
-    monkeypatch.setattr(dispatch_modes, "engine", world.engine)
     yield world
     leftover = world.engine.dispatch_mode_stack()
     while world.engine.dispatch_mode_stack():

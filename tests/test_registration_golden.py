@@ -46,6 +46,7 @@ from dispatcher import DispatchKey, Library, fallthrough_kernel
 from dispatcher.catalog import TORCH_2_13
 from dispatcher.standard_fallbacks import standard_fallbacks_library
 from dispatcher.compat import torch_C as C
+from dispatcher.registry import registry_in_use
 from dispatcher.keysets import get_runtime_dispatch_key_set
 from dispatcher.schema import FunctionSchema, OperatorName, SchemaParseError
 
@@ -81,7 +82,7 @@ def install_torch_framework_fallbacks() -> list[C._DispatchModule]:
 def torch_framework_fallbacks_instead_of_ours(world: Any) -> Iterator[None]:
     """Swap the world's standard fallbacks for torch's framework set while the
     block runs (the shim must be on the world's registry: ``compat``)."""
-    assert C.registry is world.registry
+    assert registry_in_use() is world.registry
     world.fallbacks.close()
     libraries = install_torch_framework_fallbacks()
     try:

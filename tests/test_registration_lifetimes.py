@@ -9,7 +9,7 @@ import tracemalloc
 import pytest
 
 from dispatcher import DispatchKey as K
-from dispatcher import Tensor, _engine, custom_op, custom_ops, schema
+from dispatcher import Tensor, _engine, custom_op, schema
 from dispatcher.library import Library, fallthrough_kernel
 
 
@@ -144,8 +144,7 @@ def test_define_impl_close_under_fresh_names_keeps_no_memory(world):
     assert per_cycle <= 64, f"{per_cycle:.0f} bytes kept per define/impl/close cycle"
 
 
-def test_custom_op_create_destroy_under_fresh_names_keeps_no_memory(world, monkeypatch):
-    monkeypatch.setattr(custom_ops, "registry", world.registry)
+def test_custom_op_create_destroy_under_fresh_names_keeps_no_memory(in_use, world, monkeypatch):
 
     def cycle(name: str) -> None:
         @custom_op(f"fresh_custom::{name}", mutates_args=())
@@ -158,8 +157,7 @@ def test_custom_op_create_destroy_under_fresh_names_keeps_no_memory(world, monke
     assert per_cycle <= 64, f"{per_cycle:.0f} bytes kept per custom_op create/destroy cycle"
 
 
-def test_register_kernel_that_fails_part_way_changes_nothing(world, monkeypatch):
-    monkeypatch.setattr(custom_ops, "registry", world.registry)
+def test_register_kernel_that_fails_part_way_changes_nothing(in_use, world, monkeypatch):
 
     @custom_op("partway::f", mutates_args=(), device_types="cpu", schema="(Tensor x) -> str")
     def f(x):

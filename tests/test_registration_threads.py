@@ -23,7 +23,7 @@ import time
 import pytest
 
 from dispatcher import DispatchKey as K
-from dispatcher import custom_op, custom_ops, keysets
+from dispatcher import custom_op, keysets
 from dispatcher.custom_ops import OPDEF_TO_LIB
 from dispatcher.explanation import explain
 
@@ -94,11 +94,10 @@ def test_first_lookups_of_catalog_operators_from_many_threads(world):
     assert all(f == names for f in found)
 
 
-def test_custom_op_of_one_name_from_two_threads(world, monkeypatch):
+def test_custom_op_of_one_name_from_two_threads(in_use, world, monkeypatch):
     # Found: two threads defining one name broke it for the rest of the
     # process ("Tried to register an operator ... multiple times"), and the
     # loser could die with a bare KeyError from _destroy.
-    monkeypatch.setattr(custom_ops, "registry", world.registry)
     made = []
 
     def definer(tag):
@@ -128,10 +127,9 @@ def test_custom_op_of_one_name_from_two_threads(world, monkeypatch):
     assert world.registry.find_op("threads_same::f") is None
 
 
-def test_register_kernel_never_shows_a_kernel_without_its_function(world, monkeypatch):
+def test_register_kernel_never_shows_a_kernel_without_its_function(in_use, world, monkeypatch):
     # Found: register_kernel made a kernel live before it stored the function
     # it calls: calls meanwhile got KeyError: 'cpu'.
-    monkeypatch.setattr(custom_ops, "registry", world.registry)
     current = {}
     cpu = world.tensor(K.CPU)
 
@@ -296,9 +294,8 @@ def expected_error(e: BaseException, namespace: str, name: str) -> bool:
     return isinstance(e, RuntimeError) and f"{namespace}::{name} is not defined" in str(e)
 
 
-def test_concurrency_suite(world, monkeypatch):
+def test_concurrency_suite(in_use, world, monkeypatch):
     """Four kinds of callers against six kinds of registrars, all at once."""
-    monkeypatch.setattr(custom_ops, "registry", world.registry)
     engine = world.engine
     ops = world.ops
     stable = world.library("conc_stable", "FRAGMENT")

@@ -2816,10 +2816,12 @@ class _OverloadPacketBase:
         self._overloads = tuple(overloads)
         self._choices = {}
         self._memo = self._memo2 = None
-        for name in gone:
-            delattr(self, name)
+        # The class that says "not defined" comes before the overloads go, so
+        # that a reader never finds an empty packet without it.
         if isinstance(self, OverloadPacket):  # (not a bare _OverloadPacketBase)
             self.__class__ = OverloadPacket if overloads else _UndefinedOverloadPacket
+        for name in gone:
+            delattr(self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _chosen_overload(self, _call_pattern(args, kwargs), args, kwargs)[0](*args, **kwargs)

@@ -2,13 +2,11 @@
 torch's pybind bindings convert them, and the registry the shim is on."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
 
 from .._engine import loaded_engines
 from ..keys import DispatchKey
-
-if TYPE_CHECKING:
-    from ..registry import Dispatcher
+from ..registry import Dispatcher, registry_in_use
 
 KeyArg = Union[str, DispatchKey]
 
@@ -27,12 +25,10 @@ _UNPARSEABLE = frozenset(
 
 
 def shim_registry() -> Dispatcher:
-    """The registry the shim is on: ``dispatcher.compat.torch_C.registry``,
-    read at every call, so that pointing that name at another registry (as
-    the tests do, one per engine) moves every part of the shim."""
-    from . import torch_C  # imported here: torch_C imports this module
-
-    return torch_C.registry
+    """The registry the shim is on: the registry in use (Note [The registry
+    in use] in dispatcher/registry.py), read at every call, so that a
+    ``using_registry`` block moves every part of the shim."""
+    return registry_in_use()
 
 
 def parse_dispatch_key(name: str) -> Optional[DispatchKey]:

@@ -39,10 +39,12 @@ RuntimeError where torch raises RuntimeError), with these differences:
 A ``_DispatchModule`` owns its registrations: ``reset()`` removes them, and so
 does dropping the last reference to it, as in PyTorch.
 
-The shim works on ``dispatcher.compat.torch_C.registry``, the package's default
-registry, which every function reads when it is called: pointing it at another
-``Dispatcher`` (as the tests do, one per engine) moves the whole shim there,
-thread-local sets and tensor types included (they belong to its engine).
+The shim works on the registry in use (Note [The registry in use] in
+dispatcher/registry.py), the package's default registry unless a
+``using_registry`` block names another, which every function reads when it is
+called: another ``Dispatcher`` (as the tests use, one per engine) moves the
+whole shim there, thread-local sets and tensor types included (they belong to
+its engine).
 """
 from __future__ import annotations
 
@@ -60,11 +62,10 @@ from ..keys import NUM_BACKENDS, DispatchKey, is_alias_key
 from ..keysets import AUTOGRADOTHER_BACKENDS, get_backend_key_set_from_autograd, is_included_in_alias
 from ..library import Library
 from ..operator_entry import OperatorEntry
-from ..registry import Dispatcher, default_registry
 from ..schema import FunctionSchema, OperatorName, SchemaParseError
 from ..standard_fallbacks import STANDARD_FALLBACK_DEBUG
 from ._framework_fallbacks import TORCH_FALLBACK_SOURCES, torch_fallback_line
-from ._common import KeyArg, key_arg, keyset_arg, str_arg
+from ._common import KeyArg, key_arg, keyset_arg, shim_registry, str_arg
 from ._common import dispatch_key_parse as _dispatch_key_parse
 from ._common import parse_dispatch_key as _parse_dispatch_key
 from ._handles import (
@@ -164,8 +165,6 @@ __all__ = [
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-# The registry the shim works on (see the module's docstring).
-registry: Dispatcher = default_registry
 
 # -- dispatch keys ---------------------------------------------------------------------
 def _optional_key(dispatch: KeyArg) -> Optional[DispatchKey]:
@@ -198,7 +197,7 @@ def _dispatch_keyset_full_after(key: KeyArg) -> DispatchKeySet:
 
 
 def _dispatch_has_backend_fallback(key: KeyArg) -> bool:
-    return registry.has_backend_fallback(key_arg(key))
+    return shim_registry().has_backend_fallback(key_arg(key))
 
 
 def _dispatch_get_backend_keyset_from_autograd(key: KeyArg) -> DispatchKeySet:
@@ -365,7 +364,7 @@ def _dispatch_library(kind: str, name: str, dispatch: str, file: str = "/dev/nul
     if kind not in _KINDS:
         raise RuntimeError(f"could not parse {kind}")
     key = _optional_key(dispatch)
-    return _DispatchModule(Library._at_site(name, kind, key, f"registered at {file}:{linenum}", registry=registry))
+    return _DispatchModule(Library._at_site(name, kind, key, f"registered at {file}:{linenum}", registry=shim_registry()))
 
 
 # -- queries ---------------------------------------------------------------------------
@@ -416,8 +415,8 @@ _SafeKernelFunction = SafeKernelFunction
 def _find(name: str) -> Optional[OperatorEntry]:
     # The registry's names are canonical (str of a parsed name), so a text
     # found as it is needs no parsing; any other is parsed (and may not parse).
-    op = registry.find_op(name) if type(name) is str else None
-    return op if op is not None else registry.find_op(_op_name(name))
+    op = shim_registry().find_op(name) if type(name) is str else None
+    return op if op is not None else shim_registry().find_op(_op_name(name))
 
 
 def _find_or_throw(name: str) -> OperatorEntry:
@@ -520,12 +519,12 @@ def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) 
             "implementation; did you forget to def() the operator?"
         )
     annotated, _rule = op.compute_entry(key)
-    return SafeKernelFunction(entry, "" if annotated is None else annotated.debug, _DispatchOperatorHandle(registry, op))
+    return SafeKernelFunction(entry, "" if annotated is None else annotated.debug, _DispatchOperatorHandle(shim_registry(), op))
 
 
 def _dispatch_get_registrations_for_dispatch_key(dispatch_key: str = "") -> list[str]:
     """Names of the operators with a kernel for the key (all operators for "")."""
-    return registry.registrations_for_dispatch_key(None if dispatch_key == "" else _dispatch_key_parse(dispatch_key))
+    return shim_registry().registrations_for_dispatch_key(None if dispatch_key == "" else _dispatch_key_parse(dispatch_key))
 
 
 def _dispatch_print_registrations_for_dispatch_key(dispatch_key: str = "") -> None:
@@ -537,18 +536,18 @@ def _dispatch_print_registrations_for_dispatch_key(dispatch_key: str = "") -> No
 
 def _dispatch_get_all_op_names() -> list[str]:
     """The names (``ns::op`` or ``ns::op.overload``) of every operator with a def or a kernel."""
-    return registry.all_op_names()
+    return shim_registry().all_op_names()
 
 
 def _dispatch_find_dangling_impls() -> list[str]:
     """The dumps of the operators that have kernels but no def."""
-    return [op.dump_state() for op in registry.find_dangling_impls()]
+    return [op.dump_state() for op in shim_registry().find_dangling_impls()]
 
 
 def _dispatch_check_all_invariants() -> None:
     """Check every operator's stored table against a recomputation."""
     try:
-        registry.check_invariants()
+        shim_registry().check_invariants()
     except AssertionError as e:
         raise RuntimeError(str(e)) from e
 
@@ -575,12 +574,12 @@ def _jit_resolve_packet(op_name: str, *args: Any, **kwargs: Any) -> str:
     packet ``op_name`` ("ns::name") with these arguments runs, chosen as the
     call chooses it, without running it; RuntimeError when none accepts them."""
     namespace, _, name = str_arg(op_name, "_jit_resolve_packet", "op_name").partition("::")
-    packet = registry.packet(f"{namespace}::{name}") if namespace and name else None
+    packet = shim_registry().packet(f"{namespace}::{name}") if namespace and name else None
     if packet is None:
         raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any schema:\n"
                            f"no operator named {op_name}")
     try:
-        handle = registry.engine.resolve_overload(packet, args, kwargs)
+        handle = shim_registry().engine.resolve_overload(packet, args, kwargs)
     except TypeError as exc:
         raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any schema:\n{exc}") from None
     return str(handle._overloadname)
