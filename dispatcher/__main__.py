@@ -111,7 +111,7 @@ def _dispatch_key(name: str) -> DispatchKey:
 
 
 def _run_table(args: argparse.Namespace) -> None:
-    from .library import Library
+    from ._library import Library
     from .table_view import TableView
 
     for module in args.modules:

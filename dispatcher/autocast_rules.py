@@ -28,7 +28,7 @@ from .backends import dispatch_key_for_device
 from .keys import DispatchKey
 
 if TYPE_CHECKING:
-    from .library import Library
+    from ._library import Library
 
 __all__ = ["add_autocast_kernel", "autocast", "autocast_key_for_device"]
 

@@ -35,7 +35,7 @@ from ._core import HAS_EXTENSION, DispatchKeySet, TensorBase
 from .keys import DispatchKey as K
 from .keysets import AFTER_AUTOGRAD_KEYSET
 from .dispatch_modes import TorchDispatchMode
-from .library import Library
+from ._library import Library
 from .ops import ops
 from . import _svg, registration_timing
 from ._cli_args import positive_int

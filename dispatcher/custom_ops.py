@@ -60,7 +60,9 @@ from .keys import DispatchKey
 from .kernel_results import result_check
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .operator_tags import Tag
-from .library import Library, _parse_qualname, keys_for_types
+from ._library import Library, _parse_qualname, keys_for_types
+from .autocast_rules import add_autocast_kernel
+from .vmap_rules import add_vmap_rule
 from .registry import Dispatcher, registry_in_use
 from .schema import BaseTy, BaseType, FunctionSchema, ListType, OptionalType, Type
 from .schema_inference import infer_schema, normalize_tags
@@ -191,6 +193,15 @@ def _has_tensor_arg(schema: FunctionSchema) -> bool:
 
 def _has_kwarg_only_tensors(schema: FunctionSchema) -> bool:
     return any(a.kwarg_only and (_is_tensor_like(a.type) or _is_tensorlist_like(a.type)) for a in schema.arguments)
+
+
+def check_vmap_schema(schema: FunctionSchema) -> None:
+    """What torch.library.register_vmap refuses: tensors passed by keyword only."""
+    if _has_kwarg_only_tensors(schema):
+        raise NotImplementedError(
+            "register_vmap with kwarg-only Tensor args. In the original definition of the op, please make your "
+            f"tensors not kwarg-only. Got: {schema}"
+        )
 
 
 def _device_arg_index(schema: FunctionSchema) -> Optional[int]:
@@ -531,21 +542,25 @@ class CustomOpDef:
 
     def register_torch_dispatch(self, torch_dispatch_class: Any, fn: Optional[Callable[..., Any]] = None, /) -> Any:
         """The operator's rule under a tensor subclass or mode (torch.library.register_torch_dispatch)."""
-        from .library import register_torch_dispatch
+        def register(fn: _F) -> _F:
+            self._lib._register_torch_dispatch_rule(self._name, torch_dispatch_class, fn)
+            return fn
 
-        return register_torch_dispatch(self._qualname, torch_dispatch_class, fn, lib=self._lib)
+        return register if fn is None else register(fn)
 
     def register_vmap(self, func: Optional[Callable[..., Any]] = None, /) -> Any:
-        """The operator's batching rule under vmap (torch.library.register_vmap)."""
-        from .library import register_vmap
+        """The operator's batching rule under vmap (torch.library.register_vmap);
+        as a decorator it returns None, as torch's does."""
+        check_vmap_schema(self._opoverload.schema)
 
-        return register_vmap(self._qualname, func, lib=self._lib)
+        def register(func: Callable[..., Any]) -> None:
+            add_vmap_rule(self._lib, self._name, func)
+
+        return register if func is None else register(func)
 
     def register_autocast(self, device_type: str, cast_inputs: Any) -> None:
         """The operator's autocast kernel for ``device_type`` (torch.library.register_autocast)."""
-        from .library import register_autocast
-
-        register_autocast(self._qualname, device_type, cast_inputs, lib=self._lib)
+        add_autocast_kernel(self._lib, self._name, device_type, cast_inputs)
 
     # -- the registrations made at definition --------------------------------------------------
     def _register_to_dispatcher(self, tags: Sequence[str]) -> None:

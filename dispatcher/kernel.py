@@ -188,8 +188,8 @@ AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(Kernel(KernelKind.AMBIGUOUS_AUTOGRAD_
 # show their own file and line).
 _REGISTERING_MODULES = frozenset(
     f"dispatcher.{name}"
-    for name in ("library", "kernel", "registry", "operator_entry", "standard_fallbacks", "python_dispatcher", "compat.torch_C",
-                 "custom_ops", "vmap_rules", "autocast_rules", "torch_dispatch_rules")
+    for name in ("library", "_library", "kernel", "registry", "operator_entry", "standard_fallbacks", "python_dispatcher", "compat.torch_C",
+                 "custom_ops", "vmap_rules", "autocast_rules")
 )
 
 

@@ -161,7 +161,7 @@ def registration_steps(library_factory: LibraryFactory, dump_table: Dump, dump: 
 
 def _ours() -> Subject:
     from .compat.torch_C import _dispatch_dump, _dispatch_dump_table
-    from .library import Library
+    from ._library import Library
 
     return Library, _dispatch_dump_table, _dispatch_dump
 

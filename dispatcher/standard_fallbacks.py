@@ -21,7 +21,7 @@ from typing import Optional
 from ._kernel_kind import KernelKind
 from .kernel import AnnotatedKernel, Kernel, fallthrough_kernel
 from .keys import BackendComponent, DispatchKey
-from .library import Library
+from ._library import Library
 from .registry import Dispatcher, default_registry
 
 STANDARD_FALLTHROUGH_KEYS: tuple[DispatchKey, ...] = (

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol,
 from .keys import DispatchKey
 
 if TYPE_CHECKING:
-    from .library import Library
+    from ._library import Library
 
 __all__ = ["Batching", "VmapInfo", "add_vmap_rule", "register_batching"]
 

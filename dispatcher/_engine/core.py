@@ -2481,7 +2481,7 @@ def _above_python_excluded(handle, plan, bits, args, kwargs, state, argument_bit
 # one tensor type or mode type (exactly that type, not its subclasses): where
 # the call would reach that mode's or tensor's ``__torch_dispatch__``, it runs
 # ``rule(mode or type, handle, types, args, kwargs)`` instead.  Operator name
-# -> {type: rule}; written by dispatcher/torch_dispatch_rules.py only.
+# -> {type: rule}; written by Library._register_torch_dispatch_rule only (Note [torch_dispatch rules] in dispatcher/_library.py).
 TORCH_DISPATCH_RULES: dict = {}
 
 

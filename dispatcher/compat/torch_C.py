@@ -60,7 +60,7 @@ from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
 from ..kernel import AnnotatedKernel, Kernel, fallthrough_kernel, python_fallback
 from ..keys import NUM_BACKENDS, DispatchKey, is_alias_key
 from ..keysets import AUTOGRADOTHER_BACKENDS, get_backend_key_set_from_autograd, is_included_in_alias
-from ..library import Library
+from .._library import Library
 from ..operator_entry import OperatorEntry
 from ..schema import FunctionSchema, OperatorName, SchemaParseError
 from ..standard_fallbacks import STANDARD_FALLBACK_DEBUG
