@@ -1429,7 +1429,7 @@ class _Parser:
             height = self.nest(self.height)
             self.i += 1
             size = self.toks[self.i]
-            if not size.isdigit():
+            if not (size.isascii() and size.isdigit()):  # str.isdigit takes "²" too
                 raise self.expected("a list size (a non-negative integer) or ']'")
             if not _fits_int64(size):  # torch's parser reads sizes as int64 and refuses bigger ones
                 raise self.error("list size out of the 64-bit range")

@@ -619,3 +619,9 @@ def test_split_call_inverts_bind():
     assert SCHEMA.bind(args, kwargs) == values
     fmt = parse("aten::format(str self, ...) -> str")
     assert fmt.split_call(fmt.bind(("a", 1, 2))) == (("a", 1, 2), {})
+
+
+def test_a_list_size_of_other_digits_is_a_parse_error():
+    # Found by tests/test_schema_fuzz.py: str.isdigit() takes "²", which int() refuses.
+    with pytest.raises(SchemaParseError, match="a list size"):
+        FunctionSchema.parse("f(SymInt[²1] x) -> ()")
