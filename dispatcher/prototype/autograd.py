@@ -417,13 +417,19 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
             if not retain_graph:
                 node.release_saved()
             given = [g for edge, g in zip(node.edges, outputs) if edge is not None and g is not None]
-            for g in given:
-                if sum(g is other for other in given) > 1:
-                    shared[id(g)] = g
+            if len(given) > 1:
+                seen: set[int] = set()
+                for g in given:
+                    if id(g) in seen:
+                        shared[id(g)] = g
+                    seen.add(id(g))
             for i, (edge, g) in enumerate(zip(node.edges, outputs)):
                 if edge is None or g is None:
                     continue
-                accumulate(edge, _validate_gradient(g, edge[0].metadata[edge[1]], i, node.name))
+                meta = edge[0].metadata[edge[1]]
+                if g.shape != meta.shape or g.dtype is not meta.dtype or g.device != meta.device:
+                    g = _validate_gradient(g, meta, i, node.name)
+                accumulate(edge, g)
 
 
 def _leading_to(targets: set[int], order: Sequence[Any]) -> set[int]:
@@ -471,13 +477,14 @@ def _topological_order(roots: Sequence[Any]) -> list:
         if id(root) in seen:
             continue
         seen.add(id(root))
-        stack = [(root, iter(root.next_functions))]
+        stack = [(root, iter(root.edges))]
         while stack:
-            node, children = stack[-1]
-            for child in children:
-                if child is not None and id(child) not in seen:
+            node, edges = stack[-1]
+            for edge in edges:
+                if edge is not None and id(edge[0]) not in seen:
+                    child = edge[0]
                     seen.add(id(child))
-                    stack.append((child, iter(child.next_functions)))
+                    stack.append((child, iter(child.edges)))
                     break
             else:
                 stack.pop()
