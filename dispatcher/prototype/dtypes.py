@@ -119,7 +119,7 @@ def result_type(*operands: object) -> DType:
         # tier holds that dtype, so it is the result whatever the shapes.
         a, b = operands
         dtype = getattr(a, "dtype", None)
-        if (dtype is not None and dtype is getattr(b, "dtype", None) and not getattr(a, "_wrapped_number", False)
+        if (isinstance(dtype, DType) and dtype is getattr(b, "dtype", None) and not getattr(a, "_wrapped_number", False)
                 and not getattr(b, "_wrapped_number", False)):
             return dtype
     dimensioned = zero_dim = scalars = None
