@@ -118,8 +118,8 @@ def result_type(*operands: object) -> DType:
         # Two tensors of one dtype, neither a wrapped number (most calls): every
         # tier holds that dtype, so it is the result whatever the shapes.
         a, b = operands
-        dtype: object = getattr(a, "dtype", None)
-        if (isinstance(dtype, DType) and dtype is getattr(b, "dtype", None) and not getattr(a, "_wrapped_number", False)
+        dtype = getattr(a, "dtype", None)
+        if (getattr(b, "dtype", None) is dtype and isinstance(dtype, DType) and not getattr(a, "_wrapped_number", False)
                 and not getattr(b, "_wrapped_number", False)):
             return dtype
     dimensioned = zero_dim = scalars = None
