@@ -37,6 +37,7 @@ import numpy as np
 
 from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, DispatchKeySet, Library
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
+from dispatcher.schema import TensorArgKind
 from dispatcher.tensor_protocols import register_autograd_engine
 
 from .operators import aten, overload
@@ -242,24 +243,37 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     saves = frozenset(saves)
     names = [a.name for a in schema.arguments]
     tensor_positions = [d.position for d in schema.dispatch_args]
+    # Without Tensor[] arguments (most operators) the inputs are the tensor
+    # positions' values themselves, read without flattening lists.
+    has_lists = any(d.kind in (TensorArgKind.TENSOR_LIST, TensorArgKind.OPTIONAL_TENSOR_LIST)
+                    for d in schema.dispatch_args)
+    is_tensor_argument = [i in tensor_positions for i in range(len(names))]
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(name)
+    bind = schema.bind
+    redispatch = op.redispatch
 
     def register(formula: Callable) -> Callable:
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-            values = schema.bind(args, kwargs)
-            inputs = [t for p in tensor_positions for t in _as_list(values[p])]
-            if not any(_requires_grad(t) for t in inputs):
+            values = bind(args, kwargs)
+            if has_lists:
+                inputs = [t for p in tensor_positions for t in _as_list(values[p])]
+            else:
+                inputs = [values[p] for p in tensor_positions]
+            for t in inputs:
+                if getattr(t, "requires_grad", False):
+                    break
+            else:
                 with AutoDispatchBelowADInplaceOrView():
-                    return op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                    return redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
             if inplace:
                 _check_inplace(values[0])
             edges = tuple(_edge(t) for t in inputs)
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
-            ctx, saved = _context(names, values, saves)
+            ctx, saved = _context(names, values, saves, is_tensor_argument)
             with AutoDispatchBelowADInplaceOrView():
-                result = op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                result = redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
             # Only floating-point results are differentiable (PyTorch's
             # isDifferentiableType): x.to(int64) is cut from the graph.
             if result.dtype.is_floating_point:
@@ -292,12 +306,15 @@ def _check_inplace(self: Tensor) -> None:
         raise NotImplementedError("in-place operations on views of tensors that require grad are not supported")
 
 
-def _context(names: Sequence[str], values: Sequence[Any],
-             saves: frozenset) -> tuple[Context, list[tuple[str, Tensor, int]]]:
+def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
+             is_tensor_argument: Sequence[bool]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
     ctx = Context()
     ctx.needs_grad = {}
     saved = []
-    for name, value in zip(names, values):
+    for name, value, is_tensor in zip(names, values, is_tensor_argument):
+        if not is_tensor:  # a scalar, a list of ints, ...: as it is
+            setattr(ctx, name, value)
+            continue
         is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
         if isinstance(value, Tensor) or is_tensors:
             ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))

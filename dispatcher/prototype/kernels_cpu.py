@@ -27,7 +27,7 @@ from dispatcher import Library
 from . import shapes
 from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type, to_numpy_dtype
 from .generator import default_generator
-from .tensor import Tensor
+from .tensor import Tensor, cpu_tensor
 from .tensor_options import check_options
 
 __all__ = ["copy_between_cpu_tensors"]
@@ -44,12 +44,17 @@ def _kernel(name: str):
 
 
 def _wrap(array: object, dt: DType) -> Tensor:
-    return Tensor.from_numpy(np.asarray(array, dtype=to_numpy_dtype(dt)))
+    """The tensor of a kernel's result: ``array`` (an ndarray, or a numpy scalar
+    of a reduction) as an array of ``dt``."""
+    np_dtype = to_numpy_dtype(dt)
+    if type(array) is not np.ndarray or array.dtype != np_dtype:
+        array = np.asarray(array, dtype=np_dtype)
+    return cpu_tensor(array, dt)
 
 
 def _operand(t: Tensor, dt: DType) -> np.ndarray:
     """``t``'s values in the dtype the computation runs in (no copy if they already are)."""
-    return t._data.astype(to_numpy_dtype(dt), copy=False)
+    return t._data if t.dtype is dt else t._data.astype(to_numpy_dtype(dt), copy=False)
 
 
 def _writable(t: Tensor) -> np.ndarray:

@@ -29,6 +29,8 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape:
+    if a == b:  # most binary operations: nothing to broadcast
+        return tuple(a)
     out = []
     for i in range(1, max(len(a), len(b)) + 1):
         x = a[-i] if i <= len(a) else 1
