@@ -105,7 +105,7 @@ def torch_step(sizes: Sequence[int], batch: int) -> Callable[[], float]:
 
 def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The prototype's mm kernel: an outer product (k == 1) by broadcasting, else matmul."""
-    return np.multiply(a, b) if a.shape[1] == 1 else a @ b
+    return np.multiply(a, b) if a.shape[1] == 1 and a.size and b.size else a @ b
 
 
 def numpy_step(sizes: Sequence[int], batch: int) -> Callable[[], float]:
