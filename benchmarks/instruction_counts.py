@@ -52,8 +52,9 @@ def _instructions(setup: str, statement: str, count: int) -> int:
     program = f"{setup}\nfor _ in range({count}):\n    {statement}\n"
     with tempfile.TemporaryDirectory() as directory:
         out = os.path.join(directory, "callgrind.out")
+        # A fixed hash seed: string hashes decide dict probing, and so a few instructions.
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", program],
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": "0"})
         with open(out) as f:
             summary = re.search(r"^summary:\s+(\d+)", f.read(), re.MULTILINE)
     if summary is None:

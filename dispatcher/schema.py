@@ -990,7 +990,7 @@ class FunctionSchema(Frozen):
                 if i < n:  # unknown (-1), or also passed positionally
                     return sig.bind_slow(self.name, args, kwargs)
                 bound[i] = value
-            if sig.ambiguous or any(bound[i] is NO_DEFAULT for i in sig.required_after(n)):
+            if sig.ambiguous or (sig.last_required >= n and any(bound[i] is NO_DEFAULT for i in sig.required_after(n))):
                 return sig.bind_slow(self.name, args, kwargs)
             return tuple(bound)
         return sig.bind_slow(self.name, args, kwargs or {})
@@ -1057,7 +1057,7 @@ class _Signature:
     __slots__ = (
         "names", "index", "ambiguous", "defaults", "n_declared",
         "n_positional", "n_required", "tail", "is_vararg", "dispatch_args", "dispatch_layout", "text",
-        "_required",
+        "_required", "last_required",
     )
 
     def __init__(self, schema_name: OperatorName, arguments: tuple[Argument, ...], is_vararg: bool) -> None:
@@ -1114,6 +1114,7 @@ class _Signature:
         self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
         # The positions of the arguments without a default (keyword-only ones included).
         self._required = tuple(i for i, d in enumerate(self.defaults) if d is NO_DEFAULT)
+        self.last_required = self._required[-1] if self._required else -1
         self.is_vararg = is_vararg
         self.dispatch_args = tuple(dispatch_args)
         layout = []
@@ -1132,10 +1133,9 @@ class _Signature:
     def required_after(self, n: int) -> tuple[int, ...]:
         """The positions at or after ``n`` of the arguments without a default:
         those a call passing ``n`` positionals must name."""
-        required = self._required
-        if not required or required[-1] < n:
+        if self.last_required < n:
             return ()
-        return tuple(i for i in required if i >= n)
+        return tuple(i for i in self._required if i >= n)
 
     def bind_slow(self, schema_name: OperatorName, args: Union[tuple[Any, ...], list[Any]],
                   kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
