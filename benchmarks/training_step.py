@@ -38,9 +38,10 @@ import sys
 import timeit
 from typing import Any, Callable, Optional, Sequence
 
-# One BLAS thread, as torch gets one intra-op thread (set before numpy loads its BLAS).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+if __name__ == "__main__":
+    # One BLAS thread, as torch gets one intra-op thread (set before numpy loads its BLAS).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
@@ -210,7 +211,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"engine: {'compiled' if HAS_EXTENSION else 'pure-Python'}; Python {sys.version.split()[0]}; "
           f"medians of {args.rounds} rounds of {args.steps} steps; ratios: median of per-round ratios (range)")
     print("torch column: torch eager, C++ kernels and autograd engine on CPU tensors, 1 intra-op thread; "
-          f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
     print(format_rows(rows))
     return 0
 
