@@ -268,7 +268,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                     return redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
             if inplace:
                 _check_inplace(values[0])
-            edges = tuple(_edge(t) for t in inputs)
+            edges = tuple([_edge(t) for t in inputs])
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
             ctx, saved = _context(names, values, saves, is_tensor_argument)
@@ -309,11 +309,19 @@ def _check_inplace(self: Tensor) -> None:
 def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
              is_tensor_argument: Sequence[bool]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
     ctx = Context()
-    ctx.needs_grad = {}
+    ctx.needs_grad = needs_grad = {}
     saved = []
     for name, value, is_tensor in zip(names, values, is_tensor_argument):
         if not is_tensor:  # a scalar, a list of ints, ...: as it is
             setattr(ctx, name, value)
+            continue
+        if isinstance(value, Tensor):  # the common case, without the list handling below
+            needs_grad[name] = value.requires_grad
+            if name in saves:
+                saved.append((name, value, value._version_counter.value))
+                setattr(ctx, name, value)
+            else:
+                setattr(ctx, name, TensorMeta(value))
             continue
         is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
         if isinstance(value, Tensor) or is_tensors:

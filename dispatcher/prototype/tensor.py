@@ -549,7 +549,8 @@ class Tensor(TensorMethods, TensorBase):
             return self._strides
         if self.device != "cpu" or self._data is None:  # no numpy memory: row-major
             return contiguous_strides(self.shape)
-        return tuple(step // self._data.itemsize for step in self._data.strides)
+        itemsize = self._data.itemsize
+        return tuple([step // itemsize for step in self._data.strides])
 
     def _with_shape(self, shape: Sequence[int]) -> "Tensor":
         """The same elements, in row-major order, in another shape: a view of the same
