@@ -74,3 +74,19 @@ def test_sum_over_dimensions_is_numpys_sum(dim, keepdim):
         out = aten.sum.dim_IntList(tensor(array), dim, keepdim)
     assert np.array_equal(out.numpy(), np.sum(array, axis=tuple(dim) or None, keepdims=keepdim))
     assert out.dtype == float32
+
+
+def test_broadcast_shapes_is_numpys_and_blames_the_last_mismatch_as_torch():
+    all_shapes = [s for n in range(4) for s in itertools.product([0, 1, 2, 3], repeat=n)]
+    for a, b in itertools.product(all_shapes, repeat=2):
+        try:
+            expected = np.broadcast_shapes(a, b)
+        except ValueError:
+            n = max(len(a), len(b))
+            pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+            dim = max(d for d in range(n) if pa[d] != pb[d] and 1 not in (pa[d], pb[d]))
+            with pytest.raises(RuntimeError, match=rf"^The size of tensor a \({pa[dim]}\) must match the size of tensor b "
+                                                   rf"\({pb[dim]}\) at non-singleton dimension {dim}$"):
+                shapes.broadcast_shapes(a, b)
+        else:
+            assert shapes.broadcast_shapes(a, b) == expected
