@@ -204,7 +204,7 @@ def _requires_grad(t: Any) -> bool:
 
 
 def _edge(t: Tensor) -> Optional[Edge]:
-    if not _requires_grad(t):
+    if not getattr(t, "requires_grad", False):  # _requires_grad, inline: once per input of every recorded call
         return None
     if t.grad_fn is not None:
         return t.grad_fn, t._output_nr
@@ -250,6 +250,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     is_tensor_argument = [i in tensor_positions for i in range(len(names))]
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(name)
+    saves_result = "result" in saves
     bind = schema.bind
     redispatch = op.redispatch
 
@@ -277,7 +278,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
             # Only floating-point results are differentiable (PyTorch's
             # isDifferentiableType): x.to(int64) is cut from the graph.
             if result.dtype.is_floating_point:
-                if "result" in saves:
+                if saves_result:
                     # torch saves an output as a detached alias (no reference
                     # cycle through its own node) and unpacks it as another
                     # (Node.apply): a handler sees both detach calls.
