@@ -49,7 +49,9 @@ CASES = {
 
 
 def _instructions(setup: str, statement: str, count: int) -> int:
-    program = f"{setup}\nfor _ in range({count}):\n    {statement}\n"
+    # The collector off: a collection of the whole heap (millions of instructions)
+    # falling in one of the two runs and not the other would swamp the slope.
+    program = f"{setup}\nimport gc\ngc.collect()\ngc.disable()\nfor _ in range({count}):\n    {statement}\n"
     with tempfile.TemporaryDirectory() as directory:
         out = os.path.join(directory, "callgrind.out")
         # A fixed hash seed: string hashes decide dict probing, and so a few instructions.

@@ -980,19 +980,7 @@ class FunctionSchema(Frozen):
             if tail is not None and sig.n_required <= n <= sig.n_positional:
                 return tuple(args) + tail[n - sig.n_required :]
         elif type(kwargs) is dict and n <= sig.n_positional:
-            # Keywords (alpha=, dtype=, ...): fill a copy of the defaults.  Any
-            # call this cannot finish (an unknown, duplicate or ambiguous name,
-            # a required argument left out) is bind_slow's, which says what is wrong.
-            bound = [*args, *sig.defaults[n:]]
-            index = sig.index
-            for key, value in kwargs.items():
-                i = index.get(key, -1)
-                if i < n:  # unknown (-1), or also passed positionally
-                    return sig.bind_slow(self.name, args, kwargs)
-                bound[i] = value
-            if sig.ambiguous or (sig.last_required >= n and any(bound[i] is NO_DEFAULT for i in sig.required_after(n))):
-                return sig.bind_slow(self.name, args, kwargs)
-            return tuple(bound)
+            return sig.bind_keywords(self.name, args, kwargs)
         return sig.bind_slow(self.name, args, kwargs or {})
 
     def split_call(self, values: Union[tuple[Any, ...], list[Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -1129,6 +1117,25 @@ class _Signature:
                 span = position + 1 if kind == TensorArgKind.TENSOR and required and not a.kwarg_only else -1
         self.dispatch_layout = (tuple(layout), span)
         self.text: Optional[str] = None
+
+    def bind_keywords(self, schema_name: OperatorName, args: Union[tuple[Any, ...], list[Any]],
+                      kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """bind for a call with keywords (alpha=, dtype=, ...) and no surplus
+        positionals: a copy of the defaults, filled in.  A call this cannot
+        finish (an unknown, duplicate or ambiguous name, a required argument
+        left out) is bind_slow's, which says what is wrong.  (Its own method,
+        so that bind's frame, which every positional call makes, stays small.)"""
+        n = len(args)
+        bound = [*args, *self.defaults[n:]]
+        index = self.index
+        for key, value in kwargs.items():
+            i = index.get(key, -1)
+            if i < n:  # unknown (-1), or also passed positionally
+                return self.bind_slow(schema_name, args, kwargs)
+            bound[i] = value
+        if self.ambiguous or (self.last_required >= n and any(bound[i] is NO_DEFAULT for i in self.required_after(n))):
+            return self.bind_slow(schema_name, args, kwargs)
+        return tuple(bound)
 
     def required_after(self, n: int) -> tuple[int, ...]:
         """The positions at or after ``n`` of the arguments without a default:
