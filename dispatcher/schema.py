@@ -979,6 +979,8 @@ class FunctionSchema(Frozen):
             tail = sig.tail
             if tail is not None and sig.n_required <= n <= sig.n_positional:
                 return tuple(args) + tail[n - sig.n_required :]
+        elif type(kwargs) is dict and n <= sig.n_positional:
+            return sig.bind_keywords(self.name, args, kwargs)
         return sig.bind_slow(self.name, args, kwargs or {})
 
     def split_call(self, values: Union[tuple[Any, ...], list[Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -1043,6 +1045,7 @@ class _Signature:
     __slots__ = (
         "names", "index", "ambiguous", "defaults", "n_declared",
         "n_positional", "n_required", "tail", "is_vararg", "dispatch_args", "dispatch_layout", "text",
+        "_required", "last_required",
     )
 
     def __init__(self, schema_name: OperatorName, arguments: tuple[Argument, ...], is_vararg: bool) -> None:
@@ -1097,6 +1100,9 @@ class _Signature:
         # What completes a call that passes only positionals, if anything can.
         tail = self.defaults[self.n_required :]
         self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
+        # The positions of the arguments without a default (keyword-only ones included).
+        self._required = tuple(i for i, d in enumerate(self.defaults) if d is NO_DEFAULT)
+        self.last_required = self._required[-1] if self._required else -1
         self.is_vararg = is_vararg
         self.dispatch_args = tuple(dispatch_args)
         layout = []
@@ -1112,6 +1118,32 @@ class _Signature:
         self.dispatch_layout = (tuple(layout), span)
         self.text: Optional[str] = None
 
+    def bind_keywords(self, schema_name: OperatorName, args: Union[tuple[Any, ...], list[Any]],
+                      kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """bind for a call with keywords (alpha=, dtype=, ...) and no surplus
+        positionals: a copy of the defaults, filled in.  A call this cannot
+        finish (an unknown, duplicate or ambiguous name, a required argument
+        left out) is bind_slow's, which says what is wrong.  (Its own method,
+        so that bind's frame, which every positional call makes, stays small.)"""
+        n = len(args)
+        bound = [*args, *self.defaults[n:]]
+        index = self.index
+        for key, value in kwargs.items():
+            i = index.get(key, -1)
+            if i < n:  # unknown (-1), or also passed positionally
+                return self.bind_slow(schema_name, args, kwargs)
+            bound[i] = value
+        if self.ambiguous or (self.last_required >= n and any(bound[i] is NO_DEFAULT for i in self.required_after(n))):
+            return self.bind_slow(schema_name, args, kwargs)
+        return tuple(bound)
+
+    def required_after(self, n: int) -> tuple[int, ...]:
+        """The positions at or after ``n`` of the arguments without a default:
+        those a call passing ``n`` positionals must name."""
+        if self.last_required < n:
+            return ()
+        return tuple(i for i in self._required if i >= n)
+
     def bind_slow(self, schema_name: OperatorName, args: Union[tuple[Any, ...], list[Any]],
                   kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
         if not isinstance(kwargs, Mapping):
@@ -1119,18 +1151,17 @@ class _Signature:
         names = self.names
         n_pos = self.n_positional
         n_args = len(args)
-        who = f"{schema_name}()"
         bound = list(args[:n_pos]) + [NO_DEFAULT] * (self.n_declared - min(n_args, n_pos))
         for key, value in kwargs.items():
             i = self.index.get(key)
             if i is None:
-                raise DispatcherTypeError(f"{who} got an unexpected keyword argument '{key}'")
+                raise DispatcherTypeError(f"{schema_name}() got an unexpected keyword argument '{key}'")
             if key in self.ambiguous:
                 raise DispatcherTypeError(
-                    f"{who} has more than one argument named '{key}'; pass it positionally"
+                    f"{schema_name}() has more than one argument named '{key}'; pass it positionally"
                 )
             if i < n_args and i < n_pos:
-                raise DispatcherTypeError(f"{who} got multiple values for argument '{key}'")
+                raise DispatcherTypeError(f"{schema_name}() got multiple values for argument '{key}'")
             bound[i] = value
         if n_args > n_pos and not self.is_vararg:
             if n_pos > self.n_required:
@@ -1144,7 +1175,7 @@ class _Signature:
                     f"{_plural(n_args, 'positional argument')} "
                     f"(and {_plural(n_kw, 'keyword-only argument')}) were given"
                 )
-            raise DispatcherTypeError(f"{who} takes {takes} but {given}")
+            raise DispatcherTypeError(f"{schema_name}() takes {takes} but {given}")
         missing_pos: list[str] = []
         missing_kw: list[str] = []
         for i, value in enumerate(bound):
@@ -1156,7 +1187,7 @@ class _Signature:
         for missing, kind in ((missing_pos, "positional"), (missing_kw, "keyword-only")):
             if missing:
                 raise DispatcherTypeError(
-                    f"{who} missing {len(missing)} required {kind} "
+                    f"{schema_name}() missing {len(missing)} required {kind} "
                     f"argument{'s' if len(missing) > 1 else ''}: {_and_list(missing)}"
                 )
         if n_args > n_pos:

@@ -498,6 +498,45 @@ def test_bind_fills_defaults_in_schema_order():
     assert dup.bind((1, 2, 3, 4, 5, 6)) == (1, 2, 3, 4, 5, 6)
 
 
+def _keyword_calls(schema):
+    """Calls of ``schema`` that pass some arguments by keyword: each split of its
+    positionals, the rest (all with defaults, or every one) by name."""
+    sig = schema._sig
+    values = [object() for _ in sig.names]
+    for n in range(sig.n_positional + 1):
+        named = {name: value for name, value in zip(sig.names[n:], values[n:])}
+        yield tuple(values[:n]), named
+        yield tuple(values[:n]), dict(list(named.items())[:1])  # one keyword, the others defaulted or missing
+
+
+def test_bind_with_keywords_agrees_with_the_slow_path_on_every_catalog_schema():
+    # bind's keyword path answers what it can and hands the rest (errors
+    # included) to bind_slow: either way the result is bind_slow's.
+    for line in LINES:
+        schema = parse(line)
+        for args, kwargs in _keyword_calls(schema):
+            try:
+                expected = schema._sig.bind_slow(schema.name, args, kwargs)
+            except TypeError as error:
+                with pytest.raises(TypeError) as ours:
+                    schema.bind(args, kwargs)
+                assert str(ours.value) == str(error), line
+            else:
+                got = schema.bind(args, kwargs)
+                assert len(got) == len(expected) and all(a is b for a, b in zip(got, expected)), line
+
+
+def test_bind_with_keywords_reports_what_is_wrong():
+    add = parse("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+    assert add.bind((1, 2), {"alpha": 3}) == (1, 2, 3)
+    with pytest.raises(TypeError, match=r"^aten::add\.Tensor\(\) got an unexpected keyword argument 'beta'$"):
+        add.bind((1, 2), {"beta": 3})
+    with pytest.raises(TypeError, match=r"^aten::add\.Tensor\(\) got multiple values for argument 'self'$"):
+        add.bind((1, 2), {"self": 3})
+    with pytest.raises(TypeError, match=r"^ns::f\(\) missing 1 required keyword-only argument: 'k'$"):
+        SCHEMA.bind((1,), {"m": 2})
+
+
 def test_bind_rejects_non_mapping_kwargs():
     with pytest.raises(TypeError, match="keyword arguments must be a mapping, not list"):
         SCHEMA.bind((1,), [("k", 1)])

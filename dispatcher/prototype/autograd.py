@@ -37,6 +37,7 @@ import numpy as np
 
 from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, DispatchKeySet, Library
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
+from dispatcher.schema import TensorArgKind
 from dispatcher.tensor_protocols import register_autograd_engine
 
 from .operators import aten, overload
@@ -203,7 +204,7 @@ def _requires_grad(t: Any) -> bool:
 
 
 def _edge(t: Tensor) -> Optional[Edge]:
-    if not _requires_grad(t):
+    if not getattr(t, "requires_grad", False):  # _requires_grad, inline: once per input of every recorded call
         return None
     if t.grad_fn is not None:
         return t.grad_fn, t._output_nr
@@ -242,28 +243,42 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     saves = frozenset(saves)
     names = [a.name for a in schema.arguments]
     tensor_positions = [d.position for d in schema.dispatch_args]
+    # Without Tensor[] arguments (most operators) the inputs are the tensor
+    # positions' values themselves, read without flattening lists.
+    has_lists = any(d.kind in (TensorArgKind.TENSOR_LIST, TensorArgKind.OPTIONAL_TENSOR_LIST)
+                    for d in schema.dispatch_args)
+    is_tensor_argument = [i in tensor_positions for i in range(len(names))]
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(name)
+    saves_result = "result" in saves
+    bind = schema.bind
+    redispatch = op.redispatch
 
     def register(formula: Callable) -> Callable:
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-            values = schema.bind(args, kwargs)
-            inputs = [t for p in tensor_positions for t in _as_list(values[p])]
-            if not any(_requires_grad(t) for t in inputs):
+            values = bind(args, kwargs)
+            if has_lists:
+                inputs = [t for p in tensor_positions for t in _as_list(values[p])]
+            else:
+                inputs = [values[p] for p in tensor_positions]
+            for t in inputs:
+                if getattr(t, "requires_grad", False):
+                    break
+            else:
                 with AutoDispatchBelowADInplaceOrView():
-                    return op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                    return redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
             if inplace:
                 _check_inplace(values[0])
-            edges = tuple(_edge(t) for t in inputs)
+            edges = tuple([_edge(t) for t in inputs])
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
-            ctx, saved = _context(names, values, saves)
+            ctx, saved = _context(names, values, saves, is_tensor_argument)
             with AutoDispatchBelowADInplaceOrView():
-                result = op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                result = redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
             # Only floating-point results are differentiable (PyTorch's
             # isDifferentiableType): x.to(int64) is cut from the graph.
             if result.dtype.is_floating_point:
-                if "result" in saves:
+                if saves_result:
                     # torch saves an output as a detached alias (no reference
                     # cycle through its own node) and unpacks it as another
                     # (Node.apply): a handler sees both detach calls.
@@ -292,12 +307,23 @@ def _check_inplace(self: Tensor) -> None:
         raise NotImplementedError("in-place operations on views of tensors that require grad are not supported")
 
 
-def _context(names: Sequence[str], values: Sequence[Any],
-             saves: frozenset) -> tuple[Context, list[tuple[str, Tensor, int]]]:
+def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
+             is_tensor_argument: Sequence[bool]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
     ctx = Context()
-    ctx.needs_grad = {}
+    ctx.needs_grad = needs_grad = {}
     saved = []
-    for name, value in zip(names, values):
+    for name, value, is_tensor in zip(names, values, is_tensor_argument):
+        if not is_tensor:  # a scalar, a list of ints, ...: as it is
+            setattr(ctx, name, value)
+            continue
+        if isinstance(value, Tensor):  # the common case, without the list handling below
+            needs_grad[name] = value.requires_grad
+            if name in saves:
+                saved.append((name, value, value._version_counter.value))
+                setattr(ctx, name, value)
+            else:
+                setattr(ctx, name, TensorMeta(value))
+            continue
         is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
         if isinstance(value, Tensor) or is_tensors:
             ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
@@ -417,13 +443,19 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
             if not retain_graph:
                 node.release_saved()
             given = [g for edge, g in zip(node.edges, outputs) if edge is not None and g is not None]
-            for g in given:
-                if sum(g is other for other in given) > 1:
-                    shared[id(g)] = g
+            if len(given) > 1:
+                seen: set[int] = set()
+                for g in given:
+                    if id(g) in seen:
+                        shared[id(g)] = g
+                    seen.add(id(g))
             for i, (edge, g) in enumerate(zip(node.edges, outputs)):
                 if edge is None or g is None:
                     continue
-                accumulate(edge, _validate_gradient(g, edge[0].metadata[edge[1]], i, node.name))
+                meta = edge[0].metadata[edge[1]]
+                if g.shape != meta.shape or g.dtype is not meta.dtype or g.device != meta.device:
+                    g = _validate_gradient(g, meta, i, node.name)
+                accumulate(edge, g)
 
 
 def _leading_to(targets: set[int], order: Sequence[Any]) -> set[int]:
@@ -471,13 +503,14 @@ def _topological_order(roots: Sequence[Any]) -> list:
         if id(root) in seen:
             continue
         seen.add(id(root))
-        stack = [(root, iter(root.next_functions))]
+        stack = [(root, iter(root.edges))]
         while stack:
-            node, children = stack[-1]
-            for child in children:
-                if child is not None and id(child) not in seen:
+            node, edges = stack[-1]
+            for edge in edges:
+                if edge is not None and id(edge[0]) not in seen:
+                    child = edge[0]
                     seen.add(id(child))
-                    stack.append((child, iter(child.next_functions)))
+                    stack.append((child, iter(child.edges)))
                     break
             else:
                 stack.pop()

@@ -68,6 +68,10 @@ def to_numpy_dtype(dt: DType) -> np.dtype:
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> DType:
+    if isinstance(np_dtype, np.dtype):  # every array's: looked up without a conversion
+        dtype = _FROM_NUMPY.get(np_dtype)
+        if dtype is not None:
+            return dtype
     try:
         return _FROM_NUMPY[np.dtype(np_dtype)]
     except KeyError:
@@ -110,6 +114,14 @@ def result_type(*operands: object) -> DType:
     stays float64, a float32 tensor times a 0-d float64 tensor stays float32).
     A Python float counts as the default float.
     """
+    if len(operands) == 2:
+        # Two tensors of one dtype, neither a wrapped number (most calls): every
+        # tier holds that dtype, so it is the result whatever the shapes.
+        a, b = operands
+        dtype = getattr(a, "dtype", None)
+        if (getattr(b, "dtype", None) is dtype and isinstance(dtype, DType) and not getattr(a, "_wrapped_number", False)
+                and not getattr(b, "_wrapped_number", False)):
+            return dtype
     dimensioned = zero_dim = scalars = None
     for op in operands:
         if not hasattr(op, "dtype"):

@@ -27,7 +27,7 @@ from dispatcher import Library
 from . import shapes
 from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type, to_numpy_dtype
 from .generator import default_generator
-from .tensor import Tensor
+from .tensor import Tensor, contiguous_strides, cpu_tensor
 from .tensor_options import check_options
 
 __all__ = ["copy_between_cpu_tensors"]
@@ -44,12 +44,17 @@ def _kernel(name: str):
 
 
 def _wrap(array: object, dt: DType) -> Tensor:
-    return Tensor.from_numpy(np.asarray(array, dtype=to_numpy_dtype(dt)))
+    """The tensor of a kernel's result: ``array`` (an ndarray, or a numpy scalar
+    of a reduction) as an array of ``dt``."""
+    np_dtype = to_numpy_dtype(dt)
+    if type(array) is not np.ndarray or array.dtype != np_dtype:
+        array = np.asarray(array, dtype=np_dtype)
+    return cpu_tensor(array, dt)
 
 
 def _operand(t: Tensor, dt: DType) -> np.ndarray:
     """``t``'s values in the dtype the computation runs in (no copy if they already are)."""
-    return t._data.astype(to_numpy_dtype(dt), copy=False)
+    return t._data if t.dtype is dt else t._data.astype(to_numpy_dtype(dt), copy=False)
 
 
 def _writable(t: Tensor) -> np.ndarray:
@@ -177,13 +182,22 @@ def sum_dim(self: Tensor, dim: Optional[Sequence[int]], keepdim: bool = False, *
     shapes.reduce_shape(self.shape, dim, keepdim)  # validates dim
     axes = None if not dim else tuple(shapes.wrap_dim(d, self.ndim) for d in dim)
     dt = reduction_dtype(self.dtype, dtype)
-    return _wrap(np.sum(self._data, axis=axes, keepdims=keepdim, dtype=to_numpy_dtype(dt)), dt)
+    # np.sum's own reduction, called without its Python wrapper (numpy's stubs
+    # type keepdims as a literal, hence the ignore).
+    total = np.add.reduce(self._data, axis=axes, keepdims=keepdim, dtype=to_numpy_dtype(dt))  # type: ignore[call-overload]
+    return _wrap(total, dt)
 
 
 @_kernel("mm")
 def mm(self: Tensor, mat2: Tensor) -> Tensor:
     shapes.mm_shape(self, mat2)
-    return _wrap(np.matmul(self._data, mat2._data), self.dtype)
+    a, b = self._data, mat2._data
+    if a.shape[1] == 1 and a.size and b.size:  # (an empty one would get numpy's zero strides)
+        # An outer product (a weight's gradient at batch 1): each element is one
+        # product, so broadcasting gives matmul's values exactly, without BLAS's
+        # slow path for k == 1 (several times the cost at 784 x 128).
+        return _wrap(np.multiply(a, b), self.dtype)
+    return _wrap(np.matmul(a, b), self.dtype)
 
 
 @_kernel("bmm")
@@ -214,13 +228,20 @@ def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
 @_kernel("view")
 def view(self: Tensor, size: Sequence[int]) -> Tensor:
     shape = shapes.view_shape(self.shape, size)
+    data = self._data
+    if data.flags.c_contiguous and data.size:
+        # A contiguous tensor's view is contiguous (c10's computeStride gives
+        # the row-major strides of the new shape): numpy's reshape is that
+        # view, unless it strides a dimension of size 1 otherwise.
+        out = data.reshape(shape)
+        if out.strides == tuple(s * data.itemsize for s in contiguous_strides(shape)):
+            return cpu_tensor(out, self.dtype)
     stride = shapes.compute_stride(self.shape, self.stride(), shape)
     if stride is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans "
             "across two contiguous subspaces). Use .reshape(...) instead."
         )
-    data = self._data
     itemsize = data.itemsize
     return Tensor.from_numpy(np.lib.stride_tricks.as_strided(
         data, shape, [s * itemsize for s in stride], writeable=data.flags.writeable))

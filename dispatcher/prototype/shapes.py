@@ -29,17 +29,24 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape:
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and 1 not in (x, y):
+    if a == b:  # most binary operations: nothing to broadcast
+        return tuple(a)
+    # Right-aligned: pad the shorter shape with leading 1s, then match dimension by dimension.
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = [0] * n
+    for dim in range(n - 1, -1, -1):  # from the last dimension, as torch's infer_size (which one it blames)
+        x, y = a[dim], b[dim]
+        if x == y or y == 1:
+            out[dim] = x
+        elif x == 1:
+            out[dim] = y
+        else:
             raise RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                f"at non-singleton dimension {max(len(a), len(b)) - i}"
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {dim}"
             )
-        out.append(y if x == 1 else x)
-    return tuple(reversed(out))
+    return tuple(out)
 
 
 def reduce_shape(shape: Sequence[int], dims: Optional[Sequence[int]], keepdim: bool) -> Shape:

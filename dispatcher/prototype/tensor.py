@@ -382,6 +382,28 @@ def _sizes(args: tuple) -> list[int]:
     return list(args)
 
 
+def cpu_tensor(array: np.ndarray, dtype: DType) -> "Tensor":
+    """A CPU tensor of ``array``, whose numpy dtype is ``dtype``'s: what every CPU
+    kernel returns, made without Tensor.__init__'s general path (device
+    lookup, subclass check), which is most of a small kernel's cost."""
+    t = _new_tensor(Tensor)
+    _init_keys(t, _CPU_KEY_SET)
+    t._data = array
+    t.shape = array.shape
+    t.dtype = dtype
+    t.device = _CPU
+    t.requires_grad = False
+    t._grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version_counter = VersionCounter()
+    t._base = None
+    t._grad_accumulator = None
+    t._wrapped_number = False
+    t._strides = None
+    return t
+
+
 class Tensor(TensorMethods, TensorBase):
     """A tensor: storage, shape, dtype, device, and autograd state.
 
@@ -453,7 +475,7 @@ class Tensor(TensorMethods, TensorBase):
     @staticmethod
     def from_numpy(array: np.ndarray) -> "Tensor":
         """A CPU tensor sharing ``array``'s memory."""
-        return Tensor(array, array.shape, from_numpy_dtype(array.dtype), "cpu")
+        return cpu_tensor(array, from_numpy_dtype(array.dtype))
 
     # -- autograd ------------------------------------------------------------------------
     @property
@@ -527,7 +549,8 @@ class Tensor(TensorMethods, TensorBase):
             return self._strides
         if self.device != "cpu" or self._data is None:  # no numpy memory: row-major
             return contiguous_strides(self.shape)
-        return tuple(step // self._data.itemsize for step in self._data.strides)
+        itemsize = self._data.itemsize
+        return tuple([step // itemsize for step in self._data.strides])
 
     def _with_shape(self, shape: Sequence[int]) -> "Tensor":
         """The same elements, in row-major order, in another shape: a view of the same
@@ -657,6 +680,11 @@ def _inferred_dtype(array: np.ndarray) -> DType:
 # Tensor's subclass factories and default __torch_function__ (torch.Tensor's
 # names), set as Tensor's own attributes: no forwarding call on a handler's
 # path.  subclassing.py needs Tensor, defined above.
+_new_tensor = Tensor.__new__
+_init_keys = TensorBase.__init__
+_CPU_KEY_SET = key_set_for_device("cpu")
+_CPU = tensor_device("cpu")
+
 from . import subclassing  # noqa: E402
 
 Tensor._make_wrapper_subclass = staticmethod(subclassing.make_wrapper_subclass)  # type: ignore[method-assign,assignment]
