@@ -30,7 +30,7 @@ def test_it_starts_with_the_two_commands():
     language, body = first_block.groups()
     commands = [line.split("#")[0].strip() for line in body.strip().splitlines()]
     assert language == "bash"
-    assert commands == ['pip install ".[demo]" && python -m dispatcher demo', 'pip install -e ".[test]" && pytest']
+    assert commands == ['pip install -e ".[demo]" && python -m dispatcher demo', 'pip install -e ".[test]" && pytest']
 
 
 def test_the_tour_runs(capsys):
