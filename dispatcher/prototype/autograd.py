@@ -337,6 +337,17 @@ def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
     return ctx, saved
 
 
+def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
+    """Undo broadcasting: sum ``grad`` down to ``shape`` (torch's at::sum_to): one sum
+    over the leading dimensions and those broadcast from 1, keeping them, then a
+    view without the leading ones."""
+    lead = grad.ndim - len(shape)
+    dims = list(range(lead)) + [i for i in range(lead, grad.ndim) if shape[i - lead] == 1 and grad.shape[i] != 1]
+    if dims:
+        grad = aten.sum.dim_IntList(grad, dims, True)
+    return aten.view.default(grad, list(shape)) if lead > 0 else grad
+
+
 def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Optional[bool] = None) -> None:
     """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
 
@@ -345,6 +356,15 @@ def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Opti
     what it saved once it has run, and a second backward through it raises.
     """
     _run_graph([_root(root, gradient, 0)], retain_graph, captured=None)
+
+
+def _tensor_backward(self: Tensor, gradient: Optional[Tensor] = None, retain_graph: Optional[bool] = None) -> None:
+    """Accumulate the gradients of this tensor into the leaves' ``.grad`` (see backward)."""
+    backward(self, gradient, retain_graph=retain_graph)
+
+
+# Tensor's own method (Note [Methods set by the modules above] in tensor.py).
+Tensor.backward = _tensor_backward  # type: ignore[method-assign]
 
 
 def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequence[Tensor]],
@@ -483,7 +503,6 @@ def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Opt
         except RuntimeError:
             raise error(f"invalid gradient at index {index} - got {list(grad.shape)} but expected shape "
                         f"compatible with {list(meta.shape)}") from None
-        from .derivatives import sum_to  # derivatives builds on this module
 
         grad = sum_to(grad, meta.shape)
     if grad.dtype != meta.dtype:

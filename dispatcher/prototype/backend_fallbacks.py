@@ -16,7 +16,7 @@ from typing import Iterator, Optional
 
 from dispatcher import Library
 
-from .toy_device import is_toy_device_enabled, use_cpu_fallback
+from .toy_device import is_toy_device_enabled, set_fallbacks_installed, use_cpu_fallback
 from .vmap import batched_fallback
 
 __all__ = ["install", "installed", "is_installed", "uninstall"]
@@ -40,6 +40,7 @@ def install() -> None:
             library.close()
             raise
     _library = library
+    set_fallbacks_installed(True)
 
 
 def uninstall() -> None:
@@ -48,6 +49,7 @@ def uninstall() -> None:
     if _library is not None:
         _library.close()
         _library = None
+    set_fallbacks_installed(False)
     use_cpu_fallback([])
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence, Union
 
-from .autograd import Context, TensorMeta, differentiable
+from .autograd import Context, TensorMeta, differentiable, sum_to
 from .operators import aten
 from .shapes import wrap_dim
 from .tensor import Tensor, convert, wrapped_scalar_tensor
@@ -21,17 +21,6 @@ __all__ = ["sum_to"]
 
 # One gradient per tensor argument: a Tensor, None (no gradient), or a list for a Tensor[].
 Grads = tuple
-
-
-def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
-    """Undo broadcasting: sum ``grad`` down to ``shape`` (torch's at::sum_to): one sum
-    over the leading dimensions and those broadcast from 1, keeping them, then a
-    view without the leading ones."""
-    lead = grad.ndim - len(shape)
-    dims = list(range(lead)) + [i for i in range(lead, grad.ndim) if shape[i - lead] == 1 and grad.shape[i] != 1]
-    if dims:
-        grad = aten.sum.dim_IntList(grad, dims, True)
-    return aten.view.default(grad, list(shape)) if lead > 0 else grad
 
 
 def _like(grad: Tensor, meta: Union[Tensor, TensorMeta]) -> Tensor:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
+from dispatcher import AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 
@@ -30,8 +30,6 @@ from .operators import aten
 
 if TYPE_CHECKING:
     from typing_extensions import Self
-
-    from .autograd import AccumulateGrad, FunctionNode, Node
 
 __all__ = ["Tensor", "TensorDevice", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
            "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
@@ -439,11 +437,12 @@ class Tensor(TensorMethods, TensorBase):
         self.device = _DEVICES.get(device) or tensor_device(device)
         self.requires_grad = False
         self._grad: Optional[Tensor] = None
-        self.grad_fn: Optional[Union[Node, FunctionNode]] = None
+        # autograd.py's Node or FunctionNode (autograd builds on this module).
+        self.grad_fn: Optional[Any] = None
         self._output_nr = 0  # which of grad_fn's outputs this tensor is
         self._version_counter = VersionCounter()
         self._base: Optional[Tensor] = None  # the tensor this one is a view of
-        self._grad_accumulator: Optional[AccumulateGrad] = None  # autograd's node of a leaf, made on first use
+        self._grad_accumulator: Optional[Any] = None  # autograd's AccumulateGrad of a leaf, made on first use
         self._wrapped_number = False  # see wrapped_scalar_tensor
         # A wrapper subclass's, which has no data to read them from (None: contiguous).
         self._strides: Optional[tuple[int, ...]] = None
@@ -457,7 +456,7 @@ class Tensor(TensorMethods, TensorBase):
         if "__init__" not in cls.__dict__:
             cls.__init__ = _subclass_init  # type: ignore[method-assign]
 
-    if TYPE_CHECKING:  # torch.Tensor's names, set below from subclassing.py
+    if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py (Note [Methods set by the modules above])
         @staticmethod
         def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
                                    storage_offset: Optional[int] = None, memory_format: Any = None,
@@ -528,11 +527,8 @@ class Tensor(TensorMethods, TensorBase):
                 )
         self._grad = grad
 
-    def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None) -> None:
-        """Accumulate the gradients of this tensor into the leaves' ``.grad`` (see autograd.backward)."""
-        from .autograd import backward  # autograd builds on this module
-
-        backward(self, gradient, retain_graph=retain_graph)
+    if TYPE_CHECKING:  # set by autograd.py, which builds on this module (Note [Methods set by the modules above])
+        def backward(self, gradient: Optional["Tensor"] = None, retain_graph: Optional[bool] = None) -> None: ...
 
     # -- memory layout -------------------------------------------------------------------
     # Only CPU storage (numpy) can be strided; other devices keep dense
@@ -577,9 +573,7 @@ class Tensor(TensorMethods, TensorBase):
                 "(its __torch_dispatch__ decides what its operators compute)"
             )
         if self.device != "cpu":
-            from .autograd import no_grad
-
-            with no_grad():
+            with AutoDispatchBelowAutograd():  # no_grad
                 return self.to("cpu")._data
         return self._data
 
@@ -677,17 +671,14 @@ def _inferred_dtype(array: np.ndarray) -> DType:
     raise TypeError(f"cannot make a tensor from data of numpy dtype {array.dtype}")
 
 
-# Tensor's subclass factories and default __torch_function__ (torch.Tensor's
-# names), set as Tensor's own attributes: no forwarding call on a handler's
-# path.  subclassing.py needs Tensor, defined above.
+# Note [Methods set by the modules above]
+# A few of Tensor's methods are what modules that build on this one do:
+# backward (autograd.py), the subclass factories and the default
+# __torch_function__ (subclassing.py).  Those modules set them as Tensor's own
+# attributes when imported (dispatcher.prototype imports them all), so that
+# this module imports neither and no forwarding call sits on a handler's
+# path; Tensor declares them for type checkers.  subclassing.py reads these:
 _new_tensor = Tensor.__new__
 _init_keys = TensorBase.__init__
 _CPU_KEY_SET = key_set_for_device("cpu")
 _CPU = tensor_device("cpu")
-
-from . import subclassing  # noqa: E402
-
-Tensor._make_wrapper_subclass = staticmethod(subclassing.make_wrapper_subclass)  # type: ignore[method-assign,assignment]
-Tensor._make_subclass = staticmethod(subclassing.make_subclass)  # type: ignore[method-assign]
-Tensor.as_subclass = subclassing.as_subclass  # type: ignore[method-assign,assignment]
-Tensor.__torch_function__ = classmethod(subclassing.default_torch_function)  # type: ignore[method-assign,assignment]

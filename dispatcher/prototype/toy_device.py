@@ -64,10 +64,19 @@ def enable_toy_device() -> None:
         _own_kernels = Library("aten", "IMPL", "PrivateUse1")
         _own_kernels.impl("empty.memory_format", _empty)
         _own_kernels.impl("_copy_from", _copy_from)
-    from .backend_fallbacks import is_installed  # it builds on this module
-
-    if is_installed() and not _fallbacks:
+    if _join_installed_fallbacks and not _fallbacks:
         use_cpu_fallback()
+
+
+# Whether the prototype's fallbacks are installed (backend_fallbacks.py, which
+# builds on this module, says so), so that enabling the device joins them.
+_join_installed_fallbacks = False
+
+
+def set_fallbacks_installed(installed: bool) -> None:
+    """backend_fallbacks.install/uninstall: the toy device's CPU fallback joins them when it is enabled."""
+    global _join_installed_fallbacks
+    _join_installed_fallbacks = installed
 
 
 def is_toy_device_enabled() -> bool:
