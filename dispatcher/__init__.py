@@ -5,7 +5,7 @@ runtime table ahead of time; calls (``ops.ns.name.overload(...)``) extract a
 DispatchKeySet from the tensor arguments, apply the thread-local include and
 exclude sets, and run the kernel in the table slot of the highest key.
 """
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import keysets
 from ._core import (
@@ -35,6 +35,7 @@ from ._core import (
     tls_set_local_include_set,
     unregister_tensor_type,
 )
+from ._lazy import lazy_attributes
 from .standard_fallbacks import install_standard_fallbacks
 from .backends import get_privateuse1_backend_name, rename_privateuse1_backend
 from .dispatch_modes import TorchDispatchMode
@@ -88,15 +89,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dispatcher' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 __version__ = "0.1.0"

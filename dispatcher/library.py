@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
+from ._lazy import lazy_attributes
 from ._library import KeyArg, Library, _F, _library_for, _parse_qualname, define, fallthrough_kernel, impl
 from .autocast_rules import add_autocast_kernel, autocast_key_for_device
 from .registry import registry_in_use
@@ -66,15 +67,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'dispatcher.library' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"dispatcher.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 def _resolve_for_registration(op: object, api_name: str) -> tuple[str, Optional[Library]]:
