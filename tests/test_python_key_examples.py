@@ -15,24 +15,18 @@ the default registry.
 """
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-import dispatcher
-from dispatcher import HAS_EXTENSION, Library, Tensor, TensorBase, TorchDispatchMode, custom_op, ops
+from dispatcher import Library, Tensor, TensorBase, TorchDispatchMode, custom_op, ops
 from dispatcher._engine import compiled_engine
 
+from ._other_engine import run_on_other_engine
 from .conftest import load_golden
 from .golden.python_key_examples import Lib, examples
 
 GOLDEN = load_golden("python_key_golden.json").get("examples", {})
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def prototype_lib() -> Lib:
@@ -92,22 +86,7 @@ def test_example_matches_torch(example):
 
 
 @pytest.mark.skipif(compiled_engine() is None, reason="the compiled engine is not built: one engine only")
-def test_examples_on_the_other_engine(tmp_path):
-    env = dict(os.environ)
-    # The default engine ran above; the subprocess runs the other one.
-    if HAS_EXTENSION:
-        env["DISPATCHER_NO_EXTENSIONS"] = "1"
-    else:
-        env.pop("DISPATCHER_NO_EXTENSIONS", None)
-    # The same dispatcher package as this process's, and this test module.
-    package_root = str(pathlib.Path(dispatcher.__file__).resolve().parent.parent)
-    code = (f"import sys; sys.path.insert(0, {package_root!r}); sys.path.append({str(ROOT)!r}); "
-            "import json, dispatcher; from tests.test_python_key_examples import run_examples; "
-            "print(json.dumps([dispatcher.HAS_EXTENSION, run_examples()]))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    has_extension, examples = json.loads(out.stdout.splitlines()[-1])
-    assert has_extension is not HAS_EXTENSION
-    for example, ours in examples.items():
+def test_examples_on_the_other_engine():
+    # The default engine ran above; a subprocess runs the other one.
+    for example, ours in run_on_other_engine("tests.test_python_key_examples", "run_examples").items():
         check(example, ours)
