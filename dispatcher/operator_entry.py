@@ -346,12 +346,6 @@ _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 _BACKEND_GUARDS: tuple[tuple[DispatchKey, int], ...] = tuple(
     (a, bits) for a in RUNTIME_SLOT_KEYS if (bits := keysets.get_backend_key_set_from_autograd(a).raw_repr())
 )
-# Whether an alias key serves a slot, by the slot's facts (every alias key has one).
-_ALIAS_SERVES: dict[DispatchKey, Callable[[KeyFacts], bool]] = {
-    _CEANF: lambda f: f.in_ceanf, _CEA: lambda f: f.in_cea, _CIA_NESTED: lambda f: f.in_cia_nested,
-    _CIA: lambda f: f.in_cia, _AUTOGRAD: lambda f: f.in_autograd, _BATCHED: lambda f: f.in_batched,
-}
-assert set(_ALIAS_SERVES) == {k for k in DispatchKey if is_alias_key(k)}, "an alias key without its slots"
 # Filled as keys are first registered to (as _FACTS).
 _SLOTS_CHANGED_BY: dict[DispatchKey, tuple[KeyFacts, ...]] = {}
 
@@ -361,9 +355,8 @@ def _slots_changed_by(k: DispatchKey) -> tuple[KeyFacts, ...]:
     slots = _SLOTS_CHANGED_BY.get(k)
     if slots is None:
         if is_alias_key(k):
-            serves = _ALIAS_SERVES[k]
             keys = tuple(key for key in RUNTIME_SLOT_KEYS
-                         if serves(_facts(key)) or (k == _CEA and _facts(key).in_cia))
+                         if k in (serving := aliases_serving(key)) or (k == _CEA and _CIA in serving))
         else:
             bits = KEY_REPRS[k]  # a guard holds k if it holds all of k's bits, as DispatchKeySet.has
             own = (k,) if k in SLOT_OF_KEY else ()
