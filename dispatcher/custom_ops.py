@@ -330,12 +330,12 @@ OPDEF_TO_LIB: dict[str, Library] = {}
 OPDEFS: "weakref.WeakValueDictionary[str, CustomOpDef]" = weakref.WeakValueDictionary()
 
 
-def _library_allowing_overwrite(namespace: str, name: str) -> Library:
+def _library_allowing_overwrite(namespace: str, name: str, registry: Dispatcher) -> Library:
     qualname = f"{namespace}::{name}"
     previous = OPDEF_TO_LIB.pop(qualname, None)
     if previous is not None:
         previous.close()
-    library = Library(namespace, "FRAGMENT", registry=registry_in_use())
+    library = Library(namespace, "FRAGMENT", registry=registry)
     OPDEF_TO_LIB[qualname] = library
     return library
 
@@ -365,7 +365,7 @@ class CustomOpDef:
         self._has_backend_select = False
         self._site = _user_site()
         self._registry = registry_in_use()
-        self._lib = _library_allowing_overwrite(namespace, name)
+        self._lib = _library_allowing_overwrite(namespace, name, self._registry)
         try:
             self._register_to_dispatcher(self._tags)
         except BaseException:
@@ -843,7 +843,8 @@ def register_autograd(op: OpIdentifier, backward: Callable[..., Any], /, *,
         return
     qualname = resolved
     namespace, opname = _parse_qualname(qualname)
-    handle = registry_in_use().op_or_throw(qualname).handle
+    registry = registry_in_use()
+    handle = registry.op_or_throw(qualname).handle
     schema = handle.schema
     if not _is_functional_schema(schema):
         raise RuntimeError(
@@ -858,7 +859,7 @@ def register_autograd(op: OpIdentifier, backward: Callable[..., Any], /, *,
     _check_callable(backward, "register_autograd")
     if setup_context is not None:
         _check_callable(setup_context, "register_autograd's setup_context")
-    kernel = make_autograd_impl(handle, Info(backward, setup_context), registry_in_use().engine)
+    kernel = make_autograd_impl(handle, Info(backward, setup_context), registry.engine)
     _library_for_registration(namespace, lib).impl(opname, kernel, "Autograd", with_keyset=True,
                                                    debug=f"registered at {_user_site()}")
 
