@@ -448,16 +448,28 @@ def run_with(args: argparse.Namespace) -> None:
 
         title = f"Dispatch overhead, {'compiled' if HAS_EXTENSION else 'pure-Python'} engine, Python {sys.version.split()[0]}"
         _svg.write(bench_plot.render(results, title), args.plot)
-    registration = registration_timing.compare(args.registration_rounds)
+    # With 0, then 10, then all of the catalog's operators defined (definitions stay).
+    registrations = {}
+    first_use: tuple[list[float], Optional[list[float]]] = ([], None)
+    for count in (0, 10, None):
+        if count is None:  # before the catalog is all defined: its first use
+            first_use = registration_timing.first_catalog_use()
+        comparison = registration_timing.compare(args.registration_rounds, count)
+        registrations[registration_timing.define_catalog_operators(count)] = comparison
     import_ms = import_time_ms()
     if args.json:
         print(json.dumps({"torch": torch_version, "results": [r.__dict__ for r in results],
-                          "registration_us": {"ours": registration[0], "torch": registration[1]},
+                          "registration_us": {defined: {"ours": r[0], "torch": r[1], "ours/torch": r[3]}
+                                              for defined, r in registrations.items()},
+                          "first_catalog_use_us": {"ours": first_use[0], "torch": first_use[1]},
                           "import_ms": import_ms}, indent=1))
     else:
         print(format_table(results, torch_version))
+        for defined, comparison in registrations.items():
+            print(f"\nRegistration with {defined} catalog operators defined (ours / torch: median of per-round ratios):")
+            print(registration_timing.format_table(*comparison))
         print()
-        print(registration_timing.format_table(*registration))
+        print(registration_timing.format_first_use(*first_use))
         print()
         print(f"import dispatcher: {import_ms['cached']:.1f} ms with its bytecode cached, "
               f"{import_ms['uncached']:.1f} ms compiling it (medians of 7, `python -X importtime`)")
