@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Collection, Mapping, Sequence
-from operator import itemgetter
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import groupby
 from typing import Any, Callable, NamedTuple, Optional, Protocol, Union
 
 from . import keysets
@@ -389,10 +389,12 @@ def choose_origin(present: Collection[DispatchKey], slot: KeyFacts) -> tuple[Opt
 # which keys have kernels (choose_origin), and its fallthrough masks only on
 # that, on which of those kernels are fallthrough and on the registry's
 # fallbacks.  A TableLayout is that worked out once for all 137 slots: where
-# each slot takes its entry from, the dump lines' facts, the masks.  Filling
-# a table is then one C call (an itemgetter over the registry's fallback
-# cells followed by the kernels' entries), whatever key a registration is
-# on: an alias key's 50-100 slots cost what a backend key's one does.  The
+# each slot takes its entry from, as runs of consecutive slots filled by
+# the same kernel, the dump lines' facts, the masks.  Filling a table is
+# then a copy of the registry's fallback cells with one slice assignment
+# per run, whatever key a registration is on: an alias key's 50-100 slots
+# (a few runs: the keys it serves are mostly neighbours) cost about what a
+# backend key's one does.  The
 # registry keeps the layouts it has made (Dispatcher.layout), keyed by the
 # keys with kernels and their fallthrough flags, and forgets them all when
 # a fallback changes the masks.  Operators whose kernels sit on the same
@@ -406,11 +408,13 @@ class TableLayout:
     fallthrough in the slots ``fallthrough_fallbacks`` says and whose
     kernel-less masks are ``fallback_masks``: see Note [Table layouts]."""
 
-    __slots__ = ("origins", "pick", "lines", "masks")
+    __slots__ = ("origins", "runs", "ambiguous", "lines", "masks")
 
-    origins: tuple[DispatchKey, ...]  # the keys whose active kernels the table holds, in the order fill() takes them
-    # The table from (fallback cells..., origins' entries..., the ambiguous entry).
-    pick: Callable[[tuple[KernelFunction, ...]], tuple[KernelFunction, ...]]
+    origins: tuple[DispatchKey, ...]  # the keys whose active kernels the table holds, in the order runs count them
+    # (start, stop, n): slots start..stop-1 hold the entry of origins[n]
+    # (n == len(origins): the ambiguous entry); the other slots their fallback cells.
+    runs: tuple[tuple[int, int, int], ...]
+    ambiguous: bool  # whether a run holds the ambiguous entry
     # Per slot not filled by its fallback: (slot index, key name, origin key
     # -- None for the ambiguous entry --, Rule).  See Note [Stored table lines].
     lines: tuple[tuple[int, str, Optional[DispatchKey], Rule], ...]
@@ -419,10 +423,9 @@ class TableLayout:
     def __init__(self, present: Collection[DispatchKey], fallthrough: Collection[DispatchKey],
                  fallthrough_fallbacks: Sequence[bool], fallback_masks: Sequence[int]) -> None:
         origins = tuple(present)
-        first = len(RUNTIME_SLOT_KEYS)
-        position = {key: first + i for i, key in enumerate(origins)}
-        ambiguous = first + len(origins)
-        picks = list(range(first))
+        position = {key: i for i, key in enumerate(origins)}
+        ambiguous = len(origins)
+        picks: list[Optional[int]] = [None] * len(RUNTIME_SLOT_KEYS)  # per slot: its entry's n, None for its cell
         lines = []
         masks = list(fallback_masks)
         for index, key in enumerate(RUNTIME_SLOT_KEYS):
@@ -440,15 +443,29 @@ class TableLayout:
             if is_fallthrough != fallthrough_fallbacks[index]:
                 slot.update_masks(masks, is_fallthrough)
         self.origins = origins
-        self.pick = itemgetter(*picks)
+        self.runs = tuple((start, stop, n) for start, stop, n in _runs(picks) if n is not None)
+        self.ambiguous = ambiguous in picks
         self.lines = tuple(lines)
         self.masks = tuple(masks)
+
+
+def _runs(picks: list[Optional[int]]) -> Iterator[tuple[int, int, Optional[int]]]:
+    """(start, stop, value) of each run of equal values in ``picks``."""
+    start = 0
+    for value, run in groupby(picks):
+        stop = start + sum(1 for _ in run)
+        yield start, stop, value
+        start = stop
 
 
 def layout_signature(kernels: Mapping[DispatchKey, tuple[AnnotatedKernel, ...]]) -> tuple[tuple[DispatchKey, bool], ...]:
     """What a TableLayout depends on of an operator's kernels: each key with
     kernels, and whether its active kernel is a fallthrough."""
-    return tuple([(key, registered[0].kernel.is_fallthrough()) for key, registered in kernels.items()])
+    return tuple([(key, registered[0].kernel.kind is _FALLTHROUGH) for key, registered in kernels.items()])
+
+
+# Read once: KernelKind.FALLTHROUGH goes through the enum class's __getattr__ hook.
+_FALLTHROUGH = KernelKind.FALLTHROUGH
 
 
 # A deferral's operators, each to refresh once at its end (Note [Deferred
@@ -589,10 +606,16 @@ class OperatorEntry:
         if kernels:
             layout = dispatcher.layout(kernels)
             engine = dispatcher.engine
-            entries = (*dispatcher.fallback_table, *[kernels[key][0].function(engine) for key in layout.origins],
-                       AMBIGUOUS_AUTOGRAD_OTHER.function(engine))
+            entries = []
+            for key in layout.origins:  # a loop: a comprehension is a call of its own, for one or two keys
+                entries.append(kernels[key][0].function(engine))
+            if layout.ambiguous:
+                entries.append(AMBIGUOUS_AUTOGRAD_OTHER.function(engine))
+            table = list(dispatcher.fallback_table)
+            for start, stop, n in layout.runs:
+                table[start:stop] = (entries[n],) * (stop - start)
             # Note [Entries are read as snapshots]
-            self._table, self._filled, self._masks = layout.pick(entries), (layout, kernels), layout.masks
+            self._table, self._filled, self._masks = tuple(table), (layout, kernels), layout.masks
         else:
             # Every slot is its backend fallback: the dispatcher has them.
             self._table, self._filled, self._masks = dispatcher.fallback_table, None, dispatcher.fallback_masks
