@@ -408,7 +408,7 @@ class TableLayout:
     fallthrough in the slots ``fallthrough_fallbacks`` says and whose
     kernel-less masks are ``fallback_masks``: see Note [Table layouts]."""
 
-    __slots__ = ("origins", "runs", "ambiguous", "lines", "masks")
+    __slots__ = ("origins", "runs", "ambiguous", "lines", "dump_parts", "masks")
 
     origins: tuple[DispatchKey, ...]  # the keys whose active kernels the table holds, in the order runs count them
     # (start, stop, n): slots start..stop-1 hold the entry of origins[n]
@@ -418,6 +418,9 @@ class TableLayout:
     # Per slot not filled by its fallback: (slot index, key name, origin key
     # -- None for the ambiguous entry --, Rule).  See Note [Stored table lines].
     lines: tuple[tuple[int, str, Optional[DispatchKey], Rule], ...]
+    # The same as table_line's parts: (slot index, "Key: ", n as in runs,
+    # " [tag]\n"), the kernel's text going between (dump_computed_table).
+    dump_parts: tuple[tuple[int, str, int, str], ...]
     masks: tuple[int, ...]
 
     def __init__(self, present: Collection[DispatchKey], fallthrough: Collection[DispatchKey],
@@ -445,6 +448,8 @@ class TableLayout:
         self.origins = origins
         self.runs = tuple((start, stop, n) for start, stop, n in _runs(picks) if n is not None)
         self.ambiguous = ambiguous in picks
+        self.dump_parts = tuple((index, f"{name}: ", ambiguous if origin is None else position[origin], f" [{rule.tag}]\n")
+                                for index, name, origin, rule in lines)
         self.lines = tuple(lines)
         self.masks = tuple(masks)
 
@@ -768,8 +773,14 @@ class OperatorEntry:
     def dump_computed_table(self) -> str:
         """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table)."""
         lines = list(self._dispatcher.fallback_lines)
-        for index, (key_name, annotated, rule) in self._stored_lines().items():
-            lines[index] = table_line(key_name, annotated, rule.tag)
+        filled = self._filled
+        if filled is not None:
+            # table_line of each stored line, from parts its layout made once.
+            layout, kernels = filled
+            texts = [_kernel_text(kernels[key][0]) for key in layout.origins]
+            texts.append(_kernel_text(AMBIGUOUS_AUTOGRAD_OTHER))
+            for index, head, n, tail in layout.dump_parts:
+                lines[index] = head + texts[n] + tail
         return "".join(lines)
 
     def list_all_dispatch_keys(self) -> str:
@@ -856,6 +867,11 @@ class OperatorEntry:
         for key, kernels in self.kernels.items():
             if not kernels:
                 raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
+
+
+def _kernel_text(annotated: AnnotatedKernel) -> str:
+    """What table_line prints of a kernel."""
+    return f"fallthrough {annotated.debug}" if annotated.kernel.is_fallthrough() else annotated.debug
 
 
 def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) -> str:
