@@ -251,7 +251,8 @@ def test_bench_passes_its_options_on_and_plots(tmp_path):
                    "--plot", str(plot))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert set(report) == {"torch", "results", "registration_us", "first_catalog_use_us", "import_ms"}
+    assert set(report) == {"torch", "results", "registration_us", "first_catalog_use_us", "round_robin", "import_ms"}
+    assert report["round_robin"]["ours_ns"] > 0
     # Keyed by the number of catalog operators defined: 0, at least 10, all.
     counts = sorted(int(count) for count in report["registration_us"])
     assert len(counts) == 3 and counts[0] == 0 and counts[1] >= 10 and counts[2] >= 4374

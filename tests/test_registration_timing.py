@@ -1,5 +1,7 @@
 """The registration timing runs every step on our Library (timings are not asserted)."""
-from dispatcher import registration_timing
+import pytest
+
+from dispatcher import registration_timing, round_robin_timing
 from dispatcher.compat.torch_C import _dispatch_dump, _dispatch_dump_table, _dispatch_has_backend_fallback
 from dispatcher.library import Library
 from dispatcher.registry import default_registry
@@ -37,3 +39,13 @@ def test_catalog_operators_are_counted_by_overload_and_first_use_times_undefined
     line = registration_timing.format_first_use([1.0, 2.0, 3.0], [0.5])
     assert line.startswith("First use of a catalog operator (3 names): ops.aten.<name> median 2.0 µs")
     assert "torch's first torch.ops.aten.<name> median 0.5 µs" in line
+
+
+def test_round_robin_calls_each_operator_and_leaves_nothing_behind():
+    before = default_registry.all_op_names()
+    result = round_robin_timing.compare(count=20, passes=2)
+    assert result["ours_ns"] > 0 and result["direct_ns"] > 0 and result["ours/direct"] > 0
+    assert default_registry.all_op_names() == before
+    assert round_robin_timing.format_row(result, 20).startswith("Round robin over 20 operators: ours ")
+    with pytest.raises(ValueError, match="at least 1"):
+        round_robin_timing.compare(count=0)
