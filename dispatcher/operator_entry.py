@@ -770,9 +770,11 @@ class OperatorEntry:
         lines.append("")
         return "\n".join(lines)
 
-    def dump_computed_table(self) -> str:
-        """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table)."""
-        lines = list(self._dispatcher.fallback_lines)
+    def dump_computed_table(self, fallback_lines: Optional[Sequence[str]] = None) -> str:
+        """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table);
+        ``fallback_lines``, if given, in place of the dispatcher's for the
+        slots that take their fallback (the compat shim prints torch's)."""
+        lines = list(self._dispatcher.fallback_lines if fallback_lines is None else fallback_lines)
         filled = self._filled
         if filled is not None:
             # table_line of each stored line, from parts its layout made once.
