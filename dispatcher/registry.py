@@ -62,11 +62,11 @@ class Dispatcher:
 
     # The line dump_table prints for each slot of an operator with no kernels
     # ("" where there is no fallback): see Note [Stored table lines] in
-    # operator_entry.py.  A tuple, replaced whole by _set_fallback (as
-    # fallback_table: see Note [Shared fallback tables] there).
+    # operator_entry.py.  A tuple, replaced whole by _set_fallback (readers
+    # read a snapshot; the compat shim tells a new state by identity).
     fallback_lines: tuple[str, ...] = ("",) * len(RUNTIME_SLOT_KEYS)
-    # The operators whose refresh waits for the end of a deferral, with the
-    # slots to recompute; None when not deferring (see defer()).
+    # The operators whose refresh waits for the end of a deferral; None when
+    # not deferring (see defer()).
     deferred: Optional[Deferred] = None
 
     def __init__(self, engine: Any, catalog: Optional[Catalog] = None) -> None:
@@ -120,15 +120,17 @@ class Dispatcher:
         return self._lock
 
     # Note [Deferred refreshes]
-    # Each registration or removal recomputes the slots it can change and
-    # publishes the operator's plan.  Removing a whole library would so
-    # recompute and publish an operator once per registration it made; under
-    # defer(), operators only collect the keys of the slots to recompute, and
+    # Each registration or removal refills the operator's table (Note [Table
+    # layouts] in operator_entry.py) and publishes its plan.  Removing a
+    # whole library would so refill and publish an operator once per
+    # registration it made; under defer(), operators are only noted, and
     # each one refreshes and publishes once, when the outermost deferral
-    # ends.  The lock is held throughout, and calls keep the plan of before
-    # the deferral until then: they never see a state between two removals.
-    # (Until then the operators' tables, which dumps print and
-    # check_invariants checks, are those of before the deferral too.)
+    # ends; a fallback changed meanwhile goes into its cell then too (Note
+    # [Fallback cells] in dispatcher/_engine/core.py).  The lock is held
+    # throughout, and calls keep the state of before the deferral until
+    # then: they never see a state between two removals.  (Until then the
+    # operators' tables, which dumps print and check_invariants checks, are
+    # those of before the deferral too.)
     def defer(self) -> "_Deferral":
         """A context that holds the lock and defers refreshes to its end."""
         return self._deferral
