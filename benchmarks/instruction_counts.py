@@ -38,6 +38,25 @@ backend_select = backend_select_kernel(empty, tensor_options_positions(empty), _
 keyset = DispatchKeySet(DispatchKey.BackendSelect)
 args = ("x", "y")
 size = [2, 3]
+
+# The call path: a 2-tensor call of an operator with a CPU kernel, and of
+# one whose CPU slot takes a backend fallback (its registry's fallback cell:
+# Note [Fallback cells] in dispatcher/_engine/core.py).
+from dispatcher import Library, TensorBase
+def _kernel(x, y):
+    return x
+_lib = Library("instruction_counts", "DEF")
+_lib.define("add(Tensor x, Tensor y) -> Tensor")
+_lib.impl("add", _kernel, "CPU")
+_lib.define("fallback_add(Tensor x, Tensor y) -> Tensor")
+def _fallback(op, x, y):
+    return x
+_fallbacks = Library("_", "IMPL")
+_fallbacks.fallback(_fallback, "PrivateUse3")
+call_add = ops.instruction_counts.add.default
+call_fallback_add = ops.instruction_counts.fallback_add.default
+t = TensorBase(DispatchKeySet([DispatchKey.CPU]))
+f = TensorBase(DispatchKeySet([DispatchKey.PrivateUse3]))
 '''
 
 CASES = {
@@ -45,6 +64,8 @@ CASES = {
     "bind, a keyword (add.Tensor(x, y, alpha=2))": "add.bind(args, {'alpha': 2})",
     "BackendSelect kernel, empty(size, dtype=None, device='cpu')":
         "backend_select(keyset, size, dtype=None, device='cpu')",
+    "call, 2 tensors, a CPU kernel (prefetched handle)": "call_add(t, t)",
+    "call, 2 tensors, a backend fallback (prefetched handle)": "call_fallback_add(f, f)",
 }
 
 

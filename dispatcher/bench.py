@@ -37,7 +37,7 @@ from .keysets import AFTER_AUTOGRAD_KEYSET
 from .dispatch_modes import TorchDispatchMode
 from ._library import Library
 from .ops import ops
-from . import _svg, registration_timing
+from . import _svg, registration_timing, round_robin_timing
 from ._cli_args import positive_int
 from .registry import Dispatcher
 
@@ -441,6 +441,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_with(args: argparse.Namespace) -> None:
     """Run the benchmark as ``args`` (add_arguments' options) say."""
+    # Registration with 0, then 10 catalog operators defined: first, as the
+    # call cases define some (the prototype's kernels are on aten operators).
+    registrations = {}
+    for count in (0, 10):
+        comparison = registration_timing.compare(args.registration_rounds, count)
+        registrations[registration_timing.define_catalog_operators(count)] = comparison
     results, torch_version = run(args.rounds, args.number)
     if args.plot:
         # Written before the slower steps below, and failing before them if it cannot be.
@@ -448,16 +454,27 @@ def run_with(args: argparse.Namespace) -> None:
 
         title = f"Dispatch overhead, {'compiled' if HAS_EXTENSION else 'pure-Python'} engine, Python {sys.version.split()[0]}"
         _svg.write(bench_plot.render(results, title), args.plot)
-    registration = registration_timing.compare(args.registration_rounds)
+    # The catalog's first use, then registration with all of it defined (definitions stay).
+    first_use = registration_timing.first_catalog_use()
+    comparison = registration_timing.compare(args.registration_rounds, None)
+    registrations[registration_timing.define_catalog_operators(None)] = comparison
+    round_robin = round_robin_timing.compare()
     import_ms = import_time_ms()
     if args.json:
         print(json.dumps({"torch": torch_version, "results": [r.__dict__ for r in results],
-                          "registration_us": {"ours": registration[0], "torch": registration[1]},
+                          "registration_us": {defined: {"ours": r[0], "torch": r[1], "ours/torch": r[3]}
+                                              for defined, r in registrations.items()},
+                          "first_catalog_use_us": {"ours": first_use[0], "torch": first_use[1]},
+                          "round_robin": round_robin,
                           "import_ms": import_ms}, indent=1))
     else:
         print(format_table(results, torch_version))
+        for defined, comparison in registrations.items():
+            print(f"\nRegistration with {defined} catalog operators defined (ours / torch: median of per-round ratios):")
+            print(registration_timing.format_table(*comparison))
         print()
-        print(registration_timing.format_table(*registration))
+        print(registration_timing.format_first_use(*first_use))
+        print(round_robin_timing.format_row(round_robin))
         print()
         print(f"import dispatcher: {import_ms['cached']:.1f} ms with its bytecode cached, "
               f"{import_ms['uncached']:.1f} ms compiling it (medians of 7, `python -X importtime`)")

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from itertools import groupby
 from typing import Any, Callable, NamedTuple, Optional, Protocol, Union
 
 from . import keysets
@@ -42,7 +43,7 @@ class EntryOwner(Protocol):
     engine: Engine
     undefined_plan: CallPlan
     fallback_table: tuple[KernelFunction, ...]
-    fallback_masks: list[int]
+    fallback_masks: tuple[int, ...]
     fallback_lines: tuple[str, ...]
     deferred: Optional["Deferred"]
 
@@ -52,6 +53,8 @@ class EntryOwner(Protocol):
     def backend_fallback(self, key: DispatchKey) -> Optional[AnnotatedKernel]: ...
 
     def function_of(self, kernel: Optional[AnnotatedKernel]) -> KernelFunction: ...
+
+    def layout(self, kernels: Mapping[DispatchKey, tuple[AnnotatedKernel, ...]]) -> "TableLayout": ...
 
 K = DispatchKey
 
@@ -322,52 +325,157 @@ def _facts(key: DispatchKey) -> KeyFacts:
 
 _AUTOGRADOTHER_BACKEND_BITS = keysets.AUTOGRADOTHER_BACKENDS.raw_repr()
 
-# Note [Which slots a registration changes]
-# compute_entry(slot) reads the kernels of: the slot's own key, the alias keys
-# (for slots in their runtime sets, and Undefined), and - for autograd slots -
-# the keys of the backends they guard.  So a kernel change on runtime key k
-# can only change slot k and the autograd slots that guard k; a change on an
-# alias key only the slots the alias serves (its runtime keys, Undefined for
-# the composite ones) -- and, for CompositeExplicitAutograd, the slots
-# CompositeImplicitAutograd serves, whose choice asks whether a
-# CompositeExplicitAutograd kernel exists (has_backend_kernel).  c10 refreshes a slightly smaller set
-# (it misses e.g. AutogradOther after a SparseCPU kernel arrives, and the
-# autograd slots after a CompositeExplicitAutograd kernel), which leaves its
-# stored table briefly out of step with what dump_table computes; refreshing
-# every dependent slot keeps the table equal to a recomputation from scratch,
-# whatever the order of registrations.
-# A functionality key without a slot (Dense, SparseCsr) changes no slot of
-# its own, but it counts as a backend kernel for the autograd slots whose
-# backend set has its functionality (AutogradOther for SparseCsr).
 
-# The slots that guard backends (has_backend_kernel in compute_entry), with
-# the raw keyset of the backends each guards: the autograd slots, but for
-# those guarding none (AutogradHIP, ...), which no kernel change reaches.
-_BACKEND_GUARDS: tuple[tuple[DispatchKey, int], ...] = tuple(
-    (a, bits) for a in RUNTIME_SLOT_KEYS if (bits := keysets.get_backend_key_set_from_autograd(a).raw_repr())
-)
-# Filled as keys are first registered to (as _FACTS).
-_SLOTS_CHANGED_BY: dict[DispatchKey, tuple[KeyFacts, ...]] = {}
+def _has_kernel_in(present: Collection[DispatchKey], bits: int) -> bool:
+    """c10's hasKernelForAnyDispatchKey on a raw keyset: whether a key of
+    ``present`` (the keys with kernels) is in ``bits``.  Alias keys have no
+    bits (repr 0) and so never count, as c10 requires."""
+    for key in present:
+        r = KEY_REPRS[key]
+        if r and r & bits == r:
+            return True
+    return False
 
 
-def _slots_changed_by(k: DispatchKey) -> tuple[KeyFacts, ...]:
-    """The slots a kernel change on key ``k`` can change, in slot order."""
-    slots = _SLOTS_CHANGED_BY.get(k)
-    if slots is None:
-        if is_alias_key(k):
-            keys = tuple(key for key in RUNTIME_SLOT_KEYS
-                         if k in (serving := aliases_serving(key)) or (k == _CEA and _CIA in serving))
-        else:
-            bits = KEY_REPRS[k]  # a guard holds k if it holds all of k's bits, as DispatchKeySet.has
-            own = (k,) if k in SLOT_OF_KEY else ()
-            keys = own + tuple(a for a, guarded in _BACKEND_GUARDS if guarded & bits == bits)
-        slots = _SLOTS_CHANGED_BY[k] = tuple(_facts(key) for key in keys)
-    return slots
+def choose_origin(present: Collection[DispatchKey], slot: KeyFacts) -> tuple[Optional[DispatchKey], Rule]:
+    """The precedence of c10's computeDispatchTableEntryWithDebug for the slot
+    of ``slot``'s key, given only which keys have kernels (``present``): the
+    key whose active kernel fills the slot (the slot's own or an alias key)
+    and the Rule that chose it; None with AMBIGUOUS for the ambiguous
+    AutogradOther entry, and None with FALLBACK or FALLBACK_OVER_MATH when
+    no registration of the operator covers the slot (its backend fallback,
+    or nothing, serves it: the entry's compute_entry tells which)."""
+    key = slot.key
+    if key in present:
+        return key, DIRECT
+
+    # Composite kernels serve Undefined too: a call with no tensor arguments
+    # (and no TLS keys) lands there.
+    if slot.in_ceanf and _CEANF in present:
+        return _CEANF, CEANF
+    if slot.in_cea and _CEA in present:
+        return _CEA, CEA
+
+    # Unlike the math kernel below, c10 gives the nested kernel no
+    # has_backend_kernel test: a NestedTensorCPU kernel does not keep
+    # it from AutogradNestedTensor.
+    if slot.in_cia_nested and _CIA_NESTED in present:
+        return _CIA_NESTED, CIA_NESTED
+
+    math_passed_over = False
+    if slot.in_cia and _CIA in present:
+        # Note [Ambiguity in AutogradOther kernel]: AutogradOther serves
+        # many backends; with a kernel for one of them, c10 cannot tell
+        # whether the composite kernel or autograd-of-that-kernel is
+        # meant, and makes calling it an error.
+        if key == K.AutogradOther and _has_kernel_in(present, _AUTOGRADOTHER_BACKEND_BITS):
+            return None, AMBIGUOUS
+        # An autograd key only takes a composite-implicit kernel when its
+        # backends have no kernel of their own (else autograd would bypass it).
+        has_backend_kernel = _CEA in present or (slot.backend_bits != 0 and _has_kernel_in(present, slot.backend_bits))
+        if not has_backend_kernel:
+            return _CIA, CIA_AUTOGRAD if slot.in_autograd else CIA
+        math_passed_over = True
+
+    if slot.in_autograd and _AUTOGRAD in present:
+        return _AUTOGRAD, AUTOGRAD_OVER_MATH if math_passed_over else AUTOGRAD
+    if slot.in_batched and _BATCHED in present:
+        return _BATCHED, BATCHED
+    return None, FALLBACK_OVER_MATH if math_passed_over else FALLBACK
 
 
-# A deferral's operators, with the slots each is to refresh (Note [Deferred
-# refreshes] in registry.py).
-Deferred = dict["OperatorEntry", set[KeyFacts]]
+# Note [Table layouts]
+# Which registration fills each slot of an operator's table depends only on
+# which keys have kernels (choose_origin), and its fallthrough masks only on
+# that, on which of those kernels are fallthrough and on the registry's
+# fallbacks.  A TableLayout is that worked out once for all 137 slots: where
+# each slot takes its entry from, as runs of consecutive slots filled by
+# the same kernel, the dump lines' facts, the masks.  Filling a table is
+# then a copy of the registry's fallback cells with one slice assignment
+# per run, whatever key a registration is on: an alias key's 50-100 slots
+# (a few runs: the keys it serves are mostly neighbours) cost about what a
+# backend key's one does.  The
+# registry keeps the layouts it has made (Dispatcher.layout), keyed by the
+# keys with kernels and their fallthrough flags, and forgets them all when
+# a fallback changes the masks.  Operators whose kernels sit on the same
+# keys, as most of a library's do, share one.  Every slot is refilled on
+# every change, so the table always equals a recomputation from scratch
+# whatever the order of registrations (c10 refreshes a smaller set of slots
+# and can leave its stored table briefly out of step with dump_table).
+class TableLayout:
+    """The table of an operator whose kernels sit on ``present`` (with those
+    of ``fallthrough`` fallthrough), for a registry whose fallbacks are
+    fallthrough in the slots ``fallthrough_fallbacks`` says and whose
+    kernel-less masks are ``fallback_masks``: see Note [Table layouts]."""
+
+    __slots__ = ("origins", "runs", "ambiguous", "lines", "dump_parts", "masks")
+
+    origins: tuple[DispatchKey, ...]  # the keys whose active kernels the table holds, in the order runs count them
+    # (start, stop, n): slots start..stop-1 hold the entry of origins[n]
+    # (n == len(origins): the ambiguous entry); the other slots their fallback cells.
+    runs: tuple[tuple[int, int, int], ...]
+    ambiguous: bool  # whether a run holds the ambiguous entry
+    # Per slot not filled by its fallback: (slot index, key name, origin key
+    # -- None for the ambiguous entry --, Rule).  See Note [Stored table lines].
+    lines: tuple[tuple[int, str, Optional[DispatchKey], Rule], ...]
+    # The same as table_line's parts: (slot index, "Key: ", n as in runs,
+    # " [tag]\n"), the kernel's text going between (dump_computed_table).
+    dump_parts: tuple[tuple[int, str, int, str], ...]
+    masks: tuple[int, ...]
+
+    def __init__(self, present: Collection[DispatchKey], fallthrough: Collection[DispatchKey],
+                 fallthrough_fallbacks: Sequence[bool], fallback_masks: Sequence[int]) -> None:
+        origins = tuple(present)
+        position = {key: i for i, key in enumerate(origins)}
+        ambiguous = len(origins)
+        picks: list[Optional[int]] = [None] * len(RUNTIME_SLOT_KEYS)  # per slot: its entry's n, None for its cell
+        lines = []
+        masks = list(fallback_masks)
+        for index, key in enumerate(RUNTIME_SLOT_KEYS):
+            slot = _facts(key)
+            origin, rule = choose_origin(present, slot)
+            if origin is not None:
+                picks[index] = position[origin]
+                is_fallthrough = origin in fallthrough
+            elif rule is AMBIGUOUS:
+                picks[index] = ambiguous
+                is_fallthrough = False
+            else:
+                continue  # the fallback cell: the masks start as the fallbacks make them
+            lines.append((index, slot.name, origin, rule))
+            if is_fallthrough != fallthrough_fallbacks[index]:
+                slot.update_masks(masks, is_fallthrough)
+        self.origins = origins
+        self.runs = tuple((start, stop, n) for start, stop, n in _runs(picks) if n is not None)
+        self.ambiguous = ambiguous in picks
+        self.dump_parts = tuple((index, f"{name}: ", ambiguous if origin is None else position[origin], f" [{rule.tag}]\n")
+                                for index, name, origin, rule in lines)
+        self.lines = tuple(lines)
+        self.masks = tuple(masks)
+
+
+def _runs(picks: list[Optional[int]]) -> Iterator[tuple[int, int, Optional[int]]]:
+    """(start, stop, value) of each run of equal values in ``picks``."""
+    start = 0
+    for value, run in groupby(picks):
+        stop = start + sum(1 for _ in run)
+        yield start, stop, value
+        start = stop
+
+
+def layout_signature(kernels: Mapping[DispatchKey, tuple[AnnotatedKernel, ...]]) -> tuple[tuple[DispatchKey, bool], ...]:
+    """What a TableLayout depends on of an operator's kernels: each key with
+    kernels, and whether its active kernel is a fallthrough."""
+    return tuple([(key, registered[0].kernel.kind is _FALLTHROUGH) for key, registered in kernels.items()])
+
+
+# Read once: KernelKind.FALLTHROUGH goes through the enum class's __getattr__ hook.
+_FALLTHROUGH = KernelKind.FALLTHROUGH
+
+
+# A deferral's operators, each to refresh once at its end (Note [Deferred
+# refreshes] in registry.py): a dict as an ordered set.
+Deferred = dict["OperatorEntry", None]
 
 
 class OperatorEntry:
@@ -391,24 +499,27 @@ class OperatorEntry:
         #
         # Note [Shared fallback tables]
         # With no kernels, every slot is its backend fallback: an entry without
-        # kernels holds the dispatcher's tuple of those entries, which costs
-        # nothing to take.  Either way the table is the tuple the plan holds.
+        # kernels holds the dispatcher's tuple of its fallback cells (Note
+        # [Fallback cells] in dispatcher/_engine/core.py), which costs nothing
+        # to take.  Either way the table is the tuple the plan holds.
         self._table: tuple[KernelFunction, ...] = dispatcher.fallback_table
         # Note [Stored table lines]
         # For each slot whose entry is not its backend fallback, what
         # dump_table prints for it: the key's name, the kernel compute_entry
-        # chose and its tag (see table_line), kept with the table by
-        # _update_slot.  Dumping formats these (and takes the dispatcher's
-        # fallback_lines for the other slots) instead of recomputing every
-        # slot; registering does not format lines that may never be dumped.
-        self._lines: dict[int, tuple[str, AnnotatedKernel, Rule]] = {}
+        # chose and its tag (see table_line).  The table's layout has them
+        # (Note [Table layouts]), with the kernels it was filled from: both
+        # are kept here, as one snapshot (None while there are no kernels),
+        # and _stored_lines reads them.  Dumping formats these (and takes the
+        # dispatcher's fallback_lines for the other slots) instead of
+        # recomputing every slot; registering formats no line.
+        self._filled: Optional[tuple[TableLayout, Mapping[DispatchKey, tuple[AnnotatedKernel, ...]]]] = None
         # Note [Per-backend fallthrough masks]
         # c10 keeps, per backend, the keys that are not fallthrough for this
         # operator; a call ANDs its keyset with the mask of its highest
         # backend, so fallthrough keys are never visited.  A fallthrough on
         # a per-backend key (AutogradCPU) only affects its backend's mask; one
         # on another key (Python) affects them all.
-        self._masks: list[int] = list(dispatcher.fallback_masks)
+        self._masks: tuple[int, ...] = dispatcher.fallback_masks
         # What a plan takes from the def (made once per def: see _call_shape),
         # and what a checked plan (dispatcher/call_checks.py) takes instead,
         # with its checking Boxer, made when first needed.
@@ -452,7 +563,7 @@ class OperatorEntry:
         return bool(self.kernels.get(parse_dispatch_key(key) if isinstance(key, str) else key))
 
     def has_kernel_for_any_dispatch_key(self, ks: Any) -> bool:
-        return self._has_kernel_in(ks.raw_repr())
+        return _has_kernel_in(self.kernels, ks.raw_repr())
 
     def in_use(self) -> bool:
         """Defined or holding kernels; see Note [An entry goes with its last registration] in registry.py."""
@@ -466,15 +577,6 @@ class OperatorEntry:
         return self._dispatcher.engine.DispatchKeySet.from_raw_repr(self._masks[index])
 
     # -- the precedence ------------------------------------------------------------
-    def _has_kernel_in(self, bits: int) -> bool:
-        """c10's hasKernelForAnyDispatchKey on a raw keyset.  Alias keys have
-        no bits (repr 0) and so never count, as c10 requires."""
-        for key, kernels in self.kernels.items():
-            r = KEY_REPRS[key]
-            if r and r & bits == r and kernels:
-                return True
-        return False
-
     def compute_entry(self, key: DispatchKey) -> tuple[Optional[AnnotatedKernel], Rule]:
         """The kernel for runtime slot ``key`` and the Rule that chose it
         (c10's computeDispatchTableEntryWithDebug); None and MISSING (or
@@ -485,93 +587,45 @@ class OperatorEntry:
 
     def _compute_entry(self, slot: KeyFacts) -> tuple[Optional[AnnotatedKernel], Rule]:
         kernels = self.kernels
-        key = slot.key
-        direct = kernels.get(key)
-        if direct:
-            return direct[0], DIRECT
-
-        # Composite kernels serve Undefined too: a call with no tensor arguments
-        # (and no TLS keys) lands there.
-        if slot.in_ceanf and (found := kernels.get(_CEANF)):
-            return found[0], CEANF
-        if slot.in_cea and (found := kernels.get(_CEA)):
-            return found[0], CEA
-
-        # Unlike the math kernel below, c10 gives the nested kernel no
-        # has_backend_kernel test: a NestedTensorCPU kernel does not keep
-        # it from AutogradNestedTensor.
-        if slot.in_cia_nested and (found := kernels.get(_CIA_NESTED)):
-            return found[0], CIA_NESTED
-
-        math_passed_over = False
-        if slot.in_cia and (found := kernels.get(_CIA)):
-            # Note [Ambiguity in AutogradOther kernel]: AutogradOther serves
-            # many backends; with a kernel for one of them, c10 cannot tell
-            # whether the composite kernel or autograd-of-that-kernel is
-            # meant, and makes calling it an error.
-            if key == K.AutogradOther and self._has_kernel_in(_AUTOGRADOTHER_BACKEND_BITS):
-                return AMBIGUOUS_AUTOGRAD_OTHER, AMBIGUOUS
-            # An autograd key only takes a composite-implicit kernel when its
-            # backends have no kernel of their own (else autograd would bypass it).
-            has_backend_kernel = bool(kernels.get(_CEA)) or (
-                slot.backend_bits != 0 and self._has_kernel_in(slot.backend_bits)
-            )
-            if not has_backend_kernel:
-                return found[0], CIA_AUTOGRAD if slot.in_autograd else CIA
-            math_passed_over = True
-
-        if slot.in_autograd and (found := kernels.get(_AUTOGRAD)):
-            return found[0], AUTOGRAD_OVER_MATH if math_passed_over else AUTOGRAD
-        if slot.in_batched and (found := kernels.get(_BATCHED)):
-            return found[0], BATCHED
-
-        fallback = self._dispatcher.backend_fallback(key)
+        origin, rule = choose_origin(kernels, slot)
+        if origin is not None:
+            return kernels[origin][0], rule
+        if rule is AMBIGUOUS:
+            return AMBIGUOUS_AUTOGRAD_OTHER, rule
+        fallback = self._dispatcher.backend_fallback(slot.key)
         if fallback is not None:
-            return fallback, FALLBACK_OVER_MATH if math_passed_over else FALLBACK
-        return None, MISSING_OVER_MATH if math_passed_over else MISSING
+            return fallback, rule
+        return None, MISSING_OVER_MATH if rule is FALLBACK_OVER_MATH else MISSING
 
     # -- updates -------------------------------------------------------------------
-    def fallback_changed(self, key: DispatchKey) -> None:
-        """The backend fallback of ``key`` changed: only its own slot can change."""
-        self.refresh((_facts(key),))
-
-    def refresh(self, slots: Iterable[KeyFacts]) -> None:
-        """Recompute ``slots`` and publish the plan, or, while the dispatcher
-        defers (see Note [Deferred refreshes] in registry.py), leave that to
-        the end of the deferral."""
-        deferred = self._dispatcher.deferred
+    def refresh(self) -> None:
+        """Fill the table from its layout (Note [Table layouts]) and publish
+        the plan, or, while the dispatcher defers (see Note [Deferred
+        refreshes] in registry.py), leave that to the end of the deferral."""
+        dispatcher = self._dispatcher
+        deferred = dispatcher.deferred
         if deferred is not None:
-            deferred.setdefault(self, set()).update(slots)
+            deferred[self] = None
             return
-        if self.kernels:
-            table = list(self._table)
-            lines = dict(self._lines)
-            for slot in slots:
-                self._update_slot(slot, table, lines)
-            self._table, self._lines = tuple(table), lines  # Note [Entries are read as snapshots]
+        kernels = self.kernels
+        if kernels:
+            layout = dispatcher.layout(kernels)
+            engine = dispatcher.engine
+            entries = []
+            for key in layout.origins:  # a loop: a comprehension is a call of its own, for one or two keys
+                entries.append(kernels[key][0].function(engine))
+            if layout.ambiguous:
+                entries.append(AMBIGUOUS_AUTOGRAD_OTHER.function(engine))
+            table = list(dispatcher.fallback_table)
+            for start, stop, n in layout.runs:
+                table[start:stop] = (entries[n],) * (stop - start)
+            # Note [Entries are read as snapshots]
+            self._table, self._filled, self._masks = tuple(table), (layout, kernels), layout.masks
         else:
             # Every slot is its backend fallback: the dispatcher has them.
-            dispatcher = self._dispatcher
-            self._table, self._lines = dispatcher.fallback_table, {}
-            self._masks[:] = dispatcher.fallback_masks
+            self._table, self._filled, self._masks = dispatcher.fallback_table, None, dispatcher.fallback_masks
         if self._handle is not None:
             self._handle._publish(self._plan())
-
-    def _update_slot(self, slot: KeyFacts, table: list[KernelFunction], lines: dict[int, tuple[str, AnnotatedKernel, Rule]]) -> None:
-        annotated, rule = self._compute_entry(slot)
-        index = slot.slot
-        assert index is not None, f"{slot.name} has no slot"
-        previous = table[index]
-        if annotated is None or rule.tag == BACKEND_FALLBACK:
-            # The dispatcher's entry for the slot, made when the fallback was registered.
-            kernel = table[index] = self._dispatcher.fallback_table[index]
-            lines.pop(index, None)
-        else:
-            kernel = table[index] = annotated.function(self._dispatcher.engine)
-            lines[index] = (slot.name, annotated, rule)
-        fallthrough = kernel.is_fallthrough()
-        if fallthrough != previous.is_fallthrough():  # else the masks stay as they are
-            slot.update_masks(self._masks, fallthrough)
 
     # -- the call plan -------------------------------------------------------------
     def _plan(self) -> CallPlan:
@@ -590,7 +644,7 @@ class OperatorEntry:
         engine = self._dispatcher.engine
         if checked_calls_enabled():
             return self._checked_plan(schema, engine)
-        return publish.call_plan(engine, self.name, self._shape, self._table, tuple(self._masks), self.report_error)
+        return publish.call_plan(engine, self.name, self._shape, self._table, self._masks, self.report_error)
 
     def _checked_plan(self, schema: RegisteredSchema, engine: Engine) -> CallPlan:
         """The plan while calls are checked (see dispatcher/call_checks.py):
@@ -599,7 +653,7 @@ class OperatorEntry:
             self._checked_shape = publish.checked_call_shape(engine, self._shape, schema.schema, schema.tags)
         shape, boxer = self._checked_shape
         return publish.call_plan(engine, self.name, shape, publish.checked_table(engine, self._table, boxer, schema.schema),
-                                 tuple(self._masks), self.report_error)
+                                 self._masks, self.report_error)
 
     def republish(self) -> None:
         """Publish the plan again (checked calls were switched on or off)."""
@@ -612,7 +666,7 @@ class OperatorEntry:
         previous = self.schema, self._shape, self._checked_shape
         self.schema, self._shape, self._checked_shape = schema, shape, None
         if self._dispatcher.deferred is not None:
-            self.refresh(())  # publish at the end of the deferral
+            self.refresh()  # publish at the end of the deferral
             return
         handle = self._handle
         try:
@@ -629,7 +683,7 @@ class OperatorEntry:
         """Undefine the operator (Dispatcher.undo: see Note [Registration handles]
         in registry.py), its refresh noted in the deferral's ``deferred``."""
         self.schema, self._shape, self._checked_shape = None, self._dispatcher.undefined_plan.shape, None
-        deferred.setdefault(self, set())
+        deferred[self] = None
 
     # -- registration --------------------------------------------------------------
     def register_kernel(self, key: DispatchKey, kernel: AnnotatedKernel) -> None:
@@ -639,7 +693,7 @@ class OperatorEntry:
             # First: a warning made an error changes nothing.
             self._warn_override(key, kernels[0], kernel)
         self.kernels = {**self.kernels, key: (kernel, *kernels)}  # Note [Entries are read as snapshots]
-        self.refresh(_slots_changed_by(key))
+        self.refresh()
 
     def _warn_override(self, key: DispatchKey, previous: AnnotatedKernel, kernel: AnnotatedKernel) -> None:
         schema = self.schema
@@ -657,7 +711,7 @@ class OperatorEntry:
     def remove_kernel(self, key: DispatchKey, kernel: AnnotatedKernel,
                       deferred: Deferred) -> None:
         """Undo a register_kernel (Dispatcher.undo: see Note [Registration
-        handles] in registry.py), the slots to refresh noted in the deferral's ``deferred``."""
+        handles] in registry.py), its refresh noted in the deferral's ``deferred``."""
         # By identity (AnnotatedKernel's equality): the same function
         # registered twice is two registrations.
         registered = self.kernels[key]
@@ -667,7 +721,7 @@ class OperatorEntry:
         if not left:
             del kernels[key]
         self.kernels = kernels
-        deferred.setdefault(self, set()).update(_SLOTS_CHANGED_BY[key])  # filled when the kernel was registered
+        deferred[self] = None
 
     def set_report_error_callback(self, callback: Callable[[str], object]) -> None:
         """Have ``callback(key_name)`` raise the error of a call that finds no kernel (see report_error)."""
@@ -678,8 +732,9 @@ class OperatorEntry:
         """Every runtime slot's entry, in slot order, as the stored table holds
         it (what dump_computed_table prints), with where each comes from."""
         entries = []
+        lines = self._stored_lines()
         for index, key in enumerate(RUNTIME_SLOT_KEYS):
-            stored = self._lines.get(index)
+            stored = lines.get(index)
             if stored is None:  # the slot holds its backend fallback (Note [Stored table lines])
                 fallback = self._dispatcher.backend_fallback(key)
                 entries.append(TableEntry(key, fallback, "missing" if fallback is None else BACKEND_FALLBACK, None))
@@ -687,6 +742,16 @@ class OperatorEntry:
                 _name, kernel, rule = stored
                 entries.append(TableEntry(key, kernel, rule.tag, key if rule is DIRECT else rule.alias))
         return entries
+
+    def _stored_lines(self) -> dict[int, tuple[str, AnnotatedKernel, Rule]]:
+        """Slot index -> (key name, kernel, Rule) of each slot not filled by its
+        backend fallback (Note [Stored table lines])."""
+        filled = self._filled
+        if filled is None:
+            return {}
+        layout, kernels = filled
+        return {index: (name, AMBIGUOUS_AUTOGRAD_OTHER if origin is None else kernels[origin][0], rule)
+                for index, name, origin, rule in layout.lines}
 
     def dump_state(self) -> str:
         """c10's OperatorEntry::dumpState (torch._C._dispatch_dump)."""
@@ -705,11 +770,19 @@ class OperatorEntry:
         lines.append("")
         return "\n".join(lines)
 
-    def dump_computed_table(self) -> str:
-        """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table)."""
-        lines = list(self._dispatcher.fallback_lines)
-        for index, (key_name, annotated, rule) in self._lines.items():
-            lines[index] = table_line(key_name, annotated, rule.tag)
+    def dump_computed_table(self, fallback_lines: Optional[Sequence[str]] = None) -> str:
+        """c10's OperatorEntry::dumpComputedTable (torch._C._dispatch_dump_table);
+        ``fallback_lines``, if given, in place of the dispatcher's for the
+        slots that take their fallback (the compat shim prints torch's)."""
+        lines = list(self._dispatcher.fallback_lines if fallback_lines is None else fallback_lines)
+        filled = self._filled
+        if filled is not None:
+            # table_line of each stored line, from parts its layout made once.
+            layout, kernels = filled
+            texts = [_kernel_text(kernels[key][0]) for key in layout.origins]
+            texts.append(_kernel_text(AMBIGUOUS_AUTOGRAD_OTHER))
+            for index, head, n, tail in layout.dump_parts:
+                lines[index] = head + texts[n] + tail
         return "".join(lines)
 
     def list_all_dispatch_keys(self) -> str:
@@ -763,32 +836,44 @@ class OperatorEntry:
     def check_invariants(self) -> None:
         """The stored table, lines and masks equal a recomputation from scratch."""
         masks = [FULL_REPR] * NUM_BACKENDS
+        lines = self._stored_lines()
+        cells = self._dispatcher.fallback_table
         for index, key in enumerate(RUNTIME_SLOT_KEYS):
             slot = _facts(key)
             annotated, rule = self._compute_entry(slot)
-            expected = self._dispatcher.function_of(annotated)
+            function = self._dispatcher.function_of(annotated)
+            from_fallback = annotated is None or rule.tag == BACKEND_FALLBACK
+            # A slot served by its fallback holds the dispatcher's fallback cell (Note [Fallback cells]).
+            expected = cells[index] if from_fallback else function
             actual = self._table[index]
             if actual is not expected:
                 raise AssertionError(
                     f"{self.name}: table entry for {slot.name} is {actual!r}, recomputation gives {expected!r}"
                 )
+            if from_fallback and (actual.kind != function.kind or actual.fn is not function.fn):
+                raise AssertionError(f"{self.name}: the fallback cell of {slot.name} holds {actual!r}, not {function!r}")
             # A line is table_line of (key name, kernel, tag): compared as those,
             # not formatted (a test-suite checks after every registration).
             # A slot without a stored line prints the dispatcher's fallback
             # line, which _set_fallback keeps with the fallback itself.
-            stored = self._lines.get(index)
+            stored = lines.get(index)
             if stored is None:
-                in_date = annotated is None or rule.tag == BACKEND_FALLBACK
+                in_date = from_fallback
             else:
                 in_date = stored[0] == slot.name and stored[1] is annotated and stored[2].tag == rule.tag
             if not in_date:
                 raise AssertionError(f"{self.name}: the dump line of {slot.name} is out of date")
-            slot.update_masks(masks, expected.is_fallthrough())
-        if masks != self._masks:
+            slot.update_masks(masks, function.is_fallthrough())
+        if masks != list(self._masks):
             raise AssertionError(f"{self.name}: fallthrough masks are out of date")
         for key, kernels in self.kernels.items():
             if not kernels:
                 raise AssertionError(f"{self.name}: empty kernel list for {key.name}")
+
+
+def _kernel_text(annotated: AnnotatedKernel) -> str:
+    """What table_line prints of a kernel."""
+    return f"fallthrough {annotated.debug}" if annotated.kernel.is_fallthrough() else annotated.debug
 
 
 def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) -> str:

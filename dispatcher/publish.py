@@ -28,7 +28,7 @@ from .keys import NUM_BACKENDS, DispatchKey
 from .schema import FunctionSchema
 
 __all__ = [
-    "call_plan", "call_shape", "checked_call_shape", "checked_table", "kernel_function", "operator_handle",
+    "call_plan", "call_shape", "fallback_cell", "checked_call_shape", "checked_table", "kernel_function", "operator_handle",
     "overload_packet", "undefined_plan",
 ]
 
@@ -36,6 +36,11 @@ __all__ = [
 def kernel_function(engine: Engine, kind: KernelKind, fn: Optional[Callable[..., Any]]) -> KernelFunction:
     """A table entry of ``engine`` calling ``fn`` as ``kind`` says (None: no kernel)."""
     return engine.KernelFunction(kind, fn)
+
+
+def fallback_cell(engine: Engine) -> KernelFunction:
+    """A table slot's fallback cell of ``engine``, empty (Note [Fallback cells] in dispatcher/_engine/core.py)."""
+    return engine.KernelFunction(KernelKind.MISSING, None, cell=True)
 
 
 def call_shape(engine: Engine, schema: FunctionSchema, tags: tuple[str, ...]) -> CallShape:

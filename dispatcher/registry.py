@@ -25,12 +25,14 @@ from .operator_entry import (
     Deferred,
     OperatorEntry,
     RegisteredSchema,
+    TableLayout,
     check_inferred_schema,
+    layout_signature,
     table_line,
     update_fallthrough_masks,
 )
 from ._engine.contract import KernelFunction
-from .publish import kernel_function, overload_packet, undefined_plan
+from .publish import fallback_cell, kernel_function, overload_packet, undefined_plan
 from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries", "registry_in_use", "using_registry"]
@@ -46,6 +48,10 @@ __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registr
 # own method).
 RegistrationHandle = tuple[Callable[[Any, Any, Deferred], None], Any, Any]
 
+# Registries keep at most this many TableLayouts: one per combination of
+# keys with kernels, of which a program uses a few dozen.
+_MAX_LAYOUTS = 4096
+
 # Read on every impl: DispatchKey.Undefined goes through the enum class's
 # __getattr__ hook, several times the cost of a global.
 _UNDEFINED = DispatchKey.Undefined
@@ -56,11 +62,11 @@ class Dispatcher:
 
     # The line dump_table prints for each slot of an operator with no kernels
     # ("" where there is no fallback): see Note [Stored table lines] in
-    # operator_entry.py.  A tuple, replaced whole by _set_fallback (as
-    # fallback_table: see Note [Shared fallback tables] there).
+    # operator_entry.py.  A tuple, replaced whole by _set_fallback (readers
+    # read a snapshot; the compat shim tells a new state by identity).
     fallback_lines: tuple[str, ...] = ("",) * len(RUNTIME_SLOT_KEYS)
-    # The operators whose refresh waits for the end of a deferral, with the
-    # slots to recompute; None when not deferring (see defer()).
+    # The operators whose refresh waits for the end of a deferral; None when
+    # not deferring (see defer()).
     deferred: Optional[Deferred] = None
 
     def __init__(self, engine: Any, catalog: Optional[Catalog] = None) -> None:
@@ -82,11 +88,17 @@ class Dispatcher:
         self._fallbacks: list[Optional[AnnotatedKernel]] = [None] * len(RUNTIME_SLOT_KEYS)
         # Slot -> the fallbacks a newer one replaced there, newest first (Note [Overridable fallbacks]).
         self._replaced_fallbacks: dict[int, list[AnnotatedKernel]] = {}
-        # What a slot holds for an operator with no kernels, and the masks
-        # that go with it: such operators hold this very tuple (Note [Shared
-        # fallback tables] in operator_entry.py) and copies of the masks.
-        self.fallback_table: tuple[KernelFunction, ...] = (self.missing,) * len(RUNTIME_SLOT_KEYS)
-        self.fallback_masks: list[int] = [FULL_REPR] * NUM_BACKENDS
+        # What a slot holds for an operator that has nothing better there:
+        # the slot's fallback cell, whose kernel is the slot's fallback
+        # (Note [Fallback cells] in dispatcher/_engine/core.py); and the masks
+        # of an operator with no kernels, which holds this very tuple (Note
+        # [Shared fallback tables] in operator_entry.py) and these masks.
+        self.fallback_table: tuple[KernelFunction, ...] = tuple(fallback_cell(engine) for _ in RUNTIME_SLOT_KEYS)
+        self.fallback_masks: tuple[int, ...] = (FULL_REPR,) * NUM_BACKENDS
+        # The slots whose fallback changed during a deferral: their cells take it at its end.
+        self._cells_to_fill: dict[int, None] = {}
+        # Signature -> TableLayout (Note [Table layouts] in operator_entry.py).
+        self._layouts: dict[tuple[tuple[DispatchKey, bool], ...], TableLayout] = {}
         # ns::name -> the overload names defined for it, in definition order.
         self._overloads: dict[str, list[str]] = {}
         # ns::name -> its engine OverloadPacket (ops.ns.name), made at the
@@ -108,15 +120,17 @@ class Dispatcher:
         return self._lock
 
     # Note [Deferred refreshes]
-    # Each registration or removal recomputes the slots it can change and
-    # publishes the operator's plan.  Removing a whole library would so
-    # recompute and publish an operator once per registration it made; under
-    # defer(), operators only collect the keys of the slots to recompute, and
+    # Each registration or removal refills the operator's table (Note [Table
+    # layouts] in operator_entry.py) and publishes its plan.  Removing a
+    # whole library would so refill and publish an operator once per
+    # registration it made; under defer(), operators are only noted, and
     # each one refreshes and publishes once, when the outermost deferral
-    # ends.  The lock is held throughout, and calls keep the plan of before
-    # the deferral until then: they never see a state between two removals.
-    # (Until then the operators' tables, which dumps print and
-    # check_invariants checks, are those of before the deferral too.)
+    # ends; a fallback changed meanwhile goes into its cell then too (Note
+    # [Fallback cells] in dispatcher/_engine/core.py).  The lock is held
+    # throughout, and calls keep the state of before the deferral until
+    # then: they never see a state between two removals.  (Until then the
+    # operators' tables, which dumps print and check_invariants checks, are
+    # those of before the deferral too.)
     def defer(self) -> "_Deferral":
         """A context that holds the lock and defers refreshes to its end."""
         return self._deferral
@@ -145,8 +159,11 @@ class Dispatcher:
         deferred = self.deferred
         assert deferred is not None
         self.deferred = None
-        for op, slots in deferred.items():
-            op.refresh(slots)
+        for slot in self._cells_to_fill:
+            self.fallback_table[slot]._hold(self.function_of(self._fallbacks[slot]))
+        self._cells_to_fill.clear()
+        for op in deferred:
+            op.refresh()
             if not op.in_use():
                 self._forget(op)
 
@@ -411,7 +428,6 @@ class Dispatcher:
         return self._undo_fallback, key, kernel
 
     def _undo_fallback(self, key: DispatchKey, kernel: AnnotatedKernel, deferred: Deferred) -> None:
-        # The operators note their refreshes themselves (OperatorEntry.fallback_changed).
         slot = SLOT_OF_KEY[key]
         if self._fallbacks[slot] is kernel:
             replaced = self._replaced_fallbacks.get(slot)
@@ -423,19 +439,42 @@ class Dispatcher:
 
     def _set_fallback(self, key: DispatchKey, kernel: Optional[AnnotatedKernel]) -> None:
         slot = SLOT_OF_KEY[key]
-        self._fallbacks[slot] = kernel
         function = self.function_of(kernel)
-        table = list(self.fallback_table)
-        table[slot] = function
-        self.fallback_table = tuple(table)
+        masks_change = self.function_of(self._fallbacks[slot]).is_fallthrough() != function.is_fallthrough()
+        self._fallbacks[slot] = kernel
+        # Every operator whose slot takes the fallback calls the new one once
+        # the cell has it (Note [Fallback cells] in dispatcher/_engine/core.py):
+        # no operator is visited, unless the masks change or checked calls
+        # wrap kernels.  During a deferral, at its end, with the operators'
+        # refreshes (Note [Deferred refreshes]).
+        if self.deferred is None:
+            self.fallback_table[slot]._hold(function)
+        else:
+            self._cells_to_fill[slot] = None
         lines = list(self.fallback_lines)
         lines[slot] = table_line(key.name, kernel, BACKEND_FALLBACK)
         self.fallback_lines = tuple(lines)
-        update_fallthrough_masks(self.fallback_masks, key, function.is_fallthrough())
-        # A copy: a refresh allocates, and a Library that the garbage collector
-        # finalizes then closes itself on this thread, which may delete entries.
-        for op in list(self._operators.values()):
-            op.fallback_changed(key)
+        if masks_change or call_checks.checked_calls_enabled():
+            masks = list(self.fallback_masks)
+            update_fallthrough_masks(masks, key, function.is_fallthrough())
+            self.fallback_masks = tuple(masks)
+            self._layouts.clear()  # their masks are those of the previous fallbacks
+            # A copy: a refresh allocates, and a Library that the garbage collector
+            # finalizes then closes itself on this thread, which may delete entries.
+            for op in list(self._operators.values()):
+                op.refresh()
+
+    def layout(self, kernels: Any) -> TableLayout:
+        """The TableLayout of an operator with ``kernels`` (Note [Table layouts] in operator_entry.py)."""
+        signature = layout_signature(kernels)
+        layout = self._layouts.get(signature)
+        if layout is None:
+            if len(self._layouts) >= _MAX_LAYOUTS:
+                self._layouts.clear()
+            fallthrough_fallbacks = [self.function_of(f).is_fallthrough() for f in self._fallbacks]
+            layout = self._layouts[signature] = TableLayout(kernels, [k for k, fallthrough in signature if fallthrough],
+                                                            fallthrough_fallbacks, self.fallback_masks)
+        return layout
 
     def function_of(self, kernel: Optional[AnnotatedKernel]) -> Any:
         """What a plan's table holds for ``kernel`` (None: no kernel)."""

@@ -9,6 +9,7 @@ engines (``compat`` points the shim at the engine's world).
 """
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
 import re
@@ -401,13 +402,13 @@ def test_check_all_invariants_reports_a_broken_table(ns, world, compat):
     m = C._dispatch_library("FRAGMENT", ns, "")
     m.def_("f(Tensor x) -> Tensor").impl_t_t("f", "CPU")
     op = world.registry.find_op(f"{ns}::f")
-    masks = list(op._masks)
-    op._masks[:] = [0] * len(masks)  # a stale table, as torch's can be
+    masks = op._masks
+    op._masks = (0,) * len(masks)  # a stale table, as torch's can be
     try:
         with pytest.raises(RuntimeError, match=f"^{ns}::f: fallthrough masks are out of date$"):
             C._dispatch_check_all_invariants()
     finally:
-        op._masks[:] = masks
+        op._masks = masks
     C._dispatch_check_all_invariants()
     m.reset()
 
@@ -416,20 +417,24 @@ def test_check_invariants_reports_a_stale_dump_line(ns, world, compat):
     m = C._dispatch_library("FRAGMENT", ns, "")
     m.def_("f(Tensor x) -> Tensor").impl_t_t("f", "CPU").impl_t_t("f", "AutogradCPU")
     op = world.registry.find_op(f"{ns}::f")
-    cpu, autograd_cpu = SLOT_OF_KEY[DispatchKey.CPU], SLOT_OF_KEY[DispatchKey.AutogradCPU]
-    lines = dict(op._lines)
+    cpu = SLOT_OF_KEY[DispatchKey.CPU]
+    filled = op._filled
+    layout, kernels = filled
+    lines = {line[0]: line for line in layout.lines}  # slot -> (slot, key name, origin key, rule)
     stale = [
-        {**lines, cpu: lines[autograd_cpu][:1] + lines[cpu][1:]},  # another key's name
-        {**lines, cpu: lines[cpu][:1] + lines[autograd_cpu][1:2] + lines[cpu][2:]},  # another kernel
+        {**lines, cpu: (cpu, "AutogradCPU", *lines[cpu][2:])},  # another key's name
+        {**lines, cpu: (cpu, "CPU", DispatchKey.AutogradCPU, lines[cpu][3])},  # another kernel
         {k: v for k, v in lines.items() if k != cpu},  # the kernel's line missing: the fallback's shown
-        {**lines, SLOT_OF_KEY[DispatchKey.Meta]: ("Meta", *lines[cpu][1:])},  # a line where the fallback's belongs
+        {**lines, SLOT_OF_KEY[DispatchKey.Meta]: (SLOT_OF_KEY[DispatchKey.Meta], "Meta", *lines[cpu][2:])},  # a line where the fallback's belongs
     ]
     try:
         for stale_lines in stale:
-            op._lines = stale_lines
+            stale_layout = copy.copy(layout)
+            stale_layout.lines = tuple(stale_lines.values())
+            op._filled = (stale_layout, kernels)
             with pytest.raises(RuntimeError, match=f"^{ns}::f: the dump line of \\w+ is out of date$"):
                 C._dispatch_check_invariants(f"{ns}::f")
     finally:
-        op._lines = lines
+        op._filled = filled
     C._dispatch_check_invariants(f"{ns}::f")
     m.reset()

@@ -30,6 +30,8 @@ class KernelFunction(Protocol):
 
     def is_valid(self) -> bool: ...
 
+    def _hold(self, other: "KernelFunction") -> None: ...
+
 
 class Boxer(Protocol):
     """A schema's boxing and unboxing of arguments and results (dispatcher/ivalue.py makes them)."""
@@ -101,7 +103,7 @@ class Engine(Protocol):
     # The engine's keysets (dispatcher.keysets types them; registration only converts).
     DispatchKeySet: Any
 
-    def KernelFunction(self, kind: int, fn: Optional[Callable[..., Any]]) -> _KernelFunction: ...
+    def KernelFunction(self, kind: int, fn: Optional[Callable[..., Any]], cell: bool = False) -> _KernelFunction: ...
 
     def CallShape(self, *, schema: Any, dispatch_args: tuple[tuple[int, str, int, bool], ...], positional_span: int,
                   boxer: Optional[_Boxer], bind: Any, split_call: Any, handler_arity: int, handler_call: Any,

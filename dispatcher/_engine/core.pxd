@@ -233,6 +233,7 @@ cdef class KernelFunction:
     cdef readonly object fn
     cdef int _builtin  # see Note [The engine's own fallbacks are called directly]
     cdef bint frozen
+    cdef readonly bint cell  # see Note [Fallback cells] in core.py
 
 cdef bint _kernel_is_frozen(KernelFunction kernel) noexcept
 

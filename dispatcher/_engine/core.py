@@ -890,7 +890,7 @@ class KernelFunction:
     _kind: int
     fn: Callable[..., Any] | None
 
-    def __init__(self, kind: int, fn: Callable[..., Any] | None) -> None:
+    def __init__(self, kind: int, fn: Callable[..., Any] | None, cell: bool = False) -> None:
         if _kernel_is_frozen(self):
             raise TypeError("KernelFunction is immutable: __init__ cannot be called again")
         if type(kind) is not KernelKind:  # registration passes members: no enum lookup then
@@ -898,11 +898,39 @@ class KernelFunction:
         code = int(kind)
         if (code <= KIND_BOXED or code == KIND_WITH_OPERATOR) and not callable(fn):
             raise TypeError(f"a {KernelKind(code).name} kernel must be callable, got {type(fn).__name__}")
+        self.cell = bool(cell)
         self._builtin = _builtin_kernel(fn) if code == KIND_WITH_OPERATOR else BUILTIN_NONE
         self._kind = code
         self.fn = fn
         if cython.compiled:
             self.frozen = True
+
+    # Note [Fallback cells]
+    # A registry's tables hold, in every slot that takes its backend
+    # fallback, the registry's one entry for that slot: a cell, made with
+    # cell=True, the only kind of KernelFunction whose kernel can change.
+    # Registering or removing a fallback puts the new kernel in the cell
+    # (_hold), so every operator's plan calls it from then on without a new
+    # plan: with the whole aten catalog defined, a fallback costs one
+    # assignment, not a plan per operator.  Calls read the cell's kind and
+    # kernel when they run, as they read any entry's, so the call path is
+    # the same.  (A fallback that makes a slot fallthrough or not changes the
+    # operators' masks, which are in their plans: registration then
+    # republishes them.)  The three fields change together: compiled, in one
+    # C function holding the GIL; run as Python, in one dict update.
+    def _hold(self, other: "KernelFunction") -> None:
+        """Make this fallback cell call what ``other`` calls (Note [Fallback cells])."""
+        if not self.cell:
+            raise TypeError("only a fallback cell's kernel can be replaced: KernelFunction is immutable")
+        if not isinstance(other, KernelFunction):
+            raise TypeError(f"a fallback cell takes a KernelFunction, not {type(other).__name__}")
+        source = cython.cast(KernelFunction, other)
+        if cython.compiled:
+            self._builtin = source._builtin
+            self._kind = source._kind
+            self.fn = source.fn
+        else:
+            self.__dict__.update(_builtin=source._builtin, _kind=source._kind, fn=source.fn)
 
     @property
     def kind(self) -> KernelKind:

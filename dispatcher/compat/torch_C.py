@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
@@ -455,8 +456,27 @@ def _dispatch_dump_table(name: str) -> str:
     op = _find(name)
     if op is None:
         return ""
-    lines = (_as_torch_prints_it(line) for line in op.dump_computed_table().split("\n"))
-    return "\n".join(line for line in lines if line is not None)
+    # Only a fallback's line can be a standard fallback's: the registry's
+    # fallback lines are rewritten, once per state of its fallbacks.
+    return op.dump_computed_table(_torch_fallback_lines(op.registry))
+
+
+# Registry -> (its fallback_lines, them as torch prints them).  The registry
+# replaces the tuple whole when a fallback changes: the cache holds it, and
+# tells a new state by identity.
+_TORCH_FALLBACK_LINES: "weakref.WeakKeyDictionary[Any, tuple[tuple[str, ...], tuple[str, ...]]]" = weakref.WeakKeyDictionary()
+
+
+def _torch_fallback_lines(registry: Any) -> tuple[str, ...]:
+    lines = registry.fallback_lines
+    cached = _TORCH_FALLBACK_LINES.get(registry)
+    if cached is None or cached[0] is not lines:
+        torch_lines = []
+        for line in lines:
+            as_torch = _as_torch_prints_it(line[:-1]) if line else ""
+            torch_lines.append("" if not as_torch else as_torch + "\n")
+        cached = _TORCH_FALLBACK_LINES[registry] = (lines, tuple(torch_lines))
+    return cached[1]
 
 
 def _dispatch_check_invariants(name: str) -> None:
