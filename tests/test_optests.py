@@ -168,10 +168,10 @@ def test_skipped_carries_a_reason(cases):
 
 
 def test_inputs_are_left_alone(cases):
-    op, (x,) = cases["bad_mutation"]
-    before = x.tolist()
+    op, _ = cases["bad_mutation"]
+    x = t(X)  # a fresh one: the case's own may have been written by a test before (were copies not made)
     opcheck(op, (x,), raise_exception=False)
-    assert x.tolist() == before  # each test ran on copies
+    assert x.tolist() == X  # each test ran on copies
 
 
 def test_meta_inputs_check_nothing(cases):
@@ -279,6 +279,17 @@ def test_schema_check_catches_two_outputs_sharing_memory(lib):
     failure = _failure(ops.mutopcheck.twice.default, (t(X),), "test_schema")
     assert isinstance(failure, RuntimeError) and str(failure) == "Outputs 0 and 1 alias unexpectedly"
     assert _failure(ops.mutopcheck.twice_declared.default, (t(X),), "test_schema") == "SUCCESS"
+
+
+def test_schema_check_catches_an_undeclared_view(lib):
+    """test_schema refuses a result that shares memory with an argument its
+    schema does not let it alias (a plain operator: a custom op's own kernel
+    check would refuse it first)."""
+    lib.define("flat(Tensor x) -> Tensor")
+    lib.impl("flat", lambda x: x.view(-1), "CPU")
+    failure = _failure(ops.mutopcheck.flat.default, (t(X),), "test_schema")
+    assert isinstance(failure, RuntimeError)
+    assert str(failure) == "Argument x is not defined to alias output but was aliasing"
 
 
 def test_schema_check_catches_an_input_returned_itself(lib):

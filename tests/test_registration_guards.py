@@ -12,16 +12,16 @@ the mutants.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
-import numpy as np
 import pytest
 
 import dispatcher.prototype as P
 from dispatcher import DispatchKey as K
-from dispatcher import Library, Tensor, custom_op, device, register_fake
-from dispatcher import call_checks, custom_ops, publish
+from dispatcher import Library, Tensor, custom_op, device, ops, register_fake
+from dispatcher import call_checks, publish
 from dispatcher.compat import torch_C as C
 from dispatcher.custom_ops import OPDEFS, get_ctx
 from dispatcher.dispatch_modes import RestorePythonTLSSnapshot, TorchDispatchMode
@@ -30,7 +30,7 @@ from dispatcher.registry import using_registry
 from dispatcher.schema import OperatorName
 from dispatcher.schema_inference import normalize_tags
 
-from .test_registration_threads import fast_thread_switches, run_together  # noqa: F401 (a fixture)
+from .test_registration_threads import run_together
 
 
 def t(data):
@@ -114,21 +114,25 @@ def test_a_nested_deferral_keeps_what_the_outer_one_noted(world):
 
 
 # -- the registration lock ----------------------------------------------------------------------
-def test_register_impl_from_many_threads_loses_nothing(world, fast_thread_switches):  # noqa: F811
+def test_register_impl_from_many_threads_loses_nothing(world):
     """Dispatcher.register_impl takes the registry's lock itself (finding 18):
     threads registering kernels of the same new operators at once, each on a
     key of its own, lose none of them and leave each table as a
     recomputation gives it.  (Library takes the lock around it too; this is
     the registry's own promise, for direct callers such as the catalog.)"""
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # a thread is interrupted every few bytecodes (see test_registration_threads.py)
     registry = world.registry
     keys = [K.CPU, K.CUDA, K.XLA, K.Meta, K.MPS, K.HPU]
-    names = [f"guard_lock::op{i}" for i in range(40)]
+    names = [f"guard_lock::op{i}" for i in range(100)]
     handles: list = []
     handles_lock = threading.Lock()
+    each_name_together = threading.Barrier(len(keys))  # every thread starts each name at once
 
     def registrar(key):
         def work(stop):
             for name in names:
+                each_name_together.wait(timeout=30)
                 kernel = AnnotatedKernel(make_kernel(lambda x, key=key: key.name), f"thread for {key.name}")
                 handle = registry.register_impl(OperatorName.parse(name), key, kernel)
                 with handles_lock:
@@ -137,12 +141,14 @@ def test_register_impl_from_many_threads_loses_nothing(world, fast_thread_switch
 
     try:
         errors = run_together([registrar(key) for key in keys], seconds=60)
+        sys.setswitchinterval(switch_interval)
         assert errors == []
         for name in names:
             entry = registry.find_op(name)
             assert entry is not None and sorted(entry.kernels) == sorted(keys), name
             entry.check_invariants()
     finally:
+        sys.setswitchinterval(switch_interval)
         registry.undo(handles)
     assert all(registry.find_op(name) is None for name in names)
 
@@ -295,7 +301,6 @@ def test_register_fake_by_name_overrides_by_default():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the Meta kernel is overridden, which the dispatcher says
             register_fake("guard_refake::f", lambda x: meta(2), lib=lib)
-        from dispatcher import ops
         assert ops.guard_refake.f.default(meta(5)).shape == (2,)
     finally:
         lib.close()
@@ -391,7 +396,6 @@ def test_a_destroyed_custom_op_is_not_found_by_name():
         lib.define("f(Tensor x) -> Tensor")
         register_fake("guard_destroy::f", lambda x: meta(7), lib=lib)
         assert destroyed._abstract_fn is None
-        from dispatcher import ops
         assert ops.guard_destroy.f.default(meta(1)).shape == (7,)
     finally:
         lib.close()
@@ -442,3 +446,187 @@ def test_restore_python_tls_snapshot_clears_the_snapshot_inside_its_block(world,
         lib.close()
     assert seen == [(True, None), True]
     assert engine.python_tls_snapshot() is None
+
+
+# -- what the harness's first run found untested -------------------------------------------------
+def test_a_kernel_registered_before_the_def_must_fit_it(world, compat):
+    """A def checks the kernels registered before it against its schema, as
+    c10 does, and fails (changing nothing) when one was inferred another."""
+    m = C._dispatch_library("FRAGMENT", "guard_early", "")
+    m.impl_t_t("f", "CPU")  # a kernel of schema (Tensor _0) -> Tensor _0, before any def
+    with pytest.raises(RuntimeError, match="Inferred operator schema for a C\\+\\+ kernel function doesn't match"):
+        m.def_("f(int x) -> Tensor")
+    assert world.registry.find_defined("guard_early::f") is None
+    m.def_("f(Tensor self) -> Tensor")
+    assert world.ops.guard_early.f.default(world.tensor(K.CPU)).key_set == world.keyset(K.CPU)
+    m.reset()
+
+
+def test_register_impl_refuses_undefined(world):
+    """Dispatcher.register_impl refuses a kernel for Undefined (the Library
+    layer maps "Undefined" to no key; only a direct call reaches this check)."""
+    kernel = AnnotatedKernel(make_kernel(lambda x: x), "registered by the test")
+    with pytest.raises(ValueError, match="cannot register a kernel for Undefined"):
+        world.registry.register_impl(OperatorName.parse("guard_undefined::f"), K.Undefined, kernel)
+    assert world.registry.find_op("guard_undefined::f") is None
+
+
+def test_a_catalog_factory_routes_by_its_options(world):
+    """A catalog factory operator is defined with its BackendSelect kernel, as
+    torch generates one: a call with ``device="meta"`` and no tensor reaches
+    the Meta kernel."""
+    entry = world.registry.find_op("aten::empty.memory_format")
+    assert entry.kernel_for(K.BackendSelect) is not None
+    lib = world.library("aten", "IMPL", "Meta")
+    lib.impl("empty.memory_format", lambda size, **options: ("meta", size))
+    try:
+        assert world.ops.aten.empty.memory_format([2], device="meta") == ("meta", [2])
+    finally:
+        lib.close()
+
+
+def test_an_out_op_must_return_its_out_arguments_in_order():
+    """A kernel of an operator tagged "out" returns its out= arguments
+    themselves, in order: a new tensor, or the two outs swapped, is refused."""
+    @custom_op("guard_outret::one", mutates_args=("out",), tags="out")
+    def one(x: Tensor, *, out: Tensor) -> Tensor:
+        return x.clone()
+
+    @custom_op("guard_outret::two", mutates_args=("a", "b"), tags="out")
+    def two(x: Tensor, *, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+        return (b, a) if swap else (a, b)
+
+    refused = 'An operator tagged "out" must return its mutable keyword-only arguments.'
+    try:
+        with pytest.raises(RuntimeError, match=refused):
+            one(t([1.0]), out=t([0.0]))
+        a, b = t([0.0]), t([0.0])
+        swap = False
+        assert two(t([1.0]), a=a, b=b) == (a, b)
+        swap = True
+        with pytest.raises(RuntimeError, match=refused):
+            two(t([1.0]), a=a, b=b)
+    finally:
+        one._destroy()
+        two._destroy()
+
+
+def test_a_view_custom_op_may_return_a_view_of_its_input():
+    """A custom op whose schema makes its result a view of its input
+    (``Tensor(a) x -> Tensor(a)``) may return one: the aliasing check is for
+    operators whose schema promises new tensors."""
+    @custom_op("guard_view::flat", mutates_args=(), schema="(Tensor(a) x) -> Tensor(a)")
+    def flat(x):
+        return x.view(-1)
+
+    try:
+        x = t([[1.0, 2.0]])
+        y = flat(x)
+        assert y.tolist() == [1.0, 2.0] and y.shape == (2,)
+    finally:
+        flat._destroy()
+
+
+def test_an_out_schema_must_return_each_mutable_argument():
+    """The "out" tag: as many returns as mutable arguments."""
+    with pytest.raises(ValueError, match='Schema tagged "out" must return all mutable arguments '
+                                         r"\(got 2 mutable args but 1 returns\)"):
+        custom_op("guard_outcount::f", lambda x, *, a, b: a, mutates_args=("a", "b"), tags="out",
+                  schema="(Tensor x, *, Tensor(a!) a, Tensor(b!) b) -> Tensor(a!)")
+    assert "guard_outcount::f" not in OPDEFS
+
+
+# -- the compat shim (torch 2.13's answers, checked with torch) -----------------------------------
+def test_compat_undefined_means_the_librarys_key(world, compat):
+    """``impl_t_t(name, "Undefined")`` registers as ``""`` does, at the
+    library's key (a FRAGMENT's: CompositeImplicitAutograd), as torch's dump shows."""
+    m = C._dispatch_library("FRAGMENT", "guard_catchall", "")
+    m.def_("f(Tensor self) -> Tensor")
+    m.impl_t_t("f", "Undefined")
+    assert "CompositeImplicitAutograd[alias]: impl_t_t :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]" in \
+        C._dispatch_dump("guard_catchall::f")
+    m.reset()
+
+
+def test_compat_dump_table_prints_the_standard_fallbacks_as_torchs(world, compat):
+    """``_dispatch_dump_table`` prints the package's standard fallbacks as
+    torch prints its framework's (the lines torch 2.13 gives for an operator
+    with a CPU kernel)."""
+    m = C._dispatch_library("FRAGMENT", "guard_dump", "")
+    m.def_("g(Tensor self) -> Tensor")
+    m.impl("g", "CPU", lambda x: x)
+    lines = C._dispatch_dump_table("guard_dump::g").split("\n")
+    torch_lines = [
+        "BackendSelect: fallthrough registered at /__w/pytorch/pytorch/aten/src/ATen/core/BackendSelectFallbackKernel.cpp:3 "
+        "[backend fallback]",
+        "ADInplaceOrView: fallthrough registered at /__w/pytorch/pytorch/aten/src/ATen/core/VariableFallbackKernel.cpp:103 "
+        "[backend fallback]",
+        "AutogradCPU: registered at /__w/pytorch/pytorch/aten/src/ATen/core/VariableFallbackKernel.cpp:66 "
+        "[backend fallback]",
+    ]
+    assert [line for line in lines if line.startswith(("BackendSelect", "ADInplaceOrView", "AutogradCPU"))] == \
+        torch_lines
+    m.reset()
+
+
+def test_compat_computed_kernel_of_an_empty_slot_is_torchs_error(world, compat):
+    """``_dispatch_get_computed_kernel_for_dispatch_key`` of a slot with no
+    kernel raises torch's error rather than returning the empty entry."""
+    m = C._dispatch_library("FRAGMENT", "guard_empty_slot", "")
+    m.def_("g(Tensor self) -> Tensor")
+    m.impl("g", "CPU", lambda x: x)
+    with pytest.raises(RuntimeError, match="^no kernel for XLA for guard_empty_slot::g$"):
+        C._dispatch_get_computed_kernel_for_dispatch_key("guard_empty_slot::g", "XLA")
+    m.reset()
+
+
+def test_compat_call_boxed_gives_a_with_keyset_kernel_the_keyset(world, compat):
+    """SafeKernelFunction.call_boxed runs a with-keyset kernel with the keyset it is given first."""
+    lib = world.library("guard_call_boxed")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda keyset, x: world.engine.TensorBase(keyset), "CPU", with_keyset=True)
+    kernel = C._dispatch_get_computed_kernel_for_dispatch_key("guard_call_boxed::f", "CPU")
+    keyset = world.keyset(K.CPU, K.XLA)
+    assert kernel.call_boxed(keyset, world.tensor(K.CPU)).key_set == keyset
+    lib.close()
+
+
+# -- the library layer and ops --------------------------------------------------------------------
+def test_register_autocast_checks_the_device_type_before_anything_else():
+    """register_autocast with a device type that has no autocast fails before
+    it makes the library it would register in (one kept for the process)."""
+    from dispatcher import _library, library
+
+    before = list(_library._DECORATOR_LIBRARIES)
+    with pytest.raises(ValueError, match="^Device type 'nodevice' does not support autocast.$"):
+        library.register_autocast("guard_autocast::f", "nodevice", P.float32)
+    assert _library._DECORATOR_LIBRARIES == before
+
+
+def test_an_unknown_catalog_operator_names_the_nearest(world):
+    """``ops.aten.<typo>`` says which names are nearest."""
+    with pytest.raises(AttributeError, match=r"^no operator named 'sinn' in namespace dispatcher\.ops\.aten "
+                                             r"\(aten::sinn is not defined\); did you mean sin, sinh, sinc\?$"):
+        world.ops.aten.sinn
+
+
+def test_a_custom_ops_torch_dispatch_rule_goes_with_the_custom_op():
+    """register_torch_dispatch(custom_op, ...) registers in the custom op's own
+    library, so that destroying the op removes the rule too."""
+    from dispatcher import library
+    from dispatcher.registry import registry_in_use
+
+    @custom_op("guard_rule::f", mutates_args=())
+    def f(x: Tensor) -> Tensor:
+        return x.clone()
+
+    class Mode(TorchDispatchMode):
+        pass
+
+    rules = registry_in_use().engine.TORCH_DISPATCH_RULES
+    try:
+        library.register_torch_dispatch(f, Mode, lambda mode, func, types, args, kwargs: "rule")
+        assert Mode in rules["guard_rule::f"]
+    finally:
+        f._destroy()
+    assert "guard_rule::f" not in rules
