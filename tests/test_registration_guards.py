@@ -26,7 +26,7 @@ from dispatcher.compat import torch_C as C
 from dispatcher.custom_ops import OPDEFS, get_ctx
 from dispatcher.dispatch_modes import RestorePythonTLSSnapshot, TorchDispatchMode
 from dispatcher.kernel import AnnotatedKernel, make_kernel
-from dispatcher.registry import using_registry
+from dispatcher.registry import registry_in_use, using_registry
 from dispatcher.schema import OperatorName
 from dispatcher.schema_inference import normalize_tags
 
@@ -614,7 +614,6 @@ def test_a_custom_ops_torch_dispatch_rule_goes_with_the_custom_op():
     """register_torch_dispatch(custom_op, ...) registers in the custom op's own
     library, so that destroying the op removes the rule too."""
     from dispatcher import library
-    from dispatcher.registry import registry_in_use
 
     @custom_op("guard_rule::f", mutates_args=())
     def f(x: Tensor) -> Tensor:
@@ -630,3 +629,28 @@ def test_a_custom_ops_torch_dispatch_rule_goes_with_the_custom_op():
     finally:
         f._destroy()
     assert "guard_rule::f" not in rules
+
+
+def test_a_custom_op_whose_schema_contradicts_mutates_args_is_not_left_defined():
+    """custom_op is all or nothing: when the schema given marks other arguments
+    as written than ``mutates_args`` says, the operator it defined is removed."""
+    with pytest.raises(ValueError, match="The schema suggests that the op mutates {'x'}"):
+        custom_op("guard_consistent::f", lambda x: None, mutates_args=(), schema="(Tensor(a!) x) -> ()")
+    assert "guard_consistent::f" not in OPDEFS
+    assert registry_in_use().find_op("guard_consistent::f") is None
+
+
+def test_register_vmap_by_name_refuses_keyword_only_tensors():
+    """register_vmap checks the operator's schema before registering, for an
+    operator given by name as for a custom op: tensors passed by keyword only
+    are torch's NotImplementedError, and nothing is registered."""
+    from dispatcher import library
+
+    lib = Library("guard_vmap", "FRAGMENT")
+    try:
+        lib.define("f(Tensor x, *, Tensor y) -> Tensor")
+        with pytest.raises(NotImplementedError, match="^register_vmap with kwarg-only Tensor args"):
+            library.register_vmap("guard_vmap::f", lambda info, in_dims, x, *, y: (x, 0), lib=lib)
+        assert not lib._registry.find_op("guard_vmap::f").has_kernel_for_dispatch_key(K.FuncTorchBatched)
+    finally:
+        lib.close()
