@@ -71,7 +71,11 @@ def test_the_callback_goes_with_an_impl_only_operators_last_kernel(world, compat
     first = world.library("guard_callback", "IMPL", "CPU")
     first.impl("f", lambda x: "cpu")
     entry = world.registry.find_op("guard_callback::f")
-    entry.set_report_error_callback(lambda key: (_ for _ in ()).throw(ValueError(f"callback: {key}")))
+
+    def callback(key):
+        raise ValueError(f"raised by the callback for {key}")
+
+    entry.set_report_error_callback(callback)
     first.close()
     assert world.registry.find_op("guard_callback::f") is None
     defs = world.library("guard_callback")
@@ -119,7 +123,7 @@ def test_register_impl_from_many_threads_loses_nothing(world):
     threads registering kernels of the same new operators at once, each on a
     key of its own, lose none of them and leave each table as a
     recomputation gives it.  (Library takes the lock around it too; this is
-    the registry's own promise, for direct callers such as the catalog.)"""
+    the registry's own promise, to whoever calls it directly.)"""
     switch_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # a thread is interrupted every few bytecodes (see test_registration_threads.py)
     registry = world.registry
