@@ -692,8 +692,13 @@ class OperatorEntry:
         if kernels:
             # First: a warning made an error changes nothing.
             self._warn_override(key, kernels[0], kernel)
+        before = self.kernels, self._table, self._filled, self._masks
         self.kernels = {**self.kernels, key: (kernel, *kernels)}  # Note [Entries are read as snapshots]
-        self.refresh()
+        try:
+            self.refresh()
+        except BaseException:  # all or nothing: a plan that cannot be published leaves no kernel behind
+            self.kernels, self._table, self._filled, self._masks = before
+            raise
 
     def _warn_override(self, key: DispatchKey, previous: AnnotatedKernel, kernel: AnnotatedKernel) -> None:
         schema = self.schema

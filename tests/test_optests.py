@@ -168,10 +168,10 @@ def test_skipped_carries_a_reason(cases):
 
 
 def test_inputs_are_left_alone(cases):
-    op, (x,) = cases["bad_mutation"]
-    before = x.tolist()
+    op, _ = cases["bad_mutation"]
+    x = t(X)  # a fresh one: the case's own may have been written by a test before (were copies not made)
     opcheck(op, (x,), raise_exception=False)
-    assert x.tolist() == before  # each test ran on copies
+    assert x.tolist() == X  # each test ran on copies
 
 
 def test_meta_inputs_check_nothing(cases):
@@ -249,3 +249,126 @@ def test_torchs_documented_example_fails_where_torchs_does():
             assert ours["raised"] == torchs["raised"]
     finally:
         OPDEFS["h23opcheck::numpy_mul"]._destroy()
+
+
+# -- one deliberately broken operator per check (mutation findings of 2026-11-27) -------------------
+# Each check of opcheck gets an operator that breaks exactly what the check is
+# there for, so that deleting or weakening the check fails a test.  Plain
+# Library operators, not custom ops: a custom op's own kernel checks would
+# refuse most of these before opcheck's checks see them.
+@pytest.fixture
+def lib():
+    library = Library("mutopcheck", "FRAGMENT")
+    yield library
+    library.close()
+
+
+def _failure(op, args, test):
+    return opcheck(op, args, test_utils=test, raise_exception=False)[test]
+
+
+def test_schema_check_catches_two_outputs_sharing_memory(lib):
+    """test_schema's output-against-output check covers every pair, the last
+    output included (finding 4): a kernel returning one tensor twice, which its
+    schema does not let alias, fails; the same with both returns annotated as
+    aliases of each other passes."""
+    lib.define("twice(Tensor x) -> (Tensor, Tensor)")
+    lib.define("twice_declared(Tensor x) -> (Tensor(a), Tensor(a))")
+    for name in ("twice", "twice_declared"):
+        lib.impl(name, lambda x: (lambda y: (y, y))(x.clone()), "CPU")
+    failure = _failure(ops.mutopcheck.twice.default, (t(X),), "test_schema")
+    assert isinstance(failure, RuntimeError) and str(failure) == "Outputs 0 and 1 alias unexpectedly"
+    assert _failure(ops.mutopcheck.twice_declared.default, (t(X),), "test_schema") == "SUCCESS"
+
+
+def test_schema_check_catches_an_undeclared_view(lib):
+    """test_schema refuses a result that shares memory with an argument its
+    schema does not let it alias (a plain operator: a custom op's own kernel
+    check would refuse it first)."""
+    lib.define("flat(Tensor x) -> Tensor")
+    lib.impl("flat", lambda x: x.view(-1), "CPU")
+    failure = _failure(ops.mutopcheck.flat.default, (t(X),), "test_schema")
+    assert isinstance(failure, RuntimeError)
+    assert str(failure) == "Argument x is not defined to alias output but was aliasing"
+
+
+def test_schema_check_catches_an_input_returned_itself(lib):
+    """test_schema refuses a kernel that returns an input itself even where the
+    schema lets the output alias it (finding 5): below autograd an operator
+    returns a view, never its argument; the view passes."""
+    lib.define("same(Tensor(a) x) -> Tensor(a)")
+    lib.define("viewed(Tensor(a) x) -> Tensor(a)")
+    lib.impl("same", lambda x: x, "CPU")
+    lib.impl("viewed", lambda x: x.view(-1), "CPU")
+    failure = _failure(ops.mutopcheck.same.default, (t(X),), "test_schema")
+    assert isinstance(failure, RuntimeError)
+    assert str(failure) == ("Dispatcher operators below autograd are not allowed to directly return inputs.\n"
+                            "However, we found that `outputs[0] is x")
+    assert _failure(ops.mutopcheck.viewed.default, (t(X),), "test_schema") == "SUCCESS"
+
+
+def test_autograd_registration_counts_a_composite_implicit_kernel(lib):
+    """A CompositeImplicitAutograd-only operator decomposes into operators that
+    record autograd themselves: its outputs require grad and that is right
+    (finding 6).  The same kernel on the CPU key records autograd where no
+    autograd kernel can see it, and fails."""
+    lib.define("doubled(Tensor x) -> Tensor")
+    lib.define("doubled_on_cpu(Tensor x) -> Tensor")
+    lib.impl("doubled", lambda x: x * 2, "CompositeImplicitAutograd")
+    lib.impl("doubled_on_cpu", lambda x: x * 2, "CPU")
+    x = t(X, requires_grad=True)
+    assert ops.mutopcheck.doubled.default(x).requires_grad
+    assert _failure(ops.mutopcheck.doubled.default, (x,), "test_autograd_registration") == "SUCCESS"
+    failure = _failure(ops.mutopcheck.doubled_on_cpu.default, (x,), "test_autograd_registration")
+    assert isinstance(failure, AssertionError) and "does not have an autograd kernel" in str(failure)
+
+
+def test_meta_inputs_check_nothing_even_without_a_meta_kernel(lib):
+    """As torch's, every check returns at once for meta inputs (finding 7): an
+    operator with no Meta kernel at all passes; the tests would otherwise call
+    it on the meta inputs and fail for want of a kernel."""
+    lib.define("cpu_only(Tensor x) -> Tensor")
+    lib.impl("cpu_only", lambda x: x.clone(), "CPU")
+    results = opcheck(ops.mutopcheck.cpu_only.default, (P.empty(4, device="meta"),))
+    assert [results[test] for test in CHECKED] == ["SUCCESS"] * 3
+    with pytest.raises(NotImplementedError, match="'Meta' backend"):
+        ops.mutopcheck.cpu_only.default(P.empty(4, device="meta"))
+
+
+def test_faketensor_check_catches_a_fake_that_returns_its_input(lib):
+    """test_faketensor compares which outputs are inputs (finding 8): a fake
+    implementation that returns its input where the real kernel makes a new
+    tensor (same shape and dtype) fails."""
+    lib.define("fresh(Tensor x) -> Tensor")
+    lib.impl("fresh", lambda x: x.clone(), "CPU")
+    lib.impl("fresh", lambda x: x, "Meta")
+    failure = _failure(ops.mutopcheck.fresh.default, (t(X),), "test_faketensor")
+    assert isinstance(failure, MetadataMismatchError)
+    assert str(failure) == ("When comparing the output of mutopcheck::fresh on meta tensors and real tensors, "
+                            "found mismatch in outputs_are_inputs check [True] != [False]")
+
+
+def test_faketensor_check_catches_a_fake_with_more_returns(lib):
+    """test_faketensor compares the number of returns first (finding 21): a
+    fake implementation returning two tensors in the list where the real one
+    returns one fails with that message, not a later one."""
+    lib.define("listed(Tensor x) -> Tensor[]")
+    lib.impl("listed", lambda x: [x.clone()], "CPU")
+    lib.impl("listed", lambda x: [P.empty(*x.shape, device="meta"), P.empty(*x.shape, device="meta")], "Meta")
+    failure = _failure(ops.mutopcheck.listed.default, (t(X),), "test_faketensor")
+    assert isinstance(failure, AssertionError) and not isinstance(failure, MetadataMismatchError)
+    assert str(failure) == ("When comparing the output of mutopcheck::listed on meta tensors and real tensors, "
+                            "found mismatch in number of returns 2 != 1")
+
+
+def test_a_packet_with_several_overloads_is_refused(lib):
+    """opcheck tests one operator: a packet with two overloads is refused with
+    torch's error, which lists them by overload name (finding 9)."""
+    lib.define("pair(Tensor x) -> Tensor")
+    lib.define("pair.scaled(Tensor x, float s) -> Tensor")
+    lib.impl("pair", lambda x: x.clone(), "CPU")
+    with pytest.raises(RuntimeError, match=re.escape(
+            "opcheck can only test operators without overloads. "
+            "Got the following overloads for mutopcheck::pair: ['', 'scaled']")):
+        opcheck(ops.mutopcheck.pair, (t(X),))
+    assert opcheck(ops.mutopcheck.pair.default, (t(X),), test_utils="test_schema") == {"test_schema": "SUCCESS"}
