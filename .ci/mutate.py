@@ -161,7 +161,7 @@ MUTANTS: list[Mutant] = [
        "            pass\n",
        GUARDS, CALL, "tests/test_table_layouts.py"),
     _m("registry: a fallback does not reach its cell", REGISTRY,
-       "            self.fallback_table[slot]._hold(function)\n",
+       "            self.fallback_table[slot]._hold(self.function_of(self._fallbacks[slot]))\n",
        "            pass\n",
        "tests/test_table_layouts.py", CALL),
     _m("registry: layouts outlive a change of the fallback masks", REGISTRY,

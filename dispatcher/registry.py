@@ -418,7 +418,7 @@ class Dispatcher:
         """A backend fallback: the kernel of ``key``'s slot for every operator
         that has nothing better there (see Note [Overridable fallbacks])."""
         slot = SLOT_OF_KEY.get(key)
-        with self._lock:
+        with self.defer():  # the slot's cell takes the kernel at its end (_set_fallback)
             self.check_fallback(key, kernel)
             assert slot is not None
             previous = self._fallbacks[slot]
@@ -445,12 +445,11 @@ class Dispatcher:
         # Every operator whose slot takes the fallback calls the new one once
         # the cell has it (Note [Fallback cells] in dispatcher/_engine/core.py):
         # no operator is visited, unless the masks change or checked calls
-        # wrap kernels.  During a deferral, at its end, with the operators'
-        # refreshes (Note [Deferred refreshes]).
-        if self.deferred is None:
-            self.fallback_table[slot]._hold(function)
-        else:
-            self._cells_to_fill[slot] = None
+        # wrap kernels.  The cell changes at the deferral's end, with the
+        # operators' refreshes (Note [Deferred refreshes]): register_fallback
+        # and undo always run in one.
+        assert self.deferred is not None
+        self._cells_to_fill[slot] = None
         lines = list(self.fallback_lines)
         lines[slot] = table_line(key.name, kernel, BACKEND_FALLBACK)
         self.fallback_lines = tuple(lines)
