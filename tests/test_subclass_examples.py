@@ -31,8 +31,7 @@ def prototype_lib() -> Lib:
     return Lib(Tensor=P.Tensor, tensor=P.tensor, aten=ops.aten, tree_map=pytree.tree_map,
                TorchDispatchMode=TorchDispatchMode, no_dispatch=no_dispatch,
                return_and_correct_aliasing=return_and_correct_aliasing, WeakIdKeyDictionary=WeakIdKeyDictionary,
-               grad=P.grad, disabled_torch_function_impl=disabled_torch_function_impl,
-               node_name=lambda fn: fn.name)
+               grad=P.grad, disabled_torch_function_impl=disabled_torch_function_impl)
 
 
 def run_examples() -> dict:

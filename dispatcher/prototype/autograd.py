@@ -98,11 +98,15 @@ class _GraphNode:
     gradients of its inputs flow (see Node)."""
 
     __slots__ = ()
-    name: str
+    _name: str
     edges: tuple[Optional[Edge], ...]
 
+    def name(self) -> str:
+        """The node's class name in torch (``MulBackward0``): a method, as torch's ``grad_fn.name()``."""
+        return self._name
+
     def __repr__(self) -> str:
-        return f"<{self.name}>"
+        return f"<{self._name}>"
 
     @property
     def next_functions(self) -> tuple:
@@ -120,11 +124,11 @@ class Node(_GraphNode):
     have (PyTorch's input_metadata); ``apply`` gets one gradient per output.
     """
 
-    __slots__ = ("name", "formula", "ctx", "edges", "metadata", "_saved")
+    __slots__ = ("_name", "formula", "ctx", "edges", "metadata", "_saved")
 
     def __init__(self, name: str, formula: Callable, ctx: Context, edges: tuple[Optional[Edge], ...],
                  saved: Sequence[tuple[str, Tensor, int]], metadata: TensorMeta) -> None:
-        self.name = name
+        self._name = name
         self.formula = formula
         self.ctx = ctx
         self.edges = edges
@@ -147,7 +151,7 @@ class Node(_GraphNode):
             if t._version_counter.value != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: '{name}' of {self.name}, a tensor of shape {list(t.shape)}, is at version "
+                    f"operation: '{name}' of {self._name}, a tensor of shape {list(t.shape)}, is at version "
                     f"{t._version_counter.value}; expected version {version} instead."
                 )
             if name == "result":
@@ -162,13 +166,15 @@ class AccumulateGrad:
     """The node of a leaf tensor: adds the incoming gradient to ``leaf.grad``."""
 
     __slots__ = ("variable", "metadata")
-    name = "AccumulateGrad"
     edges: tuple = ()
     next_functions: tuple = ()
 
     def __init__(self, variable: Tensor) -> None:
         self.variable = variable
         self.metadata = (TensorMeta(variable),)
+
+    def name(self) -> str:
+        return "AccumulateGrad"
 
     def release_saved(self) -> None:
         pass
@@ -474,7 +480,7 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
                     continue
                 meta = edge[0].metadata[edge[1]]
                 if g.shape != meta.shape or g.dtype is not meta.dtype or g.device != meta.device:
-                    g = _validate_gradient(g, meta, i, node.name)
+                    g = _validate_gradient(g, meta, i, node.name())
                 accumulate(edge, g)
 
 
@@ -610,12 +616,12 @@ class FunctionNode(_GraphNode):
     """The node of one call of a custom operator: its backward is the operator's
     registered formula (``function.backward``, see dispatcher.custom_op_autograd)."""
 
-    __slots__ = ("name", "function", "ctx", "edges", "metadata", "_inputs", "_outputs")
+    __slots__ = ("_name", "function", "ctx", "edges", "metadata", "_inputs", "_outputs")
 
     def __init__(self, function: Any, ctx: FunctionCtx, edges: tuple[Optional[Edge], ...],
                  inputs: Sequence[Optional[int]], outputs: Sequence[Optional[int]],
                  metadata: tuple[TensorMeta, ...]) -> None:
-        self.name = function.name + "Backward"
+        self._name = function.name + "Backward"
         self.function = function
         self.ctx = ctx
         self.edges = edges
@@ -648,7 +654,7 @@ class FunctionNode(_GraphNode):
             if layout is None:
                 if g is not None:
                     raise RuntimeError(
-                        f"function {self.name} returned a gradient different than None at position {i + 1}, but the "
+                        f"function {self._name} returned a gradient different than None at position {i + 1}, but the "
                         "corresponding forward input was not a Variable"
                     )
             elif layout == _ONE:
@@ -659,7 +665,7 @@ class FunctionNode(_GraphNode):
                 flat.extend(g)
             else:
                 raise RuntimeError(
-                    f"function {self.name} returned {g!r} as the gradient of argument {i}, a list of {layout} "
+                    f"function {self._name} returned {g!r} as the gradient of argument {i}, a list of {layout} "
                     f"tensors; expected None or a list of {layout} gradients"
                 )
         return flat

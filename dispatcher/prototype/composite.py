@@ -184,7 +184,7 @@ def _to(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
     """torch's to_impl: the tensor itself when nothing would change, else a _to_copy."""
     dtype = optional_dtype(dtype)
     aliases = (dtype in (None, self.dtype) and layout in (None, strided)
-               and (device is None or normalize_device(device) == self.device)
+               and (device is None or normalize_device(device) == self.device.type)
                and memory_format in (None, preserve_format))
     if aliases and not copy:
         return self
@@ -290,11 +290,11 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Broadcast ``src`` into ``self``.  A copy to or from another device is
     that device's ``_copy_from`` kernel, as in torch."""
     shapes.expand_shape(src.shape, self.shape)  # src must broadcast to self
-    if self.device == "meta":
+    if self.device.type == "meta":
         return self  # nothing to write
-    if src.device == "meta":
+    if src.device.type == "meta":
         raise RuntimeError("Cannot copy out of meta tensor; no data!")
-    if self.device == src.device == "cpu":
+    if self.device.type == src.device.type == "cpu":
         copy_between_cpu_tensors(self, src)
     else:
         aten._copy_from.default(src, self, non_blocking)

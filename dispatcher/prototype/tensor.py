@@ -22,6 +22,7 @@ import numpy as np
 from dispatcher import AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
+from dispatcher.value_types import device as Device
 
 from .dtypes import (
     DTYPE_NAMES, DType, check_dtype, default_float, from_numpy_dtype, optional_dtype, to_numpy_dtype,
@@ -31,7 +32,7 @@ from .operators import aten
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Tensor", "TensorDevice", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
+__all__ = ["Tensor", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
            "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
 
 Scalar = Union[bool, int, float]
@@ -53,20 +54,21 @@ def device_backend(device: str) -> BackendComponent:
         raise
 
 
-_NORMALIZED: dict[str, str] = {}
+_NORMALIZED: dict[Union[str, Device], str] = {}
 
 
-def normalize_device(device: str) -> str:
-    """The device type of a device string ("toy:0" -> "toy"); one device per type here.
+def normalize_device(device: Union[str, Device]) -> str:
+    """The device type of a device string or device ("toy:0" -> "toy"); one device per type here.
 
     Remembered per string (parsing one costs microseconds), but for the
     PrivateUse1 backend's, whose name can change (rename_privateuse1_backend).
     """
-    found = _NORMALIZED.get(device) if isinstance(device, str) else None
+    known = isinstance(device, (str, Device))
+    found = _NORMALIZED.get(device) if known else None
     if found is None:
         backend = device_backend(device)
         found = device_type(backend)
-        if backend != BackendComponent.PrivateUse1Bit and isinstance(device, str):
+        if backend != BackendComponent.PrivateUse1Bit and known:
             _NORMALIZED[device] = found
     return found
 
@@ -81,33 +83,20 @@ def key_set_for_device(device: str) -> DispatchKeySet:
     return ks
 
 
-class TensorDevice(str):
-    """A tensor's ``.device``: torch.device's ``type``, ``index`` and printing,
-    on the device type string the prototype's code compares (``t.device ==
-    "cpu"``; torch's device is not equal to a string, this one is)."""
-
-    __slots__ = ()
-
-    @property
-    def type(self) -> str:
-        return str.__str__(self)
-
-    @property  # torch.device's, in place of str.index
-    def index(self) -> Optional[int]:  # type: ignore[override]
-        return None  # one device per type here (normalize_device)
-
-    def __repr__(self) -> str:
-        return f"device(type='{str.__str__(self)}')"
+# A tensor's ``.device``: torch.device's type, index, printing and equality
+# (dispatcher.device, not equal to a string).  One device per type here
+# (normalize_device), so each tensor of a type holds the same object.
+_DEVICES: dict[Union[str, Device], Device] = {}
 
 
-_DEVICES: dict[str, TensorDevice] = {}
-
-
-def tensor_device(device: str) -> TensorDevice:
-    """The one TensorDevice of a device type string."""
-    found = _DEVICES.get(device)
+def tensor_device(where: Union[str, Device]) -> Device:
+    """The one device of the type ``where`` (a device string or a device) names."""
+    found = _DEVICES.get(where)
     if found is None:
-        found = _DEVICES[device] = TensorDevice(device)
+        kind = normalize_device(where)
+        found = _DEVICES.get(kind) or _DEVICES.setdefault(kind, Device(kind))
+        if device_backend(where) != BackendComponent.PrivateUse1Bit:  # as normalize_device: its name can change
+            _DEVICES[where] = found
     return found
 
 
@@ -145,7 +134,7 @@ class TensorMethods:
         def dtype(self) -> DType: ...
 
         @property
-        def device(self) -> str: ...
+        def device(self) -> Device: ...
 
     @property
     def ndim(self) -> int:
@@ -317,7 +306,7 @@ class TensorMethods:
     def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
         return aten.add_.Tensor(self, _tensor_operand(other), alpha=alpha)
 
-    def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
+    def to(self, *args: Any, dtype: Optional[DType] = None, device: Union[str, Device, None] = None,
            copy: bool = False) -> Self:
         """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``.
 
@@ -327,10 +316,10 @@ class TensorMethods:
         for arg in args:
             if isinstance(arg, DType) or (isinstance(arg, str) and arg in DTYPE_NAMES):
                 dtype = check_dtype(arg)
-            elif isinstance(arg, str):
+            elif isinstance(arg, (str, Device)):
                 device = arg
             else:
-                raise TypeError(f"to() takes a device string or a dtype, not {type(arg).__name__}")
+                raise TypeError(f"to() takes a device (or its string) or a dtype, not {type(arg).__name__}")
         return convert(self, dtype=dtype, device=device, copy=copy)
 
 
@@ -414,7 +403,7 @@ class Tensor(TensorMethods, TensorBase):
 
     shape: tuple[int, ...]
     dtype: DType
-    device: TensorDevice
+    device: Device
 
     # torch.Tensor's: a subclass's handler reaches it with super() and runs
     # the call below the Python key; the engine counts a type whose handler
@@ -537,13 +526,13 @@ class Tensor(TensorMethods, TensorBase):
     def is_contiguous(self) -> bool:
         if self._strides is not None:
             return self._strides == contiguous_strides(self.shape)
-        return self.device != "cpu" or self._data is None or self._data.flags.c_contiguous
+        return self.device.type != "cpu" or self._data is None or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:
         """The step, in elements, between neighbours along each dimension."""
         if self._strides is not None:
             return self._strides
-        if self.device != "cpu" or self._data is None:  # no numpy memory: row-major
+        if self.device.type != "cpu" or self._data is None:  # no numpy memory: row-major
             return contiguous_strides(self.shape)
         itemsize = self._data.itemsize
         return tuple([step // itemsize for step in self._data.strides])
@@ -553,26 +542,26 @@ class Tensor(TensorMethods, TensorBase):
         memory where the layout allows (always when only dimensions of size 1 are
         added or removed), else a copy.  The kernels of unsqueeze, squeeze and
         _unsafe_view, which torch writes for every backend, are made of it."""
-        data = self._data.reshape(shape) if self.device == "cpu" else self._data
+        data = self._data.reshape(shape) if self.device.type == "cpu" else self._data
         return Tensor(data, shape, self.dtype, self.device)
 
     def _set_shape(self, shape: Sequence[int]) -> None:
         """``_with_shape`` in place (squeeze_): the tensor views its memory in ``shape``."""
-        if self.device == "cpu":
+        if self.device.type == "cpu":
             self._data = self._data.reshape(shape)
         self.shape = tuple(shape)
 
     # -- leaving the dispatcher ----------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
-        if self.device == "meta":
+        if self.device.type == "meta":
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
-        if self._data is None and self.device == "cpu":
+        if self._data is None and self.device.type == "cpu":
             raise RuntimeError(
                 f"Cannot access data of a {type(self).__name__}: a wrapper subclass has no data of its own "
                 "(its __torch_dispatch__ decides what its operators compute)"
             )
-        if self.device != "cpu":
+        if self.device.type != "cpu":
             with AutoDispatchBelowAutograd():  # no_grad
                 return self.to("cpu")._data
         return self._data
@@ -592,21 +581,21 @@ class Tensor(TensorMethods, TensorBase):
 
     def __format__(self, format_spec: str) -> str:
         # torch's: a plain 0-d tensor formats as its number (f"{loss:.3f}").
-        if self.dim() == 0 and type(self) is Tensor and self.device != "meta":
+        if self.dim() == 0 and type(self) is Tensor and self.device.type != "meta":
             return format(self.item(), format_spec)
         return object.__format__(self, format_spec)
 
     def __repr__(self) -> str:
         extras = []
-        if self.device != "cpu":
+        if self.device.type != "cpu":
             extras.append(f"device='{self.device}'")
         if self.dtype not in (DType.float32, DType.int64, DType.bool):
             extras.append(f"dtype={self.dtype!r}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name}>")
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
-        if self.device == "meta":
+        if self.device.type == "meta":
             body = f"..., size={self.shape}"
         else:
             body = np.array2string(self.numpy(), separator=", ", precision=4, prefix="tensor(")

@@ -25,8 +25,7 @@ def torch_lib() -> Lib:
     return Lib(Tensor=torch.Tensor, tensor=torch.tensor, aten=torch.ops.aten, tree_map=pytree.tree_map,
                TorchDispatchMode=TorchDispatchMode, no_dispatch=no_dispatch,
                return_and_correct_aliasing=return_and_correct_aliasing, WeakIdKeyDictionary=WeakIdKeyDictionary,
-               grad=torch.autograd.grad, disabled_torch_function_impl=torch._C._disabled_torch_function_impl,
-               node_name=lambda fn: fn.name())
+               grad=torch.autograd.grad, disabled_torch_function_impl=torch._C._disabled_torch_function_impl)
 
 
 def excluded_sets() -> dict:

@@ -41,7 +41,6 @@ class Lib(NamedTuple):
     WeakIdKeyDictionary: type
     grad: Callable[..., Any]  # torch.autograd.grad
     disabled_torch_function_impl: Any
-    node_name: Callable[[Any], str]  # a grad_fn's name (torch: grad_fn.name())
 
 
 def values(t: Any) -> Any:
@@ -73,7 +72,7 @@ def logging_mode(lib: Lib) -> dict:
         loss = (y * y.cos()).sum()
         loss.backward()
     output = [f"loss {values(loss)}", f"x.grad {values(x.grad)}", f"w.grad {values(w.grad)}",
-              f"grad_fn {lib.node_name(loss.grad_fn)}", f"device {x.device.type} {x.device!r} dtype {x.dtype}"]
+              f"grad_fn {loss.grad_fn.name()}", f"device {x.device.type} {x.device!r} dtype {x.dtype}"]
     return {"output": output, "events": events}
 
 
@@ -124,7 +123,7 @@ def logging_tensor(lib: Lib) -> dict:
         f"x: {type(x).__name__} leaf={x.is_leaf} requires_grad={x.requires_grad} shape={list(x.shape)} "
         f"stride={list(x.stride())} dtype={x.dtype}",
         f"inner requires_grad={x.elem.requires_grad} inner grad={x.elem.grad}",
-        f"y: {type(y).__name__} {values(y.elem)} grad_fn={lib.node_name(y.grad_fn)}",
+        f"y: {type(y).__name__} {values(y.elem)} grad_fn={y.grad_fn.name()}",
         f"x.grad: {type(x.grad).__name__} {values(x.grad.elem)}",
     ]
     return {"output": output, "events": events}
