@@ -330,6 +330,12 @@ def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
             else:
                 setattr(ctx, name, TensorMeta(value))
             continue
+        if not isinstance(value, (Tensor, list)) and value is not None:
+            # A number where the schema says Tensor (Note [Numbers where an
+            # operator takes a tensor]): the formula reads it as it is.
+            needs_grad[name] = False
+            setattr(ctx, name, value)
+            continue
         is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
         if isinstance(value, Tensor) or is_tensors:
             ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))

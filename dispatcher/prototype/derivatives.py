@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence, Union
 from .autograd import Context, TensorMeta, differentiable, sum_to
 from .operators import aten
 from .shapes import wrap_dim
-from .tensor import Tensor, convert, wrapped_scalar_tensor
+from .tensor import Tensor, convert
 
 __all__ = ["sum_to"]
 
@@ -30,7 +30,7 @@ def _like(grad: Tensor, meta: Union[Tensor, TensorMeta]) -> Tensor:
 
 def _times(grad: Tensor, alpha: float) -> Tensor:
     """torch's maybe_multiply: ``grad * alpha``, or ``grad`` itself for an alpha of 1."""
-    return grad if alpha == 1 else aten.mul.Tensor(grad, wrapped_scalar_tensor(alpha))
+    return grad if alpha == 1 else aten.mul.Tensor(grad, alpha)
 
 
 # -- pointwise ----------------------------------------------------------------------------

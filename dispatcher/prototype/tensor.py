@@ -33,15 +33,17 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 __all__ = ["Tensor", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
-           "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
+           "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "tensor_operand",
+           "wrapped_scalar_tensor"]
 
 Scalar = Union[bool, int, float]
+DeviceLike = Union[str, Device]  # what a device argument takes: "cpu", "toy:0", device("meta")
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
 
-_KEY_SETS: dict[str, DispatchKeySet] = {}
+_KEY_SETS: dict[DeviceLike, DispatchKeySet] = {}
 
 
-def device_backend(device: str) -> BackendComponent:
+def device_backend(device: DeviceLike) -> BackendComponent:
     """The backend of a device string (backends.backend_component), with a hint for "toy" before enable_toy_device."""
     try:
         return backend_component(device)
@@ -54,10 +56,10 @@ def device_backend(device: str) -> BackendComponent:
         raise
 
 
-_NORMALIZED: dict[Union[str, Device], str] = {}
+_NORMALIZED: dict[DeviceLike, str] = {}
 
 
-def normalize_device(device: Union[str, Device]) -> str:
+def normalize_device(device: DeviceLike) -> str:
     """The device type of a device string or device ("toy:0" -> "toy"); one device per type here.
 
     Remembered per string (parsing one costs microseconds), but for the
@@ -73,7 +75,7 @@ def normalize_device(device: Union[str, Device]) -> str:
     return found
 
 
-def key_set_for_device(device: str) -> DispatchKeySet:
+def key_set_for_device(device: DeviceLike) -> DispatchKeySet:
     """The keys of a tensor on ``device``: its backend plus that backend's autograd keys."""
     ks = _KEY_SETS.get(device)
     if ks is None:
@@ -86,10 +88,10 @@ def key_set_for_device(device: str) -> DispatchKeySet:
 # A tensor's ``.device``: torch.device's type, index, printing and equality
 # (dispatcher.device, not equal to a string).  One device per type here
 # (normalize_device), so each tensor of a type holds the same object.
-_DEVICES: dict[Union[str, Device], Device] = {}
+_DEVICES: dict[DeviceLike, Device] = {}
 
 
-def tensor_device(where: Union[str, Device]) -> Device:
+def tensor_device(where: DeviceLike) -> Device:
     """The one device of the type ``where`` (a device string or a device) names."""
     found = _DEVICES.get(where)
     if found is None:
@@ -117,8 +119,8 @@ class TensorMethods:
     """Python operators and methods of tensor-likes (Tensor, vmap's BatchedTensor).
 
     Each calls the aten operator torch's Tensor method calls; a number where
-    an operator takes a tensor becomes a wrapped number (``x * 2`` is
-    mul.Tensor, as in torch).  A subclass provides ``shape``, ``dtype`` and
+    an operator takes a tensor is passed as the number (``x * 2`` is
+    ``mul.Tensor(x, 2)``, as a torch handler sees it; see tensor_operand).  A subclass provides ``shape``, ``dtype`` and
     ``device``.
     """
 
@@ -180,7 +182,7 @@ class TensorMethods:
 
     def __rtruediv__(self, other: Scalar) -> Self:
         # torch's Tensor.__rdiv__: the reciprocal, times the number.
-        return aten.mul.Tensor(aten.reciprocal.default(self), wrapped_scalar_tensor(other))
+        return aten.mul.Tensor(aten.reciprocal.default(self), _number_or_tensor(other))
 
     def __matmul__(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
@@ -189,16 +191,16 @@ class TensorMethods:
         return aten.neg.default(self)
 
     def add(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        return aten.add.Tensor(self, _tensor_operand(other), alpha=alpha)
+        return aten.add.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
     def sub(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        return aten.sub.Tensor(self, _tensor_operand(other), alpha=alpha)
+        return aten.sub.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
     def mul(self, other: Operand) -> Self:
-        return aten.mul.Tensor(self, _tensor_operand(other))
+        return aten.mul.Tensor(self, _number_or_tensor(other))
 
     def div(self, other: Operand) -> Self:
-        return aten.div.Tensor(self, _tensor_operand(other))
+        return aten.div.Tensor(self, _number_or_tensor(other))
 
     def matmul(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
@@ -287,26 +289,26 @@ class TensorMethods:
         return convert(self, device="cpu")
 
     # -- new tensors like this one -------------------------------------------------------
-    def new_empty(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+    def new_empty(self, *size: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None) -> Self:
         return aten.new_empty.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
 
-    def new_zeros(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+    def new_zeros(self, *size: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None) -> Self:
         return aten.new_zeros.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
 
-    def new_ones(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+    def new_ones(self, *size: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None) -> Self:
         return aten.new_ones.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
 
     def new_full(self, size: Sequence[int], fill_value: Scalar, *, dtype: Optional[DType] = None,
-                 device: Optional[str] = None) -> Self:
+                 device: Optional[DeviceLike] = None) -> Self:
         return aten.new_full.default(self, list(size), fill_value, dtype=optional_dtype(dtype), device=device)
 
     def copy_(self, src: "TensorMethods") -> Self:
         return aten.copy_.default(self, src)
 
     def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        return aten.add_.Tensor(self, _tensor_operand(other), alpha=alpha)
+        return aten.add_.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
-    def to(self, *args: Any, dtype: Optional[DType] = None, device: Union[str, Device, None] = None,
+    def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None,
            copy: bool = False) -> Self:
         """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``.
 
@@ -323,7 +325,7 @@ class TensorMethods:
         return convert(self, dtype=dtype, device=device, copy=copy)
 
 
-def convert(t: Any, dtype: Optional[DType] = None, device: Optional[str] = None, copy: bool = False) -> Any:
+def convert(t: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None, copy: bool = False) -> Any:
     """``t.to(...)``: the ``to`` overload torch's Tensor.to calls for these arguments.
 
     All three are CompositeImplicitAutograd: ``t`` itself when nothing
@@ -336,13 +338,38 @@ def convert(t: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
     return aten.to.dtype_layout(t, device=device, copy=copy)
 
 
+# Note [Numbers where an operator takes a tensor]
+# ``x * 2`` calls mul.Tensor; torch's argument parser makes the 2 a 0-d
+# "wrapped number" tensor, and gives it back to Python code as the number
+# again (torch::jit::toPyObject): a __torch_dispatch__ handler sees
+# ``aten.mul.Tensor(x, 2)``, in forward and in the backward formulas that
+# use it.  Here the number itself goes through the dispatcher (which takes
+# one for these operators: dispatcher/_numbers_as_tensors.py), so handlers
+# see what torch's see; the kernels that compute make it a wrapped number
+# (tensor_operand), which type promotion treats as the number it was.
+
+
+def _number_or_tensor(other: Any) -> Any:
+    """What an operator taking a tensor gets for a method's ``other``: the
+    tensor, or the number as a Python number (a numpy scalar becomes one)."""
+    if isinstance(other, (TensorBase, bool, int, float)):
+        return other
+    if isinstance(other, np.generic) and isinstance(other.item(), (bool, int, float)):
+        return other.item()
+    raise TypeError(f"expected a tensor or a number (bool, int, float), got {type(other).__name__}")
+
+
+def tensor_operand(value: Any) -> "Tensor":
+    """A kernel's Tensor argument as a tensor: a number given for it becomes a
+    wrapped number (Note [Numbers where an operator takes a tensor])."""
+    return value if isinstance(value, Tensor) else wrapped_scalar_tensor(value)
+
+
 def wrapped_scalar_tensor(value: Scalar) -> "Tensor":
     """A Python number as the 0-d CPU tensor torch's argument parser makes of it, a "wrapped number".
 
-    It is what an operator's Tensor argument gets when the caller wrote a
-    number (``x * 2`` calls mul.Tensor with one), and type promotion treats
-    it as the number it was (dtypes.result_type).  As any 0-d CPU tensor, it
-    joins a computation on another device.
+    Type promotion treats it as the number it was (dtypes.result_type).  As
+    any 0-d CPU tensor, it joins a computation on another device.
     """
     if isinstance(value, bool):
         dtype = DType.bool
@@ -355,11 +382,6 @@ def wrapped_scalar_tensor(value: Scalar) -> "Tensor":
     out = Tensor.from_numpy(np.array(value, dtype=to_numpy_dtype(dtype)))
     out._wrapped_number = True
     return out
-
-
-def _tensor_operand(other: Any) -> Any:
-    """The tensor an operator gets for ``other``: itself, or the number as a wrapped number."""
-    return other if isinstance(other, TensorBase) else wrapped_scalar_tensor(other)
 
 
 def _sizes(args: tuple) -> list[int]:
@@ -413,7 +435,7 @@ class Tensor(TensorMethods, TensorBase):
     __torch_dispatch__: Any = disabled_torch_dispatch_impl
 
     def __init__(self, data: Any = None, shape: Sequence[int] = (), dtype: DType = DType.float32,
-                 device: str = "cpu") -> None:
+                 device: DeviceLike = "cpu") -> None:
         if type(self) is not Tensor and self._bits:
             # A subclass's __new__ made it with _make_wrapper_subclass or
             # _make_subclass (its keys are set), and its __init__ calls
@@ -602,7 +624,7 @@ class Tensor(TensorMethods, TensorBase):
         return f"tensor({', '.join([body, *extras])})"
 
 
-def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
+def tensor(data: Any, *, dtype: Optional[DType] = None, device: DeviceLike = "cpu",
            requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, or a numpy array).
 
