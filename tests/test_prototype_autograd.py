@@ -360,3 +360,20 @@ def test_assigning_grad_is_checked():
     assert x.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]
     x.grad = None
     assert x.grad is None
+
+
+def test_create_graph_gives_differentiable_gradients():
+    # d/dx (x^3) = 3x^2 recorded (create_graph), then d/dx sum(3x^2) = 6x;
+    # exp saves its result, which create_graph unpacks as part of the graph:
+    # d2/dv2 exp(v) = exp(v).
+    x = P.tensor([0.5, -1.0, 2.0], dtype=P.float64, requires_grad=True)
+    (g,) = P.grad((x * x * x).sum(), [x], create_graph=True)
+    assert g.requires_grad and g.grad_fn is not None
+    np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2)
+    (gg,) = P.grad(g.sum(), [x])
+    np.testing.assert_allclose(gg.numpy(), 6 * x.numpy())
+    v = P.tensor([0.5, -1.0], dtype=P.float64, requires_grad=True)
+    v.exp().sum().backward(create_graph=True)
+    assert v.grad.requires_grad and v.grad.grad_fn.name() == "torch::autograd::CopyBackwards"
+    (second,) = P.grad(v.grad.sum(), [v])
+    np.testing.assert_allclose(second.numpy(), np.exp(v.numpy()))

@@ -213,6 +213,11 @@ def to_dtype_layout(self: Any, *, dtype: Optional[DType] = None, layout: Any = N
 
 
 # -- CompositeExplicitAutograd: arithmetic and reductions --------------------------------------
+@_explicit_kernel("mul.Scalar")
+def mul_scalar(self: Tensor, other: float) -> Tensor:
+    return aten.mul.Tensor(self, other)
+
+
 @_explicit_kernel("div.Scalar")
 def div_scalar(self: Tensor, other: float) -> Tensor:
     return aten.div.Tensor(self, other)

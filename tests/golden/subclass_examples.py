@@ -24,7 +24,15 @@ ported and which not):
   calls ``super().__torch_dispatch__``, differentiated with ``autograd.grad``;
 * no_dispatch_wrapper: a handler that runs ``func`` on the subclass itself
   under ``no_dispatch()`` and corrects the aliasing of views and in-place
-  results with ``return_and_correct_aliasing``.
+  results with ``return_and_correct_aliasing``;
+* scalar_arguments_mode: numbers where operators take tensors (``x * 2``,
+  ``2.0 / z``, ``1 - x``), which handlers get as Python numbers;
+* double_backward_mode: ``autograd.grad(..., create_graph=True)`` and
+  ``backward(create_graph=True)``, then backward through the gradient.
+
+The events are the calls as the handlers got them: operator, arguments
+(tensors by type, shape, dtype and device; numbers with their type) and
+keyword arguments.
 """
 import gc
 from typing import Any, Callable, NamedTuple
@@ -56,13 +64,31 @@ def describe(t: Any) -> str:
     return f"{list(t.shape)} {t.dtype}" if hasattr(t, "shape") else repr(t)
 
 
+def argument(value: Any) -> str:
+    """One argument a handler got, as the same text for either library: a
+    tensor by its type, shape, dtype and device; a number with its type."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"{type(value).__name__}{list(value.shape)}:{value.dtype}:{value.device.type}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(argument(v) for v in value) + "]"
+    if type(value) in (bool, int, float):  # a Python number, exactly
+        return f"{type(value).__name__} {value!r}"
+    return repr(value)
+
+
+def call(func: Any, args: Any, kwargs: Any) -> str:
+    """A handler's call as it got it: the operator, its arguments and keyword arguments."""
+    arguments = [argument(a) for a in args] + [f"{k}={argument(v)}" for k, v in sorted((kwargs or {}).items())]
+    return f"{func}({', '.join(arguments)})"
+
+
 def logging_mode(lib: Lib) -> dict:
     events: list[str] = []
 
     class LoggingMode(lib.TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            events.append(f"{func} -> {describe(out)}")
+            events.append(f"{call(func, args, kwargs)} -> {describe(out)}")
             return out
 
     x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
@@ -82,7 +108,7 @@ def saved_results_mode(lib: Lib) -> dict:
 
     class NameLogger(lib.TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             return func(*args, **(kwargs or {}))
 
     x = lib.tensor([1.0, -2.0, 4.0], requires_grad=True)
@@ -113,7 +139,7 @@ def logging_tensor(lib: Lib) -> dict:
             def wrap(e):
                 return LoggingTensor(e) if isinstance(e, lib.Tensor) else e
 
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             return lib.tree_map(wrap, func(*lib.tree_map(unwrap, args), **lib.tree_map(unwrap, kwargs or {})))
 
     x = LoggingTensor(lib.tensor([1.0, 2.0, 3.0]), requires_grad=True)
@@ -148,7 +174,7 @@ def negative_tensor(lib: Lib) -> dict:
             if func is lib.aten.neg.default:
                 events.append("neg cancelled")
                 return args[0].elem
-            events.append(f"materialize for {func}")
+            events.append(f"materialize for {call(func, args, kwargs)}")
 
             def materialize(e):
                 return lib.aten.neg.default(e.elem) if isinstance(e, NegativeTensor) else e
@@ -191,7 +217,7 @@ def tracer_tensor(lib: Lib) -> dict:
 
             out = func(*lib.tree_map(unwrap, args), **lib.tree_map(unwrap, kwargs or {}))
             out = lib.tree_map(lambda e: TracerTensor(e) if isinstance(e, lib.Tensor) else e, out)
-            arguments = ", ".join(name(a) for a in args if isinstance(a, lib.Tensor))
+            arguments = ", ".join(name(a) for a in args)
             results = ", ".join(name(o) for o in (out if isinstance(out, (tuple, list)) else [out]))
             graph.append(f"{results} = {func}({arguments})")
             return out
@@ -213,7 +239,7 @@ def nan_verifier_mode(lib: Lib) -> dict:
     class NanVerifier(lib.TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             if isinstance(out, lib.Tensor) and out.dtype.is_floating_point and out.ne(out).any().item():
                 raise RuntimeError(f"{func} produced NaN")
             return out
@@ -245,9 +271,9 @@ def memory_tracking_mode(lib: Lib) -> dict:
             if isinstance(out, lib.Tensor) and out not in self.counted:
                 self.counted[out] = size = out.numel() * out.element_size()
                 self.total += size
-                events.append(f"{func} +{size}")
+                events.append(f"{call(func, args, kwargs)} +{size}")
             else:
-                events.append(f"{func} (no new tensor)")
+                events.append(f"{call(func, args, kwargs)} (no new tensor)")
             return out
 
     tracker = MemoryTracker()
@@ -272,7 +298,7 @@ def subclass_with_super(lib: Lib) -> dict:
 
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            events.append(f"{func} {[t.__name__ for t in types]}")
+            events.append(f"{call(func, args, kwargs)} {[t.__name__ for t in types]}")
             return super().__torch_dispatch__(func, types, args, kwargs)
 
     data = lib.tensor([1.0, 2.0, 3.0])
@@ -300,7 +326,7 @@ def no_dispatch_wrapper(lib: Lib) -> dict:
 
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             with lib.no_dispatch():
                 out = func(*args, **(kwargs or {}))
             out = lib.tree_map(lambda e: Alias(e) if type(e) is lib.Tensor else e, out)
@@ -319,6 +345,56 @@ def no_dispatch_wrapper(lib: Lib) -> dict:
     return {"output": output, "events": events}
 
 
+def scalar_arguments_mode(lib: Lib) -> dict:
+    """Numbers where an operator takes a tensor (x * 2 is mul.Tensor): a handler
+    gets the Python number, in forward and in the backward formulas using it."""
+    events: list[str] = []
+
+    class ArgumentLogger(lib.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            events.append(call(func, args, kwargs))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with ArgumentLogger():
+        y = x * 2 + 1
+        z = (y / 4 - 3.5).sub(x, alpha=2) * True
+        w = 2.0 / z + (1 - x)
+        loss = w.mean()
+        loss.backward()
+    output = [f"loss {values(loss)}", f"x.grad {values(x.grad)}",
+              f"grad_fns {z.grad_fn.name()} {w.grad_fn.name()} {loss.grad_fn.name()}"]
+    return {"output": output, "events": events}
+
+
+def double_backward_mode(lib: Lib) -> dict:
+    """A gradient taken with create_graph=True is differentiable again."""
+    events: list[str] = []
+
+    class NameLogger(lib.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            events.append(call(func, args, kwargs))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with NameLogger():
+        y = (x.sin() * x * x).sum()
+        (g,) = lib.grad(y, [x], create_graph=True)
+        events.append("-- second backward")
+        g.sum().backward()
+    # backward(create_graph=True) through a formula that saves its result (exp).
+    v = lib.tensor([0.5, -1.0], requires_grad=True)
+    with NameLogger():
+        events.append("-- backward(create_graph=True)")
+        (v.exp() * v).sum().backward(create_graph=True)
+        first = f"v.grad {values(v.grad)} grad_fn={v.grad.grad_fn.name()}"
+        events.append("-- backward of v.grad")
+        v.grad.sum().backward()
+    output = [f"y {values(y)}", f"g {values(g)} requires_grad={g.requires_grad} grad_fn={g.grad_fn.name()}",
+              f"x.grad {values(x.grad)}", first, f"v.grad after {values(v.grad)}"]
+    return {"output": output, "events": events}
+
+
 EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "logging_mode": logging_mode,
     "saved_results_mode": saved_results_mode,
@@ -329,6 +405,8 @@ EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "memory_tracking_mode": memory_tracking_mode,
     "subclass_with_super": subclass_with_super,
     "no_dispatch_wrapper": no_dispatch_wrapper,
+    "scalar_arguments_mode": scalar_arguments_mode,
+    "double_backward_mode": double_backward_mode,
 }
 
 
