@@ -10,6 +10,7 @@ import sys
 
 import torch
 import torch.utils._pytree as pytree
+from torch.overrides import enable_reentrant_dispatch
 from torch.utils._mode_utils import no_dispatch
 from torch.utils._python_dispatch import TorchDispatchMode, return_and_correct_aliasing
 from torch.utils.weak import WeakIdKeyDictionary
@@ -25,7 +26,8 @@ def torch_lib() -> Lib:
     return Lib(Tensor=torch.Tensor, tensor=torch.tensor, aten=torch.ops.aten, tree_map=pytree.tree_map,
                TorchDispatchMode=TorchDispatchMode, no_dispatch=no_dispatch,
                return_and_correct_aliasing=return_and_correct_aliasing, WeakIdKeyDictionary=WeakIdKeyDictionary,
-               grad=torch.autograd.grad, disabled_torch_function_impl=torch._C._disabled_torch_function_impl)
+               grad=torch.autograd.grad, disabled_torch_function_impl=torch._C._disabled_torch_function_impl,
+               enable_reentrant_dispatch=enable_reentrant_dispatch)
 
 
 def excluded_sets() -> dict:

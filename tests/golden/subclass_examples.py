@@ -28,7 +28,9 @@ ported and which not):
 * scalar_arguments_mode: numbers where operators take tensors (``x * 2``,
   ``2.0 / z``, ``1 - x``), which handlers get as Python numbers;
 * double_backward_mode: ``autograd.grad(..., create_graph=True)`` and
-  ``backward(create_graph=True)``, then backward through the gradient.
+  ``backward(create_graph=True)``, then backward through the gradient;
+* functorch_grad: functorch's grad transform from level-tagged
+  ``_make_subclass`` wrappers and ``create_graph=True``, nested (grad of grad).
 
 The events are the calls as the handlers got them: operator, arguments
 (tensors by type, shape, dtype and device; numbers with their type) and
@@ -49,6 +51,7 @@ class Lib(NamedTuple):
     WeakIdKeyDictionary: type
     grad: Callable[..., Any]  # torch.autograd.grad
     disabled_torch_function_impl: Any
+    enable_reentrant_dispatch: Callable[[], Any]
 
 
 def values(t: Any) -> Any:
@@ -395,6 +398,64 @@ def double_backward_mode(lib: Lib) -> dict:
     return {"output": output, "events": events}
 
 
+def functorch_grad(lib: Lib) -> dict:
+    """functorch's grad transform as subclass_zoo's functorch_test.py writes it:
+    each level wraps its input in a ``_make_subclass`` tensor tagged with the
+    level, differentiates with ``autograd.grad(create_graph=True)`` and
+    unwraps; a handler unwraps only the innermost level, so grad of grad nests."""
+    events: list[str] = []
+    depth = [0]
+
+    class LevelTensor(lib.Tensor):
+        __torch_function__ = lib.disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem, level):
+            with lib.no_dispatch():  # so that _make_subclass's detach does not reach a handler
+                return cls._make_subclass(cls, elem)
+
+        def __init__(self, elem, level):
+            self.elem = elem
+            self.level = level
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            level = max((t.level for t in list(args) + list(kwargs.values()) if isinstance(t, cls)), default=-1)
+
+            def unwrap(t):
+                return t.elem if isinstance(t, cls) and t.level == level else t
+
+            def wrap(t):
+                return cls(t, level) if isinstance(t, lib.Tensor) and not (isinstance(t, cls) and t.level == level) else t
+
+            events.append(f"level {level}: {call(func, args, kwargs)}")
+            with lib.enable_reentrant_dispatch():
+                return lib.tree_map(wrap, func(*lib.tree_map(unwrap, args), **lib.tree_map(unwrap, kwargs)))
+
+    def grad(fn):
+        def transformed(x):
+            depth[0] += 1
+            level = depth[0]
+            try:
+                wrapped = LevelTensor(x, level)
+                wrapped.requires_grad_()
+                (g,) = lib.grad(fn(wrapped), wrapped, create_graph=True, allow_unused=True)
+                return g.elem if isinstance(g, LevelTensor) and g.level == level else g
+            finally:
+                depth[0] -= 1
+
+        return transformed
+
+    x = lib.tensor(0.5)
+    first = grad(lambda t: t.sin())(x)
+    events.append("-- grad of grad")
+    second = grad(grad(lambda t: t * t * t))(x)
+    output = [f"grad(sin)(0.5) = {values(first)} {type(first).__name__} (cos: {values(x.cos())})",
+              f"grad(grad(x^3))(0.5) = {values(second)} {type(second).__name__}"]
+    return {"output": output, "events": events}
+
+
 EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "logging_mode": logging_mode,
     "saved_results_mode": saved_results_mode,
@@ -407,6 +468,7 @@ EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "no_dispatch_wrapper": no_dispatch_wrapper,
     "scalar_arguments_mode": scalar_arguments_mode,
     "double_backward_mode": double_backward_mode,
+    "functorch_grad": functorch_grad,
 }
 
 
