@@ -497,7 +497,7 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
                 if edge is None or g is None:
                     continue
                 meta = edge[0].metadata[edge[1]]
-                if g.shape != meta.shape or g.dtype is not meta.dtype or g.device != meta.device:
+                if g.shape != meta.shape or g.dtype is not meta.dtype or g.device is not meta.device:  # one device object per type
                     g = _validate_gradient(g, meta, i, node.name())
                 accumulate(edge, g)
 

@@ -548,13 +548,13 @@ class Tensor(TensorMethods, TensorBase):
     def is_contiguous(self) -> bool:
         if self._strides is not None:
             return self._strides == contiguous_strides(self.shape)
-        return self.device.type != "cpu" or self._data is None or self._data.flags.c_contiguous
+        return self.device is not _CPU or self._data is None or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:
         """The step, in elements, between neighbours along each dimension."""
         if self._strides is not None:
             return self._strides
-        if self.device.type != "cpu" or self._data is None:  # no numpy memory: row-major
+        if self.device is not _CPU or self._data is None:  # no numpy memory: row-major
             return contiguous_strides(self.shape)
         itemsize = self._data.itemsize
         return tuple([step // itemsize for step in self._data.strides])
@@ -564,26 +564,26 @@ class Tensor(TensorMethods, TensorBase):
         memory where the layout allows (always when only dimensions of size 1 are
         added or removed), else a copy.  The kernels of unsqueeze, squeeze and
         _unsafe_view, which torch writes for every backend, are made of it."""
-        data = self._data.reshape(shape) if self.device.type == "cpu" else self._data
+        data = self._data.reshape(shape) if self.device is _CPU else self._data
         return Tensor(data, shape, self.dtype, self.device)
 
     def _set_shape(self, shape: Sequence[int]) -> None:
         """``_with_shape`` in place (squeeze_): the tensor views its memory in ``shape``."""
-        if self.device.type == "cpu":
+        if self.device is _CPU:
             self._data = self._data.reshape(shape)
         self.shape = tuple(shape)
 
     # -- leaving the dispatcher ----------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
-        if self.device.type == "meta":
+        if self.device is _META:
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
-        if self._data is None and self.device.type == "cpu":
+        if self._data is None and self.device is _CPU:
             raise RuntimeError(
                 f"Cannot access data of a {type(self).__name__}: a wrapper subclass has no data of its own "
                 "(its __torch_dispatch__ decides what its operators compute)"
             )
-        if self.device.type != "cpu":
+        if self.device is not _CPU:
             with AutoDispatchBelowAutograd():  # no_grad
                 return self.to("cpu")._data
         return self._data
@@ -603,13 +603,13 @@ class Tensor(TensorMethods, TensorBase):
 
     def __format__(self, format_spec: str) -> str:
         # torch's: a plain 0-d tensor formats as its number (f"{loss:.3f}").
-        if self.dim() == 0 and type(self) is Tensor and self.device.type != "meta":
+        if self.dim() == 0 and type(self) is Tensor and self.device is not _META:
             return format(self.item(), format_spec)
         return object.__format__(self, format_spec)
 
     def __repr__(self) -> str:
         extras = []
-        if self.device.type != "cpu":
+        if self.device is not _CPU:
             extras.append(f"device='{self.device}'")
         if self.dtype not in (DType.float32, DType.int64, DType.bool):
             extras.append(f"dtype={self.dtype!r}")
@@ -617,7 +617,7 @@ class Tensor(TensorMethods, TensorBase):
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
-        if self.device.type == "meta":
+        if self.device is _META:
             body = f"..., size={self.shape}"
         else:
             body = np.array2string(self.numpy(), separator=", ", precision=4, prefix="tensor(")
@@ -692,4 +692,6 @@ def _inferred_dtype(array: np.ndarray) -> DType:
 _new_tensor = Tensor.__new__
 _init_keys = TensorBase.__init__
 _CPU_KEY_SET = key_set_for_device("cpu")
+# Every tensor of a type holds its one device (tensor_device): the methods above compare by identity.
 _CPU = tensor_device("cpu")
+_META = tensor_device("meta")
