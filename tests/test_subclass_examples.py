@@ -33,7 +33,7 @@ def prototype_lib() -> Lib:
                TorchDispatchMode=TorchDispatchMode, no_dispatch=no_dispatch,
                return_and_correct_aliasing=return_and_correct_aliasing, WeakIdKeyDictionary=WeakIdKeyDictionary,
                grad=P.grad, disabled_torch_function_impl=disabled_torch_function_impl,
-               enable_reentrant_dispatch=enable_reentrant_dispatch)
+               enable_reentrant_dispatch=enable_reentrant_dispatch, float64=P.float64)
 
 
 def run_examples() -> dict:

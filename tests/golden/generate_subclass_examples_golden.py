@@ -27,7 +27,7 @@ def torch_lib() -> Lib:
                TorchDispatchMode=TorchDispatchMode, no_dispatch=no_dispatch,
                return_and_correct_aliasing=return_and_correct_aliasing, WeakIdKeyDictionary=WeakIdKeyDictionary,
                grad=torch.autograd.grad, disabled_torch_function_impl=torch._C._disabled_torch_function_impl,
-               enable_reentrant_dispatch=enable_reentrant_dispatch)
+               enable_reentrant_dispatch=enable_reentrant_dispatch, float64=torch.float64)
 
 
 def excluded_sets() -> dict:

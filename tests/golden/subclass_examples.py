@@ -30,7 +30,9 @@ ported and which not):
 * double_backward_mode: ``autograd.grad(..., create_graph=True)`` and
   ``backward(create_graph=True)``, then backward through the gradient;
 * functorch_grad: functorch's grad transform from level-tagged
-  ``_make_subclass`` wrappers and ``create_graph=True``, nested (grad of grad).
+  ``_make_subclass`` wrappers and ``create_graph=True``, nested (grad of grad);
+* grad_fn_names: the ``grad_fn.name()`` of every differentiable operator
+  the prototype has, numbered as torch numbers them (no handler: no events).
 
 The events are the calls as the handlers got them: operator, arguments
 (tensors by type, shape, dtype and device; numbers with their type) and
@@ -52,6 +54,7 @@ class Lib(NamedTuple):
     grad: Callable[..., Any]  # torch.autograd.grad
     disabled_torch_function_impl: Any
     enable_reentrant_dispatch: Callable[[], Any]
+    float64: Any
 
 
 def values(t: Any) -> Any:
@@ -456,6 +459,25 @@ def functorch_grad(lib: Lib) -> dict:
     return {"output": output, "events": events}
 
 
+def grad_fn_names(lib: Lib) -> dict:
+    """The node each differentiable operator records, by its name() (torch
+    numbers a name's overloads: MulBackward0 for mul.Tensor, MulBackward1 for mul.Scalar)."""
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    v = lib.tensor([1.0, -1.0, 0.5], requires_grad=True)
+    aten = lib.aten
+    made = {
+        "x + v": x + v, "x - v": x - v, "1 - x": 1 - x, "x * v": x * v, "x / v": x / v, "2 / x": 2 / x,
+        "mul.Scalar": aten.mul.Scalar(x, 2), "div.Scalar": aten.div.Scalar(x, 2), "-x": -x, "exp": x.exp(),
+        "log": x.log(), "reciprocal": x.reciprocal(), "relu": x.relu(), "sin": x.sin(), "cos": x.cos(),
+        "sum": x.sum(), "sum(1)": x.sum(1), "mean": x.mean(), "x @ v": x @ v, "v @ v": v @ v,
+        "x @ x.t()": x @ x.t(), "permute": x.permute(1, 0), "transpose": x.transpose(0, 1), "view": x.view(6),
+        "reshape": x.reshape(3, 2), "expand": v.expand(2, 3), "select": x.select(0, 0), "unsqueeze": aten.unsqueeze.default(v, 0),
+        "squeeze": aten.squeeze.dim(aten.unsqueeze.default(v, 0), 0), "clone": x.clone(), "to(float64)": x.to(lib.float64),
+        "copy_": lib.tensor([0.0, 0.0, 0.0]).copy_(v), "add_": (v * 1).add_(v),
+    }
+    return {"output": [f"{name}: {t.grad_fn.name()}" for name, t in made.items()], "events": []}
+
+
 EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "logging_mode": logging_mode,
     "saved_results_mode": saved_results_mode,
@@ -469,6 +491,7 @@ EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "scalar_arguments_mode": scalar_arguments_mode,
     "double_backward_mode": double_backward_mode,
     "functorch_grad": functorch_grad,
+    "grad_fn_names": grad_fn_names,
 }
 
 
