@@ -14,8 +14,9 @@ the toy device, ...).  The kernel
 ``backward()`` walks the nodes from the loss in reverse topological order,
 running each formula under ``no_grad()`` (unless ``create_graph=True``:
 then the formulas record too, and the gradients are differentiable), and
-accumulates into the leaves' ``.grad``.  ``no_grad()`` is a thread-local guard that excludes the autograd
-keys, so calls under it never reach these kernels.
+accumulates into the leaves' ``.grad``.  ``no_grad()`` is a thread-local
+guard that excludes the autograd keys, so calls under it never reach these
+kernels.
 
 As in PyTorch's engine, every gradient is checked against the tensor it is
 the gradient of (its shape, dtype and device, recorded on the node it flows

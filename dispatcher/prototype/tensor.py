@@ -96,7 +96,9 @@ def tensor_device(where: DeviceLike) -> Device:
     found = _DEVICES.get(where)
     if found is None:
         kind = normalize_device(where)
-        found = _DEVICES.get(kind) or _DEVICES.setdefault(kind, Device(kind))
+        found = _DEVICES.get(kind)
+        if found is None:
+            found = _DEVICES[kind] = Device(kind)
         if device_backend(where) != BackendComponent.PrivateUse1Bit:  # as normalize_device: its name can change
             _DEVICES[where] = found
     return found
@@ -120,7 +122,8 @@ class TensorMethods:
 
     Each calls the aten operator torch's Tensor method calls; a number where
     an operator takes a tensor is passed as the number (``x * 2`` is
-    ``mul.Tensor(x, 2)``, as a torch handler sees it; see tensor_operand).  A subclass provides ``shape``, ``dtype`` and
+    ``mul.Tensor(x, 2)``, as a torch handler sees it: Note [Numbers where an
+    operator takes a tensor]).  A subclass provides ``shape``, ``dtype`` and
     ``device``.
     """
 
