@@ -89,6 +89,10 @@ def key_set_for_device(device: DeviceLike) -> DispatchKeySet:
 # (dispatcher.device, not equal to a string).  One device per type here
 # (normalize_device), so each tensor of a type holds the same object.
 _DEVICES: dict[DeviceLike, Device] = {}
+# id of each such device -> (it, the keys of its tensors): Tensor.__init__
+# finds a tensor's own device there without calling the device's Python
+# __hash__, which a dict keyed by devices would on every lookup.
+_BY_IDENTITY: dict[int, tuple[Device, DispatchKeySet]] = {}
 
 
 def tensor_device(where: DeviceLike) -> Device:
@@ -99,6 +103,7 @@ def tensor_device(where: DeviceLike) -> Device:
         found = _DEVICES.get(kind)
         if found is None:
             found = _DEVICES[kind] = Device(kind)
+            _BY_IDENTITY[id(found)] = (found, key_set_for_device(found))
         if device_backend(where) != BackendComponent.PrivateUse1Bit:  # as normalize_device: its name can change
             _DEVICES[where] = found
     return found
@@ -444,11 +449,16 @@ class Tensor(TensorMethods, TensorBase):
             # _make_subclass (its keys are set), and its __init__ calls
             # super().__init__() (see __init_subclass__).
             return
-        TensorBase.__init__(self, key_set_for_device(device))
+        known = _BY_IDENTITY.get(id(device))
+        if known is not None and known[0] is device:  # another tensor's .device
+            device, keys = known
+        else:
+            keys, device = key_set_for_device(device), tensor_device(device)
+        TensorBase.__init__(self, keys)
         self._data = data
         self.shape = tuple(shape)
         self.dtype = dtype
-        self.device = _DEVICES.get(device) or tensor_device(device)
+        self.device = device
         self.requires_grad = False
         self._grad: Optional[Tensor] = None
         # autograd.py's Node or FunctionNode (autograd builds on this module).
