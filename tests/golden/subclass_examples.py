@@ -149,7 +149,7 @@ def logging_tensor(lib: Lib) -> dict:
             return lib.tree_map(wrap, func(*lib.tree_map(unwrap, args), **lib.tree_map(unwrap, kwargs or {})))
 
     x = LoggingTensor(lib.tensor([1.0, 2.0, 3.0]), requires_grad=True)
-    y = (x * x + x).sum()
+    y = (x * x + x * 2).sum()
     y.backward()
     output = [
         f"x: {type(x).__name__} leaf={x.is_leaf} requires_grad={x.requires_grad} shape={list(x.shape)} "
