@@ -68,6 +68,31 @@ CASES = {
     "call, 2 tensors, a backend fallback (prefetched handle)": "call_fallback_add(f, f)",
 }
 
+# The dispatcher's share of a no-op wrapper subclass's call (bench's "no-op
+# wrapper subclass" row): the whole call minus its handler called directly,
+# which makes the same inner call.  Once for instances with slots only, once
+# for instances with a __dict__ (a Python subclass without __slots__, as
+# torch code writes them): see Note [Calling a tensor's handler] in core.py.
+WRAPPER_SETUP = '''
+from dispatcher import DispatchKey, DispatchKeySet, Library, TensorBase, ops
+lib = Library("icount", "DEF")
+lib.define("add(Tensor x, Tensor y) -> Tensor")
+def kernel(x, y):
+    return x
+lib.impl("add", kernel, "CPU")
+add = ops.icount.add.default
+class Wrapper(TensorBase):
+    {slots}
+    def __init__(self, elem):
+        TensorBase.__init__(self, elem.key_set)
+        self.elem = elem
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return cls(func(*[a.elem if type(a) is cls else a for a in args], **(kwargs or {})))
+w = Wrapper(TensorBase(DispatchKeySet(DispatchKey.CPU)))
+'''
+WRAPPER_INSTANCES = {"slots only": "__slots__ = ('elem',)", "a __dict__": "pass"}
+
 
 def _instructions(setup: str, statement: str, count: int) -> int:
     # The collector off: a collection of the whole heap (millions of instructions)
@@ -99,6 +124,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("|---|---:|")
     for name, statement in CASES.items():
         print(f"| {name} | {per_call(statement, args.small, args.large):,.0f} |", flush=True)
+    print()
+    print("| no-op wrapper instances with | whole call | its handler alone | the dispatcher's share |")
+    print("|---|---:|---:|---:|")
+    for name, slots in WRAPPER_INSTANCES.items():
+        setup = WRAPPER_SETUP.format(slots=slots)
+        whole = per_call("add(w, w)", args.small, args.large, setup)
+        handler = per_call("Wrapper.__torch_dispatch__(add, (Wrapper,), (w, w), {})", args.small, args.large, setup)
+        print(f"| {name} | {whole:,.0f} | {handler:,.0f} | {whole - handler:,.0f} |", flush=True)
     return 0
 
 

@@ -32,6 +32,7 @@ from dispatcher._core import ENGINE as _engine
 from dispatcher._engine import loaded_engines
 from dispatcher._core import DispatchKeySet, IValue, Stack
 from dispatcher._ivalue_tag import Mismatch, IValueTag
+from dispatcher._numbers_as_tensors import NUMBER_TYPES, allows_numbers_as_tensors
 from dispatcher.call_checks import ArgumentCheck
 from dispatcher.errors import DispatcherTypeError
 from dispatcher.value_types import device
@@ -156,7 +157,8 @@ def _elements(v: Any, convert: Callable[[Any], Any]) -> tuple[Any, ...]:
 
 # A signature's argument types (each with whether the argument takes None
 # for its default) and return types: what its converters depend on.
-_SignatureTypes = tuple[tuple[tuple[Type, bool], ...], tuple[Type, ...]]
+# (argument types, whether each takes None; return types; whether numbers go where it says Tensor)
+_SignatureTypes = tuple[tuple[tuple[Type, bool], ...], tuple[Type, ...], bool]
 
 
 class _SignatureConverters(NamedTuple):
@@ -188,16 +190,33 @@ class _Converters:
         """
         # An argument whose default is None takes None whatever its type
         # ("Tensor x=None"): binding fills that default in.
+        # An operator that takes numbers as tensors (x * 2 is mul.Tensor) has
+        # its Tensor arguments box a number as the scalar it is: its kernels,
+        # boxed ones too, get the number (dispatcher/_numbers_as_tensors.py).
         key = (tuple([(a.type, a.default is None and not isinstance(a.type, OptionalType)) for a in schema.arguments]),
-               tuple([r.type for r in schema.returns]))
+               tuple([r.type for r in schema.returns]), allows_numbers_as_tensors(str(schema.name)))
         found = self._signatures.get(key)
         if found is None:
-            arguments = tuple([self.optional(self.converter(t)) if takes_none else self.converter(t)
-                               for t, takes_none in key[0]])
+            arguments = tuple([self.optional(self._argument_converter(t, key[2])) if takes_none
+                               else self._argument_converter(t, key[2]) for t, takes_none in key[0]])
             found = self._signatures[key] = _SignatureConverters(
                 arguments, tuple([_fast_path(t) for t, _ in key[0]]),
                 tuple([self.converter(t) for t in key[1]]), tuple([_fast_path(t) for t in key[1]]))
         return found
+
+    def _argument_converter(self, t: Type, numbers_as_tensors: bool) -> Converter:
+        if numbers_as_tensors:
+            base = t.strip_annotations()
+            if isinstance(base, BaseType) and base.name is BaseTy.Tensor:
+                return self._tensor_or_number
+            if isinstance(base, OptionalType) and isinstance(base.elem, BaseType) and base.elem.name is BaseTy.Tensor:
+                return self.optional(self._tensor_or_number)
+        return self.converter(t)
+
+    def _tensor_or_number(self, v: Any) -> IValue:
+        if isinstance(v, NUMBER_TYPES) and self.tensor_key_set(v) is None:
+            return self._scalar(v)
+        return self._tensor(v)
 
     def _simple(
         self,

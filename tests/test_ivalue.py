@@ -426,8 +426,21 @@ def test_boxing_by_schema_uses_the_default_engine():
     box_returns(schema, t, stack)
     assert stack == [dispatcher.IValue(IValueTag.TENSOR, t)]
     assert unbox_returns(schema, stack) is t and stack == []
-    with pytest.raises(TypeError, match=r"^aten::add.Tensor\(\): argument 'other' \(position 2\) must be Tensor, not int$"):
-        box(schema, (t, 1))
+    with pytest.raises(TypeError, match=r"^aten::add.Tensor\(\): argument 'other' \(position 2\) must be Tensor, not str$"):
+        box(schema, (t, "1"))
+
+
+@pytest.mark.parametrize("number, tag", [(2, IValueTag.INT), (2.5, IValueTag.DOUBLE), (True, IValueTag.BOOL)])
+def test_an_operator_taking_numbers_as_tensors_boxes_a_number_as_the_scalar(number, tag):
+    # x + 2 is add.Tensor (torch's should_allow_numbers_as_tensors): its boxed
+    # kernels get the number back; an operator not on that list refuses it.
+    t = dispatcher.TensorBase(dispatcher.DispatchKeySet(DispatchKey.CPU))
+    stack = box(parse(ADD), (t, number))
+    assert stack[1] == dispatcher.IValue(tag, number)
+    unboxed = unbox_arguments(parse(ADD), stack)[1]
+    assert unboxed == number and type(unboxed) is type(number)
+    with pytest.raises(TypeError, match=r"^aten::atan2\(\): argument 'other' \(position 2\) must be Tensor, not int$"):
+        box(parse("aten::atan2(Tensor self, Tensor other) -> Tensor"), (t, 2))
 
 
 # -- property: unboxing what was boxed gives back the bound arguments ----------------

@@ -65,7 +65,7 @@ def inputs(device):
 def test_meta_matches_cpu_shape_and_dtype(name):
     on_cpu = CASES[name](*inputs("cpu"))
     on_meta = CASES[name](*inputs("meta"))
-    assert on_meta.device == "meta" and on_meta._data is None
+    assert on_meta.device.type == "meta" and on_meta._data is None
     assert (on_meta.shape, on_meta.dtype) == (on_cpu.shape, on_cpu.dtype)
 
 
@@ -101,7 +101,7 @@ def test_meta_tensors_cost_no_memory_and_have_no_data():
         huge.numpy()
     with pytest.raises(RuntimeError, match="Cannot copy out of meta tensor; no data!"):
         P.zeros(2).copy_(P.zeros(2, device="meta"))
-    assert P.zeros(2, device="meta").copy_(P.ones(2)).device == "meta"  # into meta is fine
+    assert P.zeros(2, device="meta").copy_(P.ones(2)).device.type == "meta"  # into meta is fine
 
 
 def test_autograd_on_meta_gives_meta_gradients_of_the_right_shape():
@@ -109,4 +109,4 @@ def test_autograd_on_meta_gives_meta_gradients_of_the_right_shape():
     b = P.zeros(3, device="meta", requires_grad=True)
     loss = (P.empty(8, 4, device="meta") @ w + b).relu().mean()
     loss.backward()
-    assert (w.grad.device, w.grad.shape, b.grad.shape) == ("meta", (4, 3), (3,))
+    assert (w.grad.device.type, w.grad.shape, b.grad.shape) == ("meta", (4, 3), (3,))

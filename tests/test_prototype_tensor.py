@@ -269,12 +269,12 @@ def test_shape_errors():
 def test_factories_route_through_backend_select(device):
     for make, value in ((P.zeros, 0.0), (P.ones, 1.0)):
         t = make(2, 3, dtype=float64, device=device)
-        assert (t.shape, t.dtype, t.device) == ((2, 3), float64, device)
+        assert (t.shape, t.dtype, t.device.type) == ((2, 3), float64, device)
         if device != "meta":
             assert t.tolist() == [[value] * 3] * 2
     assert P.full([2], 7).dtype == int64  # the fill value's type decides without a dtype
     assert P.full([2], 7.0, device=device).dtype == float32
-    assert P.empty(4, device=device).device == device
+    assert P.empty(4, device=device).device == P.device(device)
     assert P.randn(3, device=device).shape == (3,)
 
 
@@ -290,7 +290,7 @@ def test_backend_select_kernel_sees_only_tls_keys_and_adds_the_backend():
             lib.impl("empty.memory_format", empty, with_keyset=True)
         P.empty(2, device="cpu")
     assert calls == [DispatchKeySet(K.CPU)]
-    assert P.empty(2).device == "cpu"  # the prototype's kernel is back
+    assert P.empty(2).device.type == "cpu"  # the prototype's kernel is back
 
 
 def test_options_the_prototype_cannot_honour_are_refused():
@@ -336,7 +336,7 @@ def test_to_converts_dtype_and_device_and_returns_self_when_nothing_changes():
     y = x.to(int64)
     assert y.dtype == int64 and y.tolist() == [1, 2]
     z = x.to(device="toy", dtype=float64)
-    assert (z.device, z.dtype, z.tolist()) == ("toy", float64, [1.5, 2.5])
+    assert (z.device.type, z.dtype, z.tolist()) == ("toy", float64, [1.5, 2.5])
 
 
 def test_item_tolist_and_repr():
@@ -435,3 +435,16 @@ def test_dtype_and_device_print_as_torchs():
 
 def test_a_0d_tensor_formats_as_its_number():
     assert f"{P.tensor(2.5):.2f}" == "2.50" and f"{P.tensor([1.0])}" == "tensor([1.])"
+
+
+@pytest.mark.parametrize("where", ["cpu", "meta"])
+def test_device_is_a_device_object_as_torchs(where):
+    # torch 2.13: torch.ones(2).device is a torch.device, printed 'cpu' and
+    # device(type='cpu'), index None, equal to torch.device('cpu') and not to 'cpu'.
+    d = P.empty(2, device=where).device
+    assert type(d) is P.device and not isinstance(d, str)
+    assert (d.type, d.index, str(d), repr(d)) == (where, None, where, f"device(type='{where}')")
+    assert d == P.device(where) and hash(d) == hash(P.device(where))
+    assert d != where and not d == where
+    assert P.empty(2, device=P.device(where)).device is d  # a device object is taken where a string is
+    assert P.ones(2).to(P.device(where)).device == d

@@ -55,7 +55,7 @@ def prototype_lib() -> Lib:
         empty_like=lambda x: P.empty(list(x.shape), dtype=x.dtype, device=x.device),
         meta_like=lambda a: P.meta_tensor(a.shape, a.dtype),
         dtype_name=lambda t: t.dtype.name,
-        device_name=lambda t: t.device,
+        device_name=lambda t: t.device.type,
         forget_data=forget_data,
         WrapperBase=PrototypeWrapperBase,
     )

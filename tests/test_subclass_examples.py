@@ -23,6 +23,7 @@ GOLDEN = load_golden("subclass_examples_golden.json")["examples"]
 
 def prototype_lib() -> Lib:
     import dispatcher.prototype as P
+    from dispatcher.dispatch_modes import enable_reentrant_dispatch
     from dispatcher.ops import ops
     from dispatcher.prototype.python_dispatch import TorchDispatchMode, no_dispatch, return_and_correct_aliasing
     from dispatcher.prototype.subclassing import disabled_torch_function_impl
@@ -32,7 +33,7 @@ def prototype_lib() -> Lib:
                TorchDispatchMode=TorchDispatchMode, no_dispatch=no_dispatch,
                return_and_correct_aliasing=return_and_correct_aliasing, WeakIdKeyDictionary=WeakIdKeyDictionary,
                grad=P.grad, disabled_torch_function_impl=disabled_torch_function_impl,
-               node_name=lambda fn: fn.name)
+               enable_reentrant_dispatch=enable_reentrant_dispatch, float64=P.float64)
 
 
 def run_examples() -> dict:

@@ -94,9 +94,10 @@ from .vmap import BatchedTensor, set_vmap_fallback_warning_enabled, vmap
 from .tracing import Graph, Tracer, trace
 from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks)
 from .backend_fallbacks import install, installed, is_installed, uninstall
+from dispatcher.value_types import device  # torch.device, what a tensor's .device is
 
 __all__ = [
-    "BatchedTensor", "DType", "Graph", "Tensor", "Tracer", "backward", "bool_", "empty", "empty_like",
+    "BatchedTensor", "DType", "Graph", "Tensor", "Tracer", "backward", "bool_", "device", "empty", "empty_like",
     "enable_toy_device", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install", "installed",
     "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
     "ones_like", "randn", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",

@@ -12,9 +12,11 @@ the toy device, ...).  The kernel
    what it saved, and the edges to the inputs' own nodes.
 
 ``backward()`` walks the nodes from the loss in reverse topological order,
-running each formula under ``no_grad()``, and accumulates into the leaves'
-``.grad``.  ``no_grad()`` is a thread-local guard that excludes the autograd
-keys, so calls under it never reach these kernels.
+running each formula under ``no_grad()`` (unless ``create_graph=True``:
+then the formulas record too, and the gradients are differentiable), and
+accumulates into the leaves' ``.grad``.  ``no_grad()`` is a thread-local
+guard that excludes the autograd keys, so calls under it never reach these
+kernels.
 
 As in PyTorch's engine, every gradient is checked against the tensor it is
 the gradient of (its shape, dtype and device, recorded on the node it flows
@@ -31,6 +33,7 @@ collects one gradient per output before running a node.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
@@ -98,11 +101,15 @@ class _GraphNode:
     gradients of its inputs flow (see Node)."""
 
     __slots__ = ()
-    name: str
+    _name: str
     edges: tuple[Optional[Edge], ...]
 
+    def name(self) -> str:
+        """The node's class name in torch (``MulBackward0``): a method, as torch's ``grad_fn.name()``."""
+        return self._name
+
     def __repr__(self) -> str:
-        return f"<{self.name}>"
+        return f"<{self._name.rpartition('::')[2]}>"  # torch's repr has the class name alone
 
     @property
     def next_functions(self) -> tuple:
@@ -120,11 +127,11 @@ class Node(_GraphNode):
     have (PyTorch's input_metadata); ``apply`` gets one gradient per output.
     """
 
-    __slots__ = ("name", "formula", "ctx", "edges", "metadata", "_saved")
+    __slots__ = ("_name", "formula", "ctx", "edges", "metadata", "_saved")
 
     def __init__(self, name: str, formula: Callable, ctx: Context, edges: tuple[Optional[Edge], ...],
                  saved: Sequence[tuple[str, Tensor, int]], metadata: TensorMeta) -> None:
-        self.name = name
+        self._name = name
         self.formula = formula
         self.ctx = ctx
         self.edges = edges
@@ -139,7 +146,7 @@ class Node(_GraphNode):
                 delattr(self.ctx, name)
             self._saved = None
 
-    def apply(self, grads: Sequence[Optional[Tensor]]) -> list[Optional[Tensor]]:
+    def apply(self, grads: Sequence[Optional[Tensor]], create_graph: bool = False) -> list[Optional[Tensor]]:
         grad = grads[0]
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
@@ -147,11 +154,13 @@ class Node(_GraphNode):
             if t._version_counter.value != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: '{name}' of {self.name}, a tensor of shape {list(t.shape)}, is at version "
+                    f"operation: '{name}' of {self._name}, a tensor of shape {list(t.shape)}, is at version "
                     f"{t._version_counter.value}; expected version {version} instead."
                 )
             if name == "result":
-                self.ctx.result = aten.detach.default(t)
+                self.ctx.result = result = aten.detach.default(t)
+                if create_graph:  # torch unpacks a saved output as a tensor of this node: differentiable again
+                    result.grad_fn, result.requires_grad = self, True
         grad_inputs: list[Optional[Tensor]] = []
         for g in self.formula(self.ctx, grad):
             grad_inputs.extend(g if isinstance(g, list) else [g])
@@ -162,7 +171,6 @@ class AccumulateGrad:
     """The node of a leaf tensor: adds the incoming gradient to ``leaf.grad``."""
 
     __slots__ = ("variable", "metadata")
-    name = "AccumulateGrad"
     edges: tuple = ()
     next_functions: tuple = ()
 
@@ -170,26 +178,32 @@ class AccumulateGrad:
         self.variable = variable
         self.metadata = (TensorMeta(variable),)
 
+    def name(self) -> str:
+        return "AccumulateGrad"
+
     def release_saved(self) -> None:
         pass
 
-    def apply(self, grads: Sequence[Any], shared: bool = False) -> list:
+    def apply(self, grads: Sequence[Any], shared: bool = False, create_graph: bool = False) -> list:
         """Accumulate ``grads[0]`` into the leaf's ``.grad`` with the operators torch's
         AccumulateGrad calls: the first gradient is kept as it is (``detach``)
         unless another edge has it too (``shared``) or its strides are not the
         leaf's, then it is copied into a tensor laid out as the leaf
         (``new_empty_strided``, ``copy_``); a later one is added in place
-        (``add_``) to a gradient laid out as the leaf, else out of place."""
+        (``add_``) to a gradient laid out as the leaf, else out of place.
+        With ``create_graph`` the gradient keeps its history: the first is
+        always copied, later ones are added out of place (torch's accumulateGrad
+        with grad mode on)."""
         grad = grads[0]
         leaf = self.variable
         if leaf.grad is None:
-            if not shared and grad.stride() == leaf.stride():
+            if not shared and not create_graph and grad.stride() == leaf.stride():
                 leaf.grad = aten.detach.default(grad)
             else:
                 copy = aten.new_empty_strided.default(grad, list(leaf.shape), list(leaf.stride()), dtype=leaf.dtype,
                                                       layout=strided, device=leaf.device)
                 leaf.grad = aten.copy_.default(copy, grad)
-        elif leaf.grad.stride() == leaf.stride():
+        elif not create_graph and leaf.grad.stride() == leaf.stride():
             aten.add_.Tensor(leaf.grad, grad)
         else:
             leaf.grad = aten.add.Tensor(leaf.grad, grad)
@@ -217,8 +231,8 @@ def _edge(t: Tensor) -> Optional[Edge]:
 # order (add.Tensor's node is AddBackward0, add.Scalar's AddBackward1); the
 # overloads here whose number is not 0.  copy_'s node is written by hand in
 # torch, and named so.
-_NODE_NUMBERS = {"div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1, "squeeze_.dim": 4, "fill_.Scalar": 2}
-_NODE_NAMES = {"copy_": "CopyBackwards"}
+_NODE_NUMBERS = {"mul.Scalar": 1, "div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1, "squeeze_.dim": 4, "fill_.Scalar": 2}
+_NODE_NAMES = {"copy_": "torch::autograd::CopyBackwards"}  # its name() in torch, namespace included
 
 
 def _node_name(name: str) -> str:
@@ -324,6 +338,12 @@ def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
             else:
                 setattr(ctx, name, TensorMeta(value))
             continue
+        if not isinstance(value, (Tensor, list)) and value is not None:
+            # A number where the schema says Tensor (Note [Numbers where an
+            # operator takes a tensor]): the formula reads it as it is.
+            needs_grad[name] = False
+            setattr(ctx, name, value)
+            continue
         is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
         if isinstance(value, Tensor) or is_tensors:
             ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
@@ -348,19 +368,24 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
     return aten.view.default(grad, list(shape)) if lead > 0 else grad
 
 
-def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Optional[bool] = None) -> None:
+def backward(root: Tensor, gradient: Optional[Tensor] = None, retain_graph: Optional[bool] = None,
+             create_graph: bool = False) -> None:
     """Accumulate d(root)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
 
     ``gradient`` is d(loss)/d(root), of root's shape (implicitly 1 for a
     one-element root).  Unless ``retain_graph`` is true, each node frees
     what it saved once it has run, and a second backward through it raises.
+    With ``create_graph`` the gradients are recorded too (``retain_graph``
+    then defaults to true), so that they can be differentiated again.
     """
-    _run_graph([_root(root, gradient, 0)], retain_graph, captured=None)
+    _run_graph([_root(root, gradient, 0)], create_graph if retain_graph is None else retain_graph, captured=None,
+               create_graph=create_graph)
 
 
-def _tensor_backward(self: Tensor, gradient: Optional[Tensor] = None, retain_graph: Optional[bool] = None) -> None:
+def _tensor_backward(self: Tensor, gradient: Optional[Tensor] = None, retain_graph: Optional[bool] = None,
+                     create_graph: bool = False) -> None:
     """Accumulate the gradients of this tensor into the leaves' ``.grad`` (see backward)."""
-    backward(self, gradient, retain_graph=retain_graph)
+    backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph)
 
 
 # Tensor's own method (Note [Methods set by the modules above] in tensor.py).
@@ -371,9 +396,8 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
          grad_outputs: Union[Tensor, Sequence[Optional[Tensor]], None] = None, retain_graph: Optional[bool] = None,
          create_graph: bool = False, allow_unused: Optional[bool] = None) -> tuple[Optional[Tensor], ...]:
     """torch.autograd.grad: the gradients of ``outputs`` with respect to ``inputs``, returned
-    instead of accumulated into ``.grad``; only the nodes between them run."""
-    if create_graph:
-        raise NotImplementedError("autograd.grad(create_graph=True): the prototype's formulas run without recording")
+    instead of accumulated into ``.grad``; only the nodes between them run
+    (with ``create_graph``, recorded: the gradients are differentiable)."""
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if grad_outputs is None:
@@ -392,7 +416,8 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
             raise RuntimeError(f"One of the differentiated Tensors does not require grad (input {i})")
         edges.append(edge)
         captured[id(edge[0]), edge[1]] = None
-    _run_graph([_root(out, g, i) for i, (out, g) in enumerate(zip(outputs, grad_outputs))], retain_graph, captured)
+    _run_graph([_root(out, g, i) for i, (out, g) in enumerate(zip(outputs, grad_outputs))],
+               create_graph if retain_graph is None else retain_graph, captured, create_graph)
     results = tuple(captured[id(node), nr] for node, nr in edges)
     if not allow_unused and any(r is None for r in results):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
@@ -422,7 +447,7 @@ def _root(root: Tensor, gradient: Optional[Tensor], index: int) -> tuple[Edge, T
 
 
 def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool],
-               captured: Optional[dict[tuple[int, int], Optional[Tensor]]]) -> None:
+               captured: Optional[dict[tuple[int, int], Optional[Tensor]]], create_graph: bool = False) -> None:
     """The engine: run the nodes reachable from ``roots`` in reverse topological order.
 
     Without ``captured`` (backward) the leaves' AccumulateGrad nodes run;
@@ -442,7 +467,7 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
         previous = slots[output_nr]
         slots[output_nr] = g if previous is None else aten.add.Tensor(previous, g)
 
-    with no_grad():
+    with contextlib.nullcontext() if create_graph else no_grad():
         for edge, gradient in roots:
             accumulate(edge, gradient)
         for node in order:
@@ -457,9 +482,9 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
                     continue
             if isinstance(node, AccumulateGrad):
                 if captured is None:
-                    node.apply(slots, shared=id(slots[0]) in shared)
+                    node.apply(slots, shared=id(slots[0]) in shared, create_graph=create_graph)
                 continue
-            outputs = node.apply(slots)
+            outputs = node.apply(slots, create_graph)
             if not retain_graph:
                 node.release_saved()
             given = [g for edge, g in zip(node.edges, outputs) if edge is not None and g is not None]
@@ -473,8 +498,8 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
                 if edge is None or g is None:
                     continue
                 meta = edge[0].metadata[edge[1]]
-                if g.shape != meta.shape or g.dtype is not meta.dtype or g.device != meta.device:
-                    g = _validate_gradient(g, meta, i, node.name)
+                if g.shape != meta.shape or g.dtype is not meta.dtype or g.device is not meta.device:  # one device object per type
+                    g = _validate_gradient(g, meta, i, node.name())
                 accumulate(edge, g)
 
 
@@ -610,12 +635,12 @@ class FunctionNode(_GraphNode):
     """The node of one call of a custom operator: its backward is the operator's
     registered formula (``function.backward``, see dispatcher.custom_op_autograd)."""
 
-    __slots__ = ("name", "function", "ctx", "edges", "metadata", "_inputs", "_outputs")
+    __slots__ = ("_name", "function", "ctx", "edges", "metadata", "_inputs", "_outputs")
 
     def __init__(self, function: Any, ctx: FunctionCtx, edges: tuple[Optional[Edge], ...],
                  inputs: Sequence[Optional[int]], outputs: Sequence[Optional[int]],
                  metadata: tuple[TensorMeta, ...]) -> None:
-        self.name = function.name + "Backward"
+        self._name = function.name + "Backward"
         self.function = function
         self.ctx = ctx
         self.edges = edges
@@ -627,7 +652,9 @@ class FunctionNode(_GraphNode):
         if self.ctx._saved:
             self.ctx._saved = None
 
-    def apply(self, grads: Sequence[Optional[Tensor]]) -> list[Optional[Tensor]]:
+    def apply(self, grads: Sequence[Optional[Tensor]], create_graph: bool = False) -> list[Optional[Tensor]]:
+        # create_graph asks nothing of this node: the registered backward
+        # records, or not, as the engine's grad mode says.
         if self.ctx._materialize_grads:
             grads = [aten.zeros.default(list(m.shape), dtype=m.dtype, device=m.device) if g is None else g
                      for g, m in zip(grads, self.metadata)]
@@ -648,7 +675,7 @@ class FunctionNode(_GraphNode):
             if layout is None:
                 if g is not None:
                     raise RuntimeError(
-                        f"function {self.name} returned a gradient different than None at position {i + 1}, but the "
+                        f"function {self._name} returned a gradient different than None at position {i + 1}, but the "
                         "corresponding forward input was not a Variable"
                     )
             elif layout == _ONE:
@@ -659,7 +686,7 @@ class FunctionNode(_GraphNode):
                 flat.extend(g)
             else:
                 raise RuntimeError(
-                    f"function {self.name} returned {g!r} as the gradient of argument {i}, a list of {layout} "
+                    f"function {self._name} returned {g!r} as the gradient of argument {i}, a list of {layout} "
                     f"tensors; expected None or a list of {layout} gradients"
                 )
         return flat

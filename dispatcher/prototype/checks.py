@@ -34,7 +34,7 @@ class PrototypeTensorChecks:
         return copy
 
     def snapshot(self, tensor: Tensor) -> Optional[np.ndarray]:
-        return None if tensor.device == "meta" else tensor.numpy().copy()
+        return None if tensor.device.type == "meta" else tensor.numpy().copy()
 
     def changed(self, tensor: Tensor, snapshot: Optional[np.ndarray]) -> bool:
         if snapshot is None:
@@ -48,7 +48,7 @@ class PrototypeTensorChecks:
         return meta
 
     def is_meta(self, tensor: Tensor) -> bool:
-        return tensor.device == "meta"
+        return tensor.device.type == "meta"
 
     def metadata(self, tensor: Tensor) -> tuple[tuple[int, ...], DType]:
         return tuple(tensor.shape), tensor.dtype
@@ -56,9 +56,9 @@ class PrototypeTensorChecks:
     def shares_memory(self, a: Any, b: Any) -> bool:
         if a is b:
             return True
-        if a.device != b.device or a.device == "meta":
+        if a.device != b.device or a.device.type == "meta":
             return False
-        if a.device == "cpu":
+        if a.device.type == "cpu":
             return bool(np.may_share_memory(a._data, b._data))
         return a._data is b._data
 

@@ -32,7 +32,7 @@ from . import shapes
 from .dtypes import DType, default_float, optional_dtype, result_type
 from .kernels_cpu import copy_between_cpu_tensors
 from .operators import aten
-from .tensor import Tensor, contiguous_strides, normalize_device, wrapped_scalar_tensor
+from .tensor import Tensor, contiguous_strides, normalize_device, tensor_operand
 from .tensor_options import check_memory_format, contiguous_format, preserve_format, strided
 
 __all__ = ["DECOMPOSITIONS", "check_mean_dtype"]
@@ -184,7 +184,7 @@ def _to(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
     """torch's to_impl: the tensor itself when nothing would change, else a _to_copy."""
     dtype = optional_dtype(dtype)
     aliases = (dtype in (None, self.dtype) and layout in (None, strided)
-               and (device is None or normalize_device(device) == self.device)
+               and (device is None or normalize_device(device) == self.device.type)
                and memory_format in (None, preserve_format))
     if aliases and not copy:
         return self
@@ -213,14 +213,19 @@ def to_dtype_layout(self: Any, *, dtype: Optional[DType] = None, layout: Any = N
 
 
 # -- CompositeExplicitAutograd: arithmetic and reductions --------------------------------------
+@_explicit_kernel("mul.Scalar")
+def mul_scalar(self: Tensor, other: float) -> Tensor:
+    return aten.mul.Tensor(self, other)
+
+
 @_explicit_kernel("div.Scalar")
 def div_scalar(self: Tensor, other: float) -> Tensor:
-    return aten.div.Tensor(self, wrapped_scalar_tensor(other))
+    return aten.div.Tensor(self, other)
 
 
 @_explicit_kernel("rsub.Scalar")
 def rsub(self: Tensor, other: float, alpha: float = 1) -> Tensor:
-    return aten.sub.Tensor(wrapped_scalar_tensor(other), self, alpha=alpha)
+    return aten.sub.Tensor(other, self, alpha=alpha)
 
 
 @_explicit_kernel("sum")
@@ -242,7 +247,7 @@ def check_mean_dtype(self: Any, dtype: Optional[DType]) -> None:
 def mean(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
     dtype = optional_dtype(dtype)
     check_mean_dtype(self, dtype)
-    return aten.div.Tensor(aten.sum.default(self, dtype=dtype), wrapped_scalar_tensor(self.numel()))
+    return aten.div.Tensor(aten.sum.default(self, dtype=dtype), self.numel())
 
 
 # -- CompositeExplicitAutograd: views ------------------------------------------------------------
@@ -289,12 +294,13 @@ def unsafe_view(self: Tensor, size: Sequence[int]) -> Tensor:
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Broadcast ``src`` into ``self``.  A copy to or from another device is
     that device's ``_copy_from`` kernel, as in torch."""
+    src = tensor_operand(src)  # a number (Note [Numbers where an operator takes a tensor])
     shapes.expand_shape(src.shape, self.shape)  # src must broadcast to self
-    if self.device == "meta":
+    if self.device.type == "meta":
         return self  # nothing to write
-    if src.device == "meta":
+    if src.device.type == "meta":
         raise RuntimeError("Cannot copy out of meta tensor; no data!")
-    if self.device == src.device == "cpu":
+    if self.device.type == src.device.type == "cpu":
         copy_between_cpu_tensors(self, src)
     else:
         aten._copy_from.default(src, self, non_blocking)

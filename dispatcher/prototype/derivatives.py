@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence, Union
 from .autograd import Context, TensorMeta, differentiable, sum_to
 from .operators import aten
 from .shapes import wrap_dim
-from .tensor import Tensor, convert, wrapped_scalar_tensor
+from .tensor import Tensor, convert
 
 __all__ = ["sum_to"]
 
@@ -24,13 +24,20 @@ Grads = tuple
 
 
 def _like(grad: Tensor, meta: Union[Tensor, TensorMeta]) -> Tensor:
-    """``grad`` in the dtype and on the device of the input it belongs to."""
+    """``grad`` in the dtype and on the device of the input it belongs to.
+
+    torch's formulas call ``grad.to(options)``, which returns ``grad`` itself,
+    calling no operator, when nothing changes (CompositeImplicitAutograd runs
+    at the autograd key in torch, under no_grad too); here no_grad skips that
+    key, so the call is not made at all then: a handler must not see it."""
+    if grad.dtype is meta.dtype and grad.device == meta.device:
+        return grad
     return convert(grad, dtype=meta.dtype, device=meta.device)
 
 
 def _times(grad: Tensor, alpha: float) -> Tensor:
     """torch's maybe_multiply: ``grad * alpha``, or ``grad`` itself for an alpha of 1."""
-    return grad if alpha == 1 else aten.mul.Tensor(grad, wrapped_scalar_tensor(alpha))
+    return grad if alpha == 1 else aten.mul.Scalar(grad, alpha)
 
 
 # -- pointwise ----------------------------------------------------------------------------
@@ -81,6 +88,11 @@ def _div(ctx: Context, grad: Tensor) -> Grads:
         return aten.mul.Tensor(aten.neg.default(grad), quotient)
 
     return _binary(ctx, lambda: aten.div.Tensor(grad, ctx.other), grad_other)
+
+
+@differentiable("mul.Scalar")
+def _mul_scalar(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.mul.Scalar(grad, ctx.other),)
 
 
 @differentiable("div.Scalar")

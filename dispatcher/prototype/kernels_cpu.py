@@ -27,7 +27,7 @@ from dispatcher import Library
 from . import shapes
 from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type, to_numpy_dtype
 from .generator import default_generator
-from .tensor import Tensor, contiguous_strides, cpu_tensor
+from .tensor import Tensor, contiguous_strides, cpu_tensor, tensor_operand
 from .tensor_options import check_options
 
 __all__ = ["copy_between_cpu_tensors"]
@@ -69,6 +69,8 @@ def _writable(t: Tensor) -> np.ndarray:
 # -- pointwise --------------------------------------------------------------------------
 @_kernel("add.Tensor")
 def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
+        self, other = tensor_operand(self), tensor_operand(other)
     shapes.broadcast_shapes(self.shape, other.shape)
     dt = result_type(self, other)
     a, b = _operand(self, dt), _operand(other, dt)
@@ -77,6 +79,8 @@ def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
 
 @_kernel("sub.Tensor")
 def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
+        self, other = tensor_operand(self), tensor_operand(other)
     shapes.broadcast_shapes(self.shape, other.shape)
     shapes.check_sub_operands(self, other)
     dt = result_type(self, other)
@@ -86,6 +90,8 @@ def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
 
 @_kernel("mul.Tensor")
 def mul(self: Tensor, other: Tensor) -> Tensor:
+    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
+        self, other = tensor_operand(self), tensor_operand(other)
     shapes.broadcast_shapes(self.shape, other.shape)
     dt = result_type(self, other)
     return _wrap(_operand(self, dt) * _operand(other, dt), dt)
@@ -93,6 +99,8 @@ def mul(self: Tensor, other: Tensor) -> Tensor:
 
 @_kernel("div.Tensor")
 def div(self: Tensor, other: Tensor) -> Tensor:
+    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
+        self, other = tensor_operand(self), tensor_operand(other)
     shapes.broadcast_shapes(self.shape, other.shape)
     dt = float_result_type(self, other)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf and nan, silently, as PyTorch
@@ -277,6 +285,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 # -- in-place, and allocation ------------------------------------------------------------
 @_kernel("add_.Tensor")
 def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    other = tensor_operand(other)  # a number (Note [Numbers where an operator takes a tensor])
     dt = result_type(self, other)
     shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
     out = _writable(self)

@@ -14,7 +14,7 @@ from dispatcher import Library
 
 from . import shapes
 from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type
-from .tensor import Tensor
+from .tensor import Tensor, tensor_operand
 from .tensor_options import check_options
 
 __all__ = ["meta_tensor"]
@@ -37,11 +37,13 @@ def _kernel(*names: str):
 
 @_kernel("add.Tensor", "mul.Tensor")
 def binary(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    self, other = tensor_operand(self), tensor_operand(other)  # Note [Numbers where an operator takes a tensor]
     return meta_tensor(shapes.broadcast_shapes(self.shape, other.shape), result_type(self, other))
 
 
 @_kernel("sub.Tensor")
 def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    self, other = tensor_operand(self), tensor_operand(other)  # Note [Numbers where an operator takes a tensor]
     shape = shapes.broadcast_shapes(self.shape, other.shape)
     shapes.check_sub_operands(self, other)
     return meta_tensor(shape, result_type(self, other))
@@ -49,6 +51,7 @@ def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
 
 @_kernel("div.Tensor")
 def div(self: Tensor, other: Tensor) -> Tensor:
+    self, other = tensor_operand(self), tensor_operand(other)  # Note [Numbers where an operator takes a tensor]
     return meta_tensor(shapes.broadcast_shapes(self.shape, other.shape), float_result_type(self, other))
 
 
@@ -148,6 +151,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 @_kernel("add_.Tensor")
 def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+    self, other = tensor_operand(self), tensor_operand(other)  # Note [Numbers where an operator takes a tensor]
     shapes.check_inplace(self.shape, self.dtype, other.shape, result_type(self, other))
     return self
 

@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 from dispatcher import disabled_torch_dispatch_impl
 
 from .dtypes import DType, check_dtype, default_float
-from .tensor import Tensor, normalize_device
+from .tensor import Tensor
 from .tensor_options import check_options, strided
 
 __all__ = ["as_subclass", "default_torch_function", "disabled_torch_function_impl", "make_subclass",
@@ -78,7 +78,7 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], *, strides: Optional[S
             raise RuntimeError(f"_make_wrapper_subclass: {len(shape)} sizes but {len(strides)} strides")
     dtype = default_float if dtype is None else check_dtype(dtype)
     out: Any = Tensor.__new__(cls)
-    Tensor.__init__(out, None, shape, dtype, "cpu" if device is None else normalize_device(str(device)))
+    Tensor.__init__(out, None, shape, dtype, "cpu" if device is None else device)
     out._strides = strides  # None: row-major (Tensor.stride)
     if requires_grad:
         out.requires_grad_()

@@ -22,6 +22,7 @@ import numpy as np
 from dispatcher import AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
+from dispatcher.value_types import device as Device
 
 from .dtypes import (
     DTYPE_NAMES, DType, check_dtype, default_float, from_numpy_dtype, optional_dtype, to_numpy_dtype,
@@ -31,16 +32,18 @@ from .operators import aten
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Tensor", "TensorDevice", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
-           "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "wrapped_scalar_tensor"]
+__all__ = ["Tensor", "TensorMethods", "VersionCounter", "contiguous_strides", "convert", "device_backend",
+           "is_tensor", "key_set_for_device", "normalize_device", "stack", "tensor", "tensor_device", "tensor_operand",
+           "wrapped_scalar_tensor"]
 
 Scalar = Union[bool, int, float]
+DeviceLike = Union[str, Device]  # what a device argument takes: "cpu", "toy:0", device("meta")
 Operand = Union["TensorMethods", Scalar]  # the other side of a binary operator
 
-_KEY_SETS: dict[str, DispatchKeySet] = {}
+_KEY_SETS: dict[DeviceLike, DispatchKeySet] = {}
 
 
-def device_backend(device: str) -> BackendComponent:
+def device_backend(device: DeviceLike) -> BackendComponent:
     """The backend of a device string (backends.backend_component), with a hint for "toy" before enable_toy_device."""
     try:
         return backend_component(device)
@@ -53,25 +56,26 @@ def device_backend(device: str) -> BackendComponent:
         raise
 
 
-_NORMALIZED: dict[str, str] = {}
+_NORMALIZED: dict[DeviceLike, str] = {}
 
 
-def normalize_device(device: str) -> str:
-    """The device type of a device string ("toy:0" -> "toy"); one device per type here.
+def normalize_device(device: DeviceLike) -> str:
+    """The device type of a device string or device ("toy:0" -> "toy"); one device per type here.
 
     Remembered per string (parsing one costs microseconds), but for the
     PrivateUse1 backend's, whose name can change (rename_privateuse1_backend).
     """
-    found = _NORMALIZED.get(device) if isinstance(device, str) else None
+    known = isinstance(device, (str, Device))
+    found = _NORMALIZED.get(device) if known else None
     if found is None:
         backend = device_backend(device)
         found = device_type(backend)
-        if backend != BackendComponent.PrivateUse1Bit and isinstance(device, str):
+        if backend != BackendComponent.PrivateUse1Bit and known:
             _NORMALIZED[device] = found
     return found
 
 
-def key_set_for_device(device: str) -> DispatchKeySet:
+def key_set_for_device(device: DeviceLike) -> DispatchKeySet:
     """The keys of a tensor on ``device``: its backend plus that backend's autograd keys."""
     ks = _KEY_SETS.get(device)
     if ks is None:
@@ -81,33 +85,27 @@ def key_set_for_device(device: str) -> DispatchKeySet:
     return ks
 
 
-class TensorDevice(str):
-    """A tensor's ``.device``: torch.device's ``type``, ``index`` and printing,
-    on the device type string the prototype's code compares (``t.device ==
-    "cpu"``; torch's device is not equal to a string, this one is)."""
-
-    __slots__ = ()
-
-    @property
-    def type(self) -> str:
-        return str.__str__(self)
-
-    @property  # torch.device's, in place of str.index
-    def index(self) -> Optional[int]:  # type: ignore[override]
-        return None  # one device per type here (normalize_device)
-
-    def __repr__(self) -> str:
-        return f"device(type='{str.__str__(self)}')"
+# A tensor's ``.device``: torch.device's type, index, printing and equality
+# (dispatcher.device, not equal to a string).  One device per type here
+# (normalize_device), so each tensor of a type holds the same object.
+_DEVICES: dict[DeviceLike, Device] = {}
+# id of each such device -> (it, the keys of its tensors): Tensor.__init__
+# finds a tensor's own device there without calling the device's Python
+# __hash__, which a dict keyed by devices would on every lookup.
+_BY_IDENTITY: dict[int, tuple[Device, DispatchKeySet]] = {}
 
 
-_DEVICES: dict[str, TensorDevice] = {}
-
-
-def tensor_device(device: str) -> TensorDevice:
-    """The one TensorDevice of a device type string."""
-    found = _DEVICES.get(device)
+def tensor_device(where: DeviceLike) -> Device:
+    """The one device of the type ``where`` (a device string or a device) names."""
+    found = _DEVICES.get(where)
     if found is None:
-        found = _DEVICES[device] = TensorDevice(device)
+        kind = normalize_device(where)
+        found = _DEVICES.get(kind)
+        if found is None:
+            found = _DEVICES[kind] = Device(kind)
+            _BY_IDENTITY[id(found)] = (found, key_set_for_device(found))
+        if device_backend(where) != BackendComponent.PrivateUse1Bit:  # as normalize_device: its name can change
+            _DEVICES[where] = found
     return found
 
 
@@ -128,8 +126,9 @@ class TensorMethods:
     """Python operators and methods of tensor-likes (Tensor, vmap's BatchedTensor).
 
     Each calls the aten operator torch's Tensor method calls; a number where
-    an operator takes a tensor becomes a wrapped number (``x * 2`` is
-    mul.Tensor, as in torch).  A subclass provides ``shape``, ``dtype`` and
+    an operator takes a tensor is passed as the number (``x * 2`` is
+    ``mul.Tensor(x, 2)``, as a torch handler sees it: Note [Numbers where an
+    operator takes a tensor]).  A subclass provides ``shape``, ``dtype`` and
     ``device``.
     """
 
@@ -145,7 +144,7 @@ class TensorMethods:
         def dtype(self) -> DType: ...
 
         @property
-        def device(self) -> str: ...
+        def device(self) -> Device: ...
 
     @property
     def ndim(self) -> int:
@@ -191,7 +190,7 @@ class TensorMethods:
 
     def __rtruediv__(self, other: Scalar) -> Self:
         # torch's Tensor.__rdiv__: the reciprocal, times the number.
-        return aten.mul.Tensor(aten.reciprocal.default(self), wrapped_scalar_tensor(other))
+        return aten.mul.Tensor(aten.reciprocal.default(self), _number_or_tensor(other))
 
     def __matmul__(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
@@ -200,16 +199,16 @@ class TensorMethods:
         return aten.neg.default(self)
 
     def add(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        return aten.add.Tensor(self, _tensor_operand(other), alpha=alpha)
+        return aten.add.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
     def sub(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        return aten.sub.Tensor(self, _tensor_operand(other), alpha=alpha)
+        return aten.sub.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
     def mul(self, other: Operand) -> Self:
-        return aten.mul.Tensor(self, _tensor_operand(other))
+        return aten.mul.Tensor(self, _number_or_tensor(other))
 
     def div(self, other: Operand) -> Self:
-        return aten.div.Tensor(self, _tensor_operand(other))
+        return aten.div.Tensor(self, _number_or_tensor(other))
 
     def matmul(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
@@ -298,26 +297,26 @@ class TensorMethods:
         return convert(self, device="cpu")
 
     # -- new tensors like this one -------------------------------------------------------
-    def new_empty(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+    def new_empty(self, *size: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None) -> Self:
         return aten.new_empty.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
 
-    def new_zeros(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+    def new_zeros(self, *size: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None) -> Self:
         return aten.new_zeros.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
 
-    def new_ones(self, *size: Any, dtype: Optional[DType] = None, device: Optional[str] = None) -> Self:
+    def new_ones(self, *size: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None) -> Self:
         return aten.new_ones.default(self, _sizes(size), dtype=optional_dtype(dtype), device=device)
 
     def new_full(self, size: Sequence[int], fill_value: Scalar, *, dtype: Optional[DType] = None,
-                 device: Optional[str] = None) -> Self:
+                 device: Optional[DeviceLike] = None) -> Self:
         return aten.new_full.default(self, list(size), fill_value, dtype=optional_dtype(dtype), device=device)
 
     def copy_(self, src: "TensorMethods") -> Self:
         return aten.copy_.default(self, src)
 
     def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
-        return aten.add_.Tensor(self, _tensor_operand(other), alpha=alpha)
+        return aten.add_.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
-    def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
+    def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None,
            copy: bool = False) -> Self:
         """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``.
 
@@ -327,14 +326,14 @@ class TensorMethods:
         for arg in args:
             if isinstance(arg, DType) or (isinstance(arg, str) and arg in DTYPE_NAMES):
                 dtype = check_dtype(arg)
-            elif isinstance(arg, str):
+            elif isinstance(arg, (str, Device)):
                 device = arg
             else:
-                raise TypeError(f"to() takes a device string or a dtype, not {type(arg).__name__}")
+                raise TypeError(f"to() takes a device (or its string) or a dtype, not {type(arg).__name__}")
         return convert(self, dtype=dtype, device=device, copy=copy)
 
 
-def convert(t: Any, dtype: Optional[DType] = None, device: Optional[str] = None, copy: bool = False) -> Any:
+def convert(t: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None, copy: bool = False) -> Any:
     """``t.to(...)``: the ``to`` overload torch's Tensor.to calls for these arguments.
 
     All three are CompositeImplicitAutograd: ``t`` itself when nothing
@@ -347,13 +346,38 @@ def convert(t: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
     return aten.to.dtype_layout(t, device=device, copy=copy)
 
 
+# Note [Numbers where an operator takes a tensor]
+# ``x * 2`` calls mul.Tensor; torch's argument parser makes the 2 a 0-d
+# "wrapped number" tensor, and gives it back to Python code as the number
+# again (torch::jit::toPyObject): a __torch_dispatch__ handler sees
+# ``aten.mul.Tensor(x, 2)``, in forward and in the backward formulas that
+# use it.  Here the number itself goes through the dispatcher (which takes
+# one for these operators: dispatcher/_numbers_as_tensors.py), so handlers
+# see what torch's see; the kernels that compute make it a wrapped number
+# (tensor_operand), which type promotion treats as the number it was.
+
+
+def _number_or_tensor(other: Any) -> Any:
+    """What an operator taking a tensor gets for a method's ``other``: the
+    tensor, or the number as a Python number (a numpy scalar becomes one)."""
+    if isinstance(other, (TensorBase, bool, int, float)):
+        return other
+    if isinstance(other, np.generic) and isinstance(other.item(), (bool, int, float)):
+        return other.item()
+    raise TypeError(f"expected a tensor or a number (bool, int, float), got {type(other).__name__}")
+
+
+def tensor_operand(value: Any) -> "Tensor":
+    """A kernel's Tensor argument as a tensor: a number given for it becomes a
+    wrapped number (Note [Numbers where an operator takes a tensor])."""
+    return value if isinstance(value, Tensor) else wrapped_scalar_tensor(value)
+
+
 def wrapped_scalar_tensor(value: Scalar) -> "Tensor":
     """A Python number as the 0-d CPU tensor torch's argument parser makes of it, a "wrapped number".
 
-    It is what an operator's Tensor argument gets when the caller wrote a
-    number (``x * 2`` calls mul.Tensor with one), and type promotion treats
-    it as the number it was (dtypes.result_type).  As any 0-d CPU tensor, it
-    joins a computation on another device.
+    Type promotion treats it as the number it was (dtypes.result_type).  As
+    any 0-d CPU tensor, it joins a computation on another device.
     """
     if isinstance(value, bool):
         dtype = DType.bool
@@ -366,11 +390,6 @@ def wrapped_scalar_tensor(value: Scalar) -> "Tensor":
     out = Tensor.from_numpy(np.array(value, dtype=to_numpy_dtype(dtype)))
     out._wrapped_number = True
     return out
-
-
-def _tensor_operand(other: Any) -> Any:
-    """The tensor an operator gets for ``other``: itself, or the number as a wrapped number."""
-    return other if isinstance(other, TensorBase) else wrapped_scalar_tensor(other)
 
 
 def _sizes(args: tuple) -> list[int]:
@@ -414,7 +433,7 @@ class Tensor(TensorMethods, TensorBase):
 
     shape: tuple[int, ...]
     dtype: DType
-    device: TensorDevice
+    device: Device
 
     # torch.Tensor's: a subclass's handler reaches it with super() and runs
     # the call below the Python key; the engine counts a type whose handler
@@ -424,17 +443,22 @@ class Tensor(TensorMethods, TensorBase):
     __torch_dispatch__: Any = disabled_torch_dispatch_impl
 
     def __init__(self, data: Any = None, shape: Sequence[int] = (), dtype: DType = DType.float32,
-                 device: str = "cpu") -> None:
+                 device: DeviceLike = "cpu") -> None:
         if type(self) is not Tensor and self._bits:
             # A subclass's __new__ made it with _make_wrapper_subclass or
             # _make_subclass (its keys are set), and its __init__ calls
             # super().__init__() (see __init_subclass__).
             return
-        TensorBase.__init__(self, key_set_for_device(device))
+        known = _BY_IDENTITY.get(id(device))
+        if known is not None and known[0] is device:  # another tensor's .device
+            device, keys = known
+        else:
+            keys, device = key_set_for_device(device), tensor_device(device)
+        TensorBase.__init__(self, keys)
         self._data = data
         self.shape = tuple(shape)
         self.dtype = dtype
-        self.device = _DEVICES.get(device) or tensor_device(device)
+        self.device = device
         self.requires_grad = False
         self._grad: Optional[Tensor] = None
         # autograd.py's Node or FunctionNode (autograd builds on this module).
@@ -537,13 +561,13 @@ class Tensor(TensorMethods, TensorBase):
     def is_contiguous(self) -> bool:
         if self._strides is not None:
             return self._strides == contiguous_strides(self.shape)
-        return self.device != "cpu" or self._data is None or self._data.flags.c_contiguous
+        return self.device is not _CPU or self._data is None or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:
         """The step, in elements, between neighbours along each dimension."""
         if self._strides is not None:
             return self._strides
-        if self.device != "cpu" or self._data is None:  # no numpy memory: row-major
+        if self.device is not _CPU or self._data is None:  # no numpy memory: row-major
             return contiguous_strides(self.shape)
         itemsize = self._data.itemsize
         return tuple([step // itemsize for step in self._data.strides])
@@ -553,26 +577,26 @@ class Tensor(TensorMethods, TensorBase):
         memory where the layout allows (always when only dimensions of size 1 are
         added or removed), else a copy.  The kernels of unsqueeze, squeeze and
         _unsafe_view, which torch writes for every backend, are made of it."""
-        data = self._data.reshape(shape) if self.device == "cpu" else self._data
+        data = self._data.reshape(shape) if self.device is _CPU else self._data
         return Tensor(data, shape, self.dtype, self.device)
 
     def _set_shape(self, shape: Sequence[int]) -> None:
         """``_with_shape`` in place (squeeze_): the tensor views its memory in ``shape``."""
-        if self.device == "cpu":
+        if self.device is _CPU:
             self._data = self._data.reshape(shape)
         self.shape = tuple(shape)
 
     # -- leaving the dispatcher ----------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
-        if self.device == "meta":
+        if self.device is _META:
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
-        if self._data is None and self.device == "cpu":
+        if self._data is None and self.device is _CPU:
             raise RuntimeError(
                 f"Cannot access data of a {type(self).__name__}: a wrapper subclass has no data of its own "
                 "(its __torch_dispatch__ decides what its operators compute)"
             )
-        if self.device != "cpu":
+        if self.device is not _CPU:
             with AutoDispatchBelowAutograd():  # no_grad
                 return self.to("cpu")._data
         return self._data
@@ -592,28 +616,28 @@ class Tensor(TensorMethods, TensorBase):
 
     def __format__(self, format_spec: str) -> str:
         # torch's: a plain 0-d tensor formats as its number (f"{loss:.3f}").
-        if self.dim() == 0 and type(self) is Tensor and self.device != "meta":
+        if self.dim() == 0 and type(self) is Tensor and self.device is not _META:
             return format(self.item(), format_spec)
         return object.__format__(self, format_spec)
 
     def __repr__(self) -> str:
         extras = []
-        if self.device != "cpu":
+        if self.device is not _CPU:
             extras.append(f"device='{self.device}'")
         if self.dtype not in (DType.float32, DType.int64, DType.bool):
             extras.append(f"dtype={self.dtype!r}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name}>")
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
-        if self.device == "meta":
+        if self.device is _META:
             body = f"..., size={self.shape}"
         else:
             body = np.array2string(self.numpy(), separator=", ", precision=4, prefix="tensor(")
         return f"tensor({', '.join([body, *extras])})"
 
 
-def tensor(data: Any, *, dtype: Optional[DType] = None, device: str = "cpu",
+def tensor(data: Any, *, dtype: Optional[DType] = None, device: DeviceLike = "cpu",
            requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, or a numpy array).
 
@@ -681,4 +705,6 @@ def _inferred_dtype(array: np.ndarray) -> DType:
 _new_tensor = Tensor.__new__
 _init_keys = TensorBase.__init__
 _CPU_KEY_SET = key_set_for_device("cpu")
+# Every tensor of a type holds its one device (tensor_device): the methods above compare by identity.
 _CPU = tensor_device("cpu")
+_META = tensor_device("meta")

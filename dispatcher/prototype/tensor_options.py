@@ -12,12 +12,33 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["channels_last", "check_memory_format", "check_options", "check_pin_memory", "contiguous_format",
+__all__ = ["OptionValue", "channels_last", "check_memory_format", "check_options", "check_pin_memory", "contiguous_format",
            "preserve_format", "strided"]
 
+class OptionValue(int):
+    """A c10::Layout or c10::MemoryFormat number that prints as torch's object
+    of it (``torch.preserve_format``): what a ``__torch_dispatch__`` handler
+    sees in ``ones_like(..., memory_format=torch.preserve_format)``.  As the
+    number it is, it boxes and compares as the enum."""
+
+    _name: str
+
+    def __new__(cls, value: int, name: str) -> "OptionValue":
+        self = super().__new__(cls, value)
+        self._name = name
+        return self
+
+    def __repr__(self) -> str:
+        return self._name
+
+    __str__ = __repr__
+
+
 # c10::Layout and c10::MemoryFormat numbers (torch.strided, torch.contiguous_format, ...).
-strided = 0
-contiguous_format, preserve_format, channels_last = 0, 1, 2
+strided = OptionValue(0, "torch.strided")
+contiguous_format = OptionValue(0, "torch.contiguous_format")
+preserve_format = OptionValue(1, "torch.preserve_format")
+channels_last = OptionValue(2, "torch.channels_last")
 
 _MEMORY_FORMAT_NAMES = ("torch.contiguous_format", "torch.preserve_format", "torch.channels_last",
                         "torch.channels_last_3d")

@@ -102,8 +102,8 @@ def _empty(size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = 
 def _copy_from(self: Tensor, dst: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy ``self`` into ``dst`` (broadcast), either being on toy: reached when
     either side is (PrivateUse1 outranks CPU), so it is also the toy -> CPU copy."""
-    source = _array(self) if self.device == DEVICE else self._data
-    np.copyto(_array(dst) if dst.device == DEVICE else dst._data, source, casting="unsafe")
+    source = _array(self) if self.device.type == DEVICE else self._data
+    np.copyto(_array(dst) if dst.device.type == DEVICE else dst._data, source, casting="unsafe")
     return dst
 
 
@@ -121,9 +121,9 @@ def _map_tensors(value: Any, fn: Callable[[Tensor], Tensor]) -> Any:
 
 
 def _to_cpu(t: Tensor) -> Tensor:
-    if t.device == DEVICE:
+    if t.device.type == DEVICE:
         return aten._to_copy.default(t, device="cpu")
-    if t.device == "cpu" and t.ndim == 0:  # a CPU scalar may join any device's computation
+    if t.device.type == "cpu" and t.ndim == 0:  # a CPU scalar may join any device's computation
         return t
     raise RuntimeError(
         f"Expected all tensors to be on the same device, but found at least two devices, {DEVICE} and {t.device}!"

@@ -17,8 +17,9 @@ calls): the graph of a program is what torch's make_fx records for it
 
 Tensors the graph did not make and was not given (a model's weights, say)
 become constants of the graph; a number the program wrote where an operator
-takes a tensor (``x * 2``: a wrapped number, see tensor.wrapped_scalar_tensor)
-shows as the number, as in make_fx.
+takes a tensor (``x * 2``: see Note [Numbers where an operator takes a
+tensor] in tensor.py) reaches the dispatcher as the number, and shows as
+the number, as in make_fx.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from dispatcher import OperatorHandle, TensorBase, TorchDispatchMode
 from dispatcher.dispatch_modes import _get_current_dispatch_mode_stack
 
 
-__all__ = ["Graph", "Tracer", "Value", "WrappedNumber", "trace"]
+__all__ = ["Graph", "Tracer", "Value", "trace"]
 
 _SHORT_DTYPE = {"float32": "f32", "float64": "f64", "int64": "i64", "bool": "b8"}
 
@@ -48,22 +49,6 @@ class Value:
     def describe(self) -> str:
         dtype = _SHORT_DTYPE.get(self.dtype.name, self.dtype.name)
         return f"%{self.name}: {dtype}{list(self.shape)} {self.device}"
-
-
-class WrappedNumber:
-    """A number in the graph, where the operator took it as a 0-d tensor (``x * 2``)."""
-
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: Any) -> None:
-        self.tensor = tensor
-
-    @property
-    def value(self) -> Any:
-        return self.tensor.item()
-
-    def __repr__(self) -> str:
-        return repr(self.value)
 
 
 class Call:
@@ -115,8 +100,6 @@ class Graph:
         def resolve(x: Any) -> Any:
             if isinstance(x, Value):
                 return env[x.name]
-            if isinstance(x, WrappedNumber):
-                return x.tensor
             if isinstance(x, (list, tuple)):
                 return type(x)(resolve(v) for v in x)
             return x
@@ -157,8 +140,6 @@ class _Recorder:
             return tuple(self.lookup(v) for v in x)
         if not isinstance(x, TensorBase):
             return x
-        if getattr(x, "_wrapped_number", False):
-            return WrappedNumber(x)
         value = self._values.get(id(x))
         if value is None:
             value = self._new(x, f"c{len(self.graph.constants)}")

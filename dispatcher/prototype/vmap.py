@@ -39,6 +39,7 @@ from dispatcher import (
     unbox_arguments,
 )
 
+from dispatcher.value_types import device as Device
 from dispatcher.vmap_rules import register_batching
 
 from . import shapes
@@ -46,7 +47,7 @@ from .composite import DECOMPOSITIONS, check_mean_dtype
 from .dtypes import optional_dtype
 from .operators import aten, overload
 from .shapes import wrap_dim
-from .tensor import TensorMethods, wrapped_scalar_tensor
+from .tensor import TensorMethods
 
 __all__ = ["BatchedTensor", "batched_fallback", "set_vmap_fallback_warning_enabled", "vmap"]
 
@@ -72,7 +73,7 @@ class BatchedTensor(TensorMethods, TensorBase):
         return self.value.dtype
 
     @property
-    def device(self) -> str:
+    def device(self) -> Device:
         return self.value.device
 
     @property
@@ -210,7 +211,7 @@ def _aligned(x: Any, level: int, rank: int) -> Any:
 def _broadcasting(op: OperatorHandle) -> Callable:
     def rule(self: Any, other: Any, **kwargs: Any) -> BatchedTensor:
         level = max(_level_of(self), _level_of(other))
-        rank = max(self.ndim, other.ndim)
+        rank = max(getattr(self, "ndim", 0), getattr(other, "ndim", 0))  # a number has none
         return BatchedTensor(op(_aligned(self, level, rank), _aligned(other, level, rank), **kwargs), level)
 
     return rule
@@ -305,7 +306,7 @@ def _mean(op: OperatorHandle) -> Callable:
         if self.ndim == 0:  # as sum
             return _loop(op, (self, dtype))
         total = aten.sum.dim_IntList(self.value, _reduced_dims(self), False, dtype=dtype)
-        return BatchedTensor(aten.div.Tensor(total, wrapped_scalar_tensor(self.numel())), self.level)
+        return BatchedTensor(aten.div.Tensor(total, self.numel()), self.level)
 
     return rule
 

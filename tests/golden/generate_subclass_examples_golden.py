@@ -10,6 +10,7 @@ import sys
 
 import torch
 import torch.utils._pytree as pytree
+from torch.overrides import enable_reentrant_dispatch
 from torch.utils._mode_utils import no_dispatch
 from torch.utils._python_dispatch import TorchDispatchMode, return_and_correct_aliasing
 from torch.utils.weak import WeakIdKeyDictionary
@@ -26,7 +27,7 @@ def torch_lib() -> Lib:
                TorchDispatchMode=TorchDispatchMode, no_dispatch=no_dispatch,
                return_and_correct_aliasing=return_and_correct_aliasing, WeakIdKeyDictionary=WeakIdKeyDictionary,
                grad=torch.autograd.grad, disabled_torch_function_impl=torch._C._disabled_torch_function_impl,
-               node_name=lambda fn: fn.name())
+               enable_reentrant_dispatch=enable_reentrant_dispatch, float64=torch.float64)
 
 
 def excluded_sets() -> dict:

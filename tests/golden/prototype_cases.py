@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple
 # tests/test_prototype_tensor.py checks the prototype's against them.
 OPERATORS = (
     # pointwise
-    "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "div.Tensor", "div.Scalar", "neg", "exp", "log", "reciprocal",
+    "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "mul.Scalar", "div.Tensor", "div.Scalar", "neg", "exp", "log", "reciprocal",
     "relu", "threshold_backward", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any",
     # reductions and products
     "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "dot",

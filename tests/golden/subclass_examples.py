@@ -24,7 +24,19 @@ ported and which not):
   calls ``super().__torch_dispatch__``, differentiated with ``autograd.grad``;
 * no_dispatch_wrapper: a handler that runs ``func`` on the subclass itself
   under ``no_dispatch()`` and corrects the aliasing of views and in-place
-  results with ``return_and_correct_aliasing``.
+  results with ``return_and_correct_aliasing``;
+* scalar_arguments_mode: numbers where operators take tensors (``x * 2``,
+  ``2.0 / z``, ``1 - x``), which handlers get as Python numbers;
+* double_backward_mode: ``autograd.grad(..., create_graph=True)`` and
+  ``backward(create_graph=True)``, then backward through the gradient;
+* functorch_grad: functorch's grad transform from level-tagged
+  ``_make_subclass`` wrappers and ``create_graph=True``, nested (grad of grad);
+* grad_fn_names: the ``grad_fn.name()`` of every differentiable operator
+  the prototype has, numbered as torch numbers them (no handler: no events).
+
+The events are the calls as the handlers got them: operator, arguments
+(tensors by type, shape, dtype and device; numbers with their type) and
+keyword arguments.
 """
 import gc
 from typing import Any, Callable, NamedTuple
@@ -41,7 +53,8 @@ class Lib(NamedTuple):
     WeakIdKeyDictionary: type
     grad: Callable[..., Any]  # torch.autograd.grad
     disabled_torch_function_impl: Any
-    node_name: Callable[[Any], str]  # a grad_fn's name (torch: grad_fn.name())
+    enable_reentrant_dispatch: Callable[[], Any]
+    float64: Any
 
 
 def values(t: Any) -> Any:
@@ -57,13 +70,31 @@ def describe(t: Any) -> str:
     return f"{list(t.shape)} {t.dtype}" if hasattr(t, "shape") else repr(t)
 
 
+def argument(value: Any) -> str:
+    """One argument a handler got, as the same text for either library: a
+    tensor by its type, shape, dtype and device; a number with its type."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"{type(value).__name__}{list(value.shape)}:{value.dtype}:{value.device.type}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(argument(v) for v in value) + "]"
+    if type(value) in (bool, int, float):  # a Python number, exactly
+        return f"{type(value).__name__} {value!r}"
+    return repr(value)
+
+
+def call(func: Any, args: Any, kwargs: Any) -> str:
+    """A handler's call as it got it: the operator, its arguments and keyword arguments."""
+    arguments = [argument(a) for a in args] + [f"{k}={argument(v)}" for k, v in sorted((kwargs or {}).items())]
+    return f"{func}({', '.join(arguments)})"
+
+
 def logging_mode(lib: Lib) -> dict:
     events: list[str] = []
 
     class LoggingMode(lib.TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            events.append(f"{func} -> {describe(out)}")
+            events.append(f"{call(func, args, kwargs)} -> {describe(out)}")
             return out
 
     x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
@@ -73,7 +104,7 @@ def logging_mode(lib: Lib) -> dict:
         loss = (y * y.cos()).sum()
         loss.backward()
     output = [f"loss {values(loss)}", f"x.grad {values(x.grad)}", f"w.grad {values(w.grad)}",
-              f"grad_fn {lib.node_name(loss.grad_fn)}", f"device {x.device.type} {x.device!r} dtype {x.dtype}"]
+              f"grad_fn {loss.grad_fn.name()}", f"device {x.device.type} {x.device!r} dtype {x.dtype}"]
     return {"output": output, "events": events}
 
 
@@ -83,7 +114,7 @@ def saved_results_mode(lib: Lib) -> dict:
 
     class NameLogger(lib.TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             return func(*args, **(kwargs or {}))
 
     x = lib.tensor([1.0, -2.0, 4.0], requires_grad=True)
@@ -114,17 +145,17 @@ def logging_tensor(lib: Lib) -> dict:
             def wrap(e):
                 return LoggingTensor(e) if isinstance(e, lib.Tensor) else e
 
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             return lib.tree_map(wrap, func(*lib.tree_map(unwrap, args), **lib.tree_map(unwrap, kwargs or {})))
 
     x = LoggingTensor(lib.tensor([1.0, 2.0, 3.0]), requires_grad=True)
-    y = (x * x + x).sum()
+    y = (x * x + x * 2).sum()
     y.backward()
     output = [
         f"x: {type(x).__name__} leaf={x.is_leaf} requires_grad={x.requires_grad} shape={list(x.shape)} "
         f"stride={list(x.stride())} dtype={x.dtype}",
         f"inner requires_grad={x.elem.requires_grad} inner grad={x.elem.grad}",
-        f"y: {type(y).__name__} {values(y.elem)} grad_fn={lib.node_name(y.grad_fn)}",
+        f"y: {type(y).__name__} {values(y.elem)} grad_fn={y.grad_fn.name()}",
         f"x.grad: {type(x.grad).__name__} {values(x.grad.elem)}",
     ]
     return {"output": output, "events": events}
@@ -149,7 +180,7 @@ def negative_tensor(lib: Lib) -> dict:
             if func is lib.aten.neg.default:
                 events.append("neg cancelled")
                 return args[0].elem
-            events.append(f"materialize for {func}")
+            events.append(f"materialize for {call(func, args, kwargs)}")
 
             def materialize(e):
                 return lib.aten.neg.default(e.elem) if isinstance(e, NegativeTensor) else e
@@ -192,7 +223,7 @@ def tracer_tensor(lib: Lib) -> dict:
 
             out = func(*lib.tree_map(unwrap, args), **lib.tree_map(unwrap, kwargs or {}))
             out = lib.tree_map(lambda e: TracerTensor(e) if isinstance(e, lib.Tensor) else e, out)
-            arguments = ", ".join(name(a) for a in args if isinstance(a, lib.Tensor))
+            arguments = ", ".join(name(a) for a in args)
             results = ", ".join(name(o) for o in (out if isinstance(out, (tuple, list)) else [out]))
             graph.append(f"{results} = {func}({arguments})")
             return out
@@ -214,7 +245,7 @@ def nan_verifier_mode(lib: Lib) -> dict:
     class NanVerifier(lib.TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             if isinstance(out, lib.Tensor) and out.dtype.is_floating_point and out.ne(out).any().item():
                 raise RuntimeError(f"{func} produced NaN")
             return out
@@ -246,9 +277,9 @@ def memory_tracking_mode(lib: Lib) -> dict:
             if isinstance(out, lib.Tensor) and out not in self.counted:
                 self.counted[out] = size = out.numel() * out.element_size()
                 self.total += size
-                events.append(f"{func} +{size}")
+                events.append(f"{call(func, args, kwargs)} +{size}")
             else:
-                events.append(f"{func} (no new tensor)")
+                events.append(f"{call(func, args, kwargs)} (no new tensor)")
             return out
 
     tracker = MemoryTracker()
@@ -273,7 +304,7 @@ def subclass_with_super(lib: Lib) -> dict:
 
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            events.append(f"{func} {[t.__name__ for t in types]}")
+            events.append(f"{call(func, args, kwargs)} {[t.__name__ for t in types]}")
             return super().__torch_dispatch__(func, types, args, kwargs)
 
     data = lib.tensor([1.0, 2.0, 3.0])
@@ -301,7 +332,7 @@ def no_dispatch_wrapper(lib: Lib) -> dict:
 
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            events.append(str(func))
+            events.append(call(func, args, kwargs))
             with lib.no_dispatch():
                 out = func(*args, **(kwargs or {}))
             out = lib.tree_map(lambda e: Alias(e) if type(e) is lib.Tensor else e, out)
@@ -320,6 +351,133 @@ def no_dispatch_wrapper(lib: Lib) -> dict:
     return {"output": output, "events": events}
 
 
+def scalar_arguments_mode(lib: Lib) -> dict:
+    """Numbers where an operator takes a tensor (x * 2 is mul.Tensor): a handler
+    gets the Python number, in forward and in the backward formulas using it."""
+    events: list[str] = []
+
+    class ArgumentLogger(lib.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            events.append(call(func, args, kwargs))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with ArgumentLogger():
+        y = x * 2 + 1
+        z = (y / 4 - 3.5).sub(x, alpha=2) * True
+        w = 2.0 / z + (1 - x)
+        loss = w.mean()
+        loss.backward()
+    output = [f"loss {values(loss)}", f"x.grad {values(x.grad)}",
+              f"grad_fns {z.grad_fn.name()} {w.grad_fn.name()} {loss.grad_fn.name()}"]
+    return {"output": output, "events": events}
+
+
+def double_backward_mode(lib: Lib) -> dict:
+    """A gradient taken with create_graph=True is differentiable again."""
+    events: list[str] = []
+
+    class NameLogger(lib.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            events.append(call(func, args, kwargs))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    with NameLogger():
+        y = (x.sin() * x * x).sum()
+        (g,) = lib.grad(y, [x], create_graph=True)
+        events.append("-- second backward")
+        g.sum().backward()
+    # backward(create_graph=True) through a formula that saves its result (exp).
+    v = lib.tensor([0.5, -1.0], requires_grad=True)
+    with NameLogger():
+        events.append("-- backward(create_graph=True)")
+        (v.exp() * v).sum().backward(create_graph=True)
+        first = f"v.grad {values(v.grad)} grad_fn={v.grad.grad_fn.name()}"
+        events.append("-- backward of v.grad")
+        v.grad.sum().backward()
+    output = [f"y {values(y)}", f"g {values(g)} requires_grad={g.requires_grad} grad_fn={g.grad_fn.name()}",
+              f"x.grad {values(x.grad)}", first, f"v.grad after {values(v.grad)}"]
+    return {"output": output, "events": events}
+
+
+def functorch_grad(lib: Lib) -> dict:
+    """functorch's grad transform as subclass_zoo's functorch_test.py writes it:
+    each level wraps its input in a ``_make_subclass`` tensor tagged with the
+    level, differentiates with ``autograd.grad(create_graph=True)`` and
+    unwraps; a handler unwraps only the innermost level, so grad of grad nests."""
+    events: list[str] = []
+    depth = [0]
+
+    class LevelTensor(lib.Tensor):
+        __torch_function__ = lib.disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem, level):
+            with lib.no_dispatch():  # so that _make_subclass's detach does not reach a handler
+                return cls._make_subclass(cls, elem)
+
+        def __init__(self, elem, level):
+            self.elem = elem
+            self.level = level
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            level = max((t.level for t in list(args) + list(kwargs.values()) if isinstance(t, cls)), default=-1)
+
+            def unwrap(t):
+                return t.elem if isinstance(t, cls) and t.level == level else t
+
+            def wrap(t):
+                return cls(t, level) if isinstance(t, lib.Tensor) and not (isinstance(t, cls) and t.level == level) else t
+
+            events.append(f"level {level}: {call(func, args, kwargs)}")
+            with lib.enable_reentrant_dispatch():
+                return lib.tree_map(wrap, func(*lib.tree_map(unwrap, args), **lib.tree_map(unwrap, kwargs)))
+
+    def grad(fn):
+        def transformed(x):
+            depth[0] += 1
+            level = depth[0]
+            try:
+                wrapped = LevelTensor(x, level)
+                wrapped.requires_grad_()
+                (g,) = lib.grad(fn(wrapped), wrapped, create_graph=True, allow_unused=True)
+                return g.elem if isinstance(g, LevelTensor) and g.level == level else g
+            finally:
+                depth[0] -= 1
+
+        return transformed
+
+    x = lib.tensor(0.5)
+    first = grad(lambda t: t.sin())(x)
+    events.append("-- grad of grad")
+    second = grad(grad(lambda t: t * t * t))(x)
+    output = [f"grad(sin)(0.5) = {values(first)} {type(first).__name__} (cos: {values(x.cos())})",
+              f"grad(grad(x^3))(0.5) = {values(second)} {type(second).__name__}"]
+    return {"output": output, "events": events}
+
+
+def grad_fn_names(lib: Lib) -> dict:
+    """The node each differentiable operator records, by its name() (torch
+    numbers a name's overloads: MulBackward0 for mul.Tensor, MulBackward1 for mul.Scalar)."""
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    v = lib.tensor([1.0, -1.0, 0.5], requires_grad=True)
+    aten = lib.aten
+    made = {
+        "x + v": x + v, "x - v": x - v, "1 - x": 1 - x, "x * v": x * v, "x / v": x / v, "2 / x": 2 / x,
+        "mul.Scalar": aten.mul.Scalar(x, 2), "div.Scalar": aten.div.Scalar(x, 2), "-x": -x, "exp": x.exp(),
+        "log": x.log(), "reciprocal": x.reciprocal(), "relu": x.relu(), "sin": x.sin(), "cos": x.cos(),
+        "sum": x.sum(), "sum(1)": x.sum(1), "mean": x.mean(), "x @ v": x @ v, "v @ v": v @ v,
+        "x @ x.t()": x @ x.t(), "permute": x.permute(1, 0), "transpose": x.transpose(0, 1), "view": x.view(6),
+        "reshape": x.reshape(3, 2), "expand": v.expand(2, 3), "select": x.select(0, 0), "unsqueeze": aten.unsqueeze.default(v, 0),
+        "squeeze": aten.squeeze.dim(aten.unsqueeze.default(v, 0), 0), "clone": x.clone(), "to(float64)": x.to(lib.float64),
+        "copy_": lib.tensor([0.0, 0.0, 0.0]).copy_(v), "add_": (v * 1).add_(v),
+    }
+    return {"output": [f"{name}: {t.grad_fn.name()}" for name, t in made.items()], "events": []}
+
+
 EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "logging_mode": logging_mode,
     "saved_results_mode": saved_results_mode,
@@ -330,6 +488,10 @@ EXAMPLES: dict[str, Callable[[Lib], dict]] = {
     "memory_tracking_mode": memory_tracking_mode,
     "subclass_with_super": subclass_with_super,
     "no_dispatch_wrapper": no_dispatch_wrapper,
+    "scalar_arguments_mode": scalar_arguments_mode,
+    "double_backward_mode": double_backward_mode,
+    "functorch_grad": functorch_grad,
+    "grad_fn_names": grad_fn_names,
 }
 
 
