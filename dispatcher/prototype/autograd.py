@@ -135,11 +135,12 @@ class Node(_GraphNode):
     def release_saved(self) -> None:
         """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
         if self._saved:
+            fields = self.ctx.__dict__
             for name, _, _ in self._saved:
-                delattr(self.ctx, name)
+                del fields[name]
             self._saved = None
 
-    def apply(self, grads: Sequence[Optional[Tensor]]) -> list[Optional[Tensor]]:
+    def apply(self, grads: Sequence[Optional[Tensor]]) -> Sequence[Optional[Tensor]]:
         grad = grads[0]
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
@@ -152,10 +153,8 @@ class Node(_GraphNode):
                 )
             if name == "result":
                 self.ctx.result = aten.detach.default(t)
-        grad_inputs: list[Optional[Tensor]] = []
-        for g in self.formula(self.ctx, grad):
-            grad_inputs.extend(g if isinstance(g, list) else [g])
-        return grad_inputs
+        # One gradient per input (a Tensor[] argument's spread out by the formula's wrapper, see differentiable).
+        return self.formula(self.ctx, grad)
 
 
 class AccumulateGrad:
@@ -183,17 +182,29 @@ class AccumulateGrad:
         grad = grads[0]
         leaf = self.variable
         if leaf.grad is None:
-            if not shared and grad.stride() == leaf.stride():
-                leaf.grad = aten.detach.default(grad)
+            if not shared and _same_strides(grad, leaf):
+                # The engine checked the gradient against the leaf (shape, dtype,
+                # device): set as torch's AccumulateGrad does, without the setter's checks.
+                leaf._grad = aten.detach.default(grad)
             else:
                 copy = aten.new_empty_strided.default(grad, list(leaf.shape), list(leaf.stride()), dtype=leaf.dtype,
                                                       layout=strided, device=leaf.device)
                 leaf.grad = aten.copy_.default(copy, grad)
-        elif leaf.grad.stride() == leaf.stride():
+        elif _same_strides(leaf.grad, leaf):
             aten.add_.Tensor(leaf.grad, grad)
         else:
             leaf.grad = aten.add.Tensor(leaf.grad, grad)
         return []
+
+
+def _same_strides(a: Any, b: Tensor) -> bool:
+    """``a.stride() == b.stride()``; for two CPU tensors of one item size, their
+    numpy arrays' byte strides are compared first (no tuples of element strides made)."""
+    data_a, data_b = getattr(a, "_data", None), b._data
+    if (type(data_a) is np.ndarray and type(data_b) is np.ndarray and data_a.strides == data_b.strides
+            and data_a.itemsize == data_b.itemsize and a._strides is None and b._strides is None):
+        return True
+    return bool(a.stride() == b.stride())
 
 
 def _requires_grad(t: Any) -> bool:
@@ -247,7 +258,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     # positions' values themselves, read without flattening lists.
     has_lists = any(d.kind in (TensorArgKind.TENSOR_LIST, TensorArgKind.OPTIONAL_TENSOR_LIST)
                     for d in schema.dispatch_args)
-    is_tensor_argument = [i in tensor_positions for i in range(len(names))]
+    plan = _context_plan(names, tensor_positions, saves)
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(name)
     saves_result = "result" in saves
@@ -255,26 +266,39 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     redispatch = op.redispatch
 
     def register(formula: Callable) -> Callable:
+        apply_formula = _flattening(formula) if has_lists else formula
+
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-            values = bind(args, kwargs)
-            if has_lists:
-                inputs = [t for p in tensor_positions for t in _as_list(values[p])]
+            below = keyset & AFTER_AUTOGRAD_KEYSET
+            if kwargs or has_lists:
+                values = bind(args, kwargs)
+                if has_lists:
+                    inputs = [t for p in tensor_positions for t in _as_list(values[p])]
+                else:
+                    inputs = [values[p] for p in tensor_positions]
             else:
-                inputs = [values[p] for p in tensor_positions]
+                # Positional arguments only: whether to record is read from them
+                # (a tensor argument left out is an optional one, None); the
+                # call is bound only when it is recorded.
+                values = None
+                n = len(args)
+                inputs = [args[p] for p in tensor_positions if p < n]
             for t in inputs:
                 if getattr(t, "requires_grad", False):
                     break
             else:
                 with AutoDispatchBelowADInplaceOrView():
-                    return redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                    return redispatch(below, *args, **kwargs)
+            if values is None:
+                values = bind(args)
             if inplace:
                 _check_inplace(values[0])
             edges = tuple([_edge(t) for t in inputs])
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
-            ctx, saved = _context(names, values, saves, is_tensor_argument)
+            ctx, saved = _context(plan, values)
             with AutoDispatchBelowADInplaceOrView():
-                result = redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                result = redispatch(below, *args, **kwargs)
             # Only floating-point results are differentiable (PyTorch's
             # isDifferentiableType): x.to(int64) is cut from the graph.
             if result.dtype.is_floating_point:
@@ -284,7 +308,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                     # (Node.apply): a handler sees both detach calls.
                     ctx.result = kept = aten.detach.default(result)
                     saved.append(("result", kept, kept._version_counter.value))
-                result.grad_fn = Node(node_name, formula, ctx, edges, saved, TensorMeta(result))
+                result.grad_fn = Node(node_name, apply_formula, ctx, edges, saved, TensorMeta(result))
                 result.requires_grad = True
             return result
 
@@ -292,6 +316,17 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
         return formula
 
     return register
+
+
+def _flattening(formula: Callable) -> Callable:
+    """``formula`` for an operator with a Tensor[] argument: its gradients with each list's spread out, one per tensor."""
+    def flat(ctx: Context, grad: Tensor) -> list[Optional[Tensor]]:
+        grad_inputs: list[Optional[Tensor]] = []
+        for g in formula(ctx, grad):
+            grad_inputs.extend(g if isinstance(g, list) else [g])
+        return grad_inputs
+
+    return flat
 
 
 def _as_list(value: Any) -> list:
@@ -307,33 +342,42 @@ def _check_inplace(self: Tensor) -> None:
         raise NotImplementedError("in-place operations on views of tensors that require grad are not supported")
 
 
-def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
-             is_tensor_argument: Sequence[bool]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
+# How _context keeps each argument of an operator: as it is (not a tensor
+# argument), the tensor itself (saved: the formula reads its values), or its
+# TensorMeta; a value of a tensor argument that is not a Tensor (None, a
+# Tensor[] list) takes the general path whatever its plan.
+_AS_IS, _SAVED, _META = 0, 1, 2
+
+
+def _context_plan(names: Sequence[str], tensor_positions: Sequence[int], saves: frozenset) -> tuple[tuple[str, int], ...]:
+    return tuple((name, _AS_IS if i not in tensor_positions else _SAVED if name in saves else _META)
+                 for i, name in enumerate(names))
+
+
+def _context(plan: Sequence[tuple[str, int]], values: Sequence[Any]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
     ctx = Context()
-    ctx.needs_grad = needs_grad = {}
+    fields = ctx.__dict__  # written directly: Context has no __setattr__ of its own
+    fields["needs_grad"] = needs_grad = {}
     saved = []
-    for name, value, is_tensor in zip(names, values, is_tensor_argument):
-        if not is_tensor:  # a scalar, a list of ints, ...: as it is
-            setattr(ctx, name, value)
-            continue
-        if isinstance(value, Tensor):  # the common case, without the list handling below
+    for (name, how), value in zip(plan, values):
+        if how == _AS_IS:  # a scalar, a list of ints, ...
+            fields[name] = value
+        elif isinstance(value, Tensor):  # the common case, without the list handling below
             needs_grad[name] = value.requires_grad
-            if name in saves:
+            if how == _SAVED:
                 saved.append((name, value, value._version_counter.value))
-                setattr(ctx, name, value)
+                fields[name] = value
             else:
-                setattr(ctx, name, TensorMeta(value))
-            continue
-        is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
-        if isinstance(value, Tensor) or is_tensors:
-            ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
-        if name in saves:
-            saved.append((name, value, value._version_counter.value))
-        elif isinstance(value, Tensor):
-            value = TensorMeta(value)
-        elif is_tensors:
-            value = [TensorMeta(t) for t in value]
-        setattr(ctx, name, value)
+                fields[name] = TensorMeta(value)
+        else:
+            is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
+            if is_tensors:
+                needs_grad[name] = any(_requires_grad(t) for t in value)
+            if how == _SAVED:
+                saved.append((name, value, value._version_counter.value))
+            elif is_tensors:
+                value = [TensorMeta(t) for t in value]
+            fields[name] = value
     return ctx, saved
 
 
@@ -431,22 +475,17 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
     """
     order = _topological_order([edge[0] for edge, _ in roots])
     needed = None if captured is None else _leading_to({node for node, _ in captured}, order)
-    # id(node) -> the gradients flowing into each of its outputs so far.
-    grads: dict[int, list[Optional[Tensor]]] = {}
+    # node -> the gradients flowing into each of its outputs so far (nodes hash by identity).
+    grads: dict[Any, list[Optional[Tensor]]] = {}
     # Gradients one node gave to several edges (torch copies them: their use count is above one).
     shared: dict[int, Tensor] = {}
-
-    def accumulate(edge: Edge, g: Tensor) -> None:
-        node, output_nr = edge
-        slots = grads.setdefault(id(node), [None] * len(node.metadata))
-        previous = slots[output_nr]
-        slots[output_nr] = g if previous is None else aten.add.Tensor(previous, g)
+    add = aten.add.Tensor
 
     with no_grad():
-        for edge, gradient in roots:
-            accumulate(edge, gradient)
+        for (node, nr), gradient in roots:
+            _accumulate(grads, node, nr, gradient, add)
         for node in order:
-            slots = grads.pop(id(node), None)
+            slots = grads.pop(node, None)
             if slots is None:
                 continue
             if captured is not None:
@@ -455,27 +494,38 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
                         captured[id(node), nr] = g
                 if id(node) not in needed:  # type: ignore[operator]  # needed is set when captured is
                     continue
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if captured is None:
-                    node.apply(slots, shared=id(slots[0]) in shared)
+                    node.apply(slots, shared=bool(shared) and id(slots[0]) in shared)
                 continue
             outputs = node.apply(slots)
             if not retain_graph:
                 node.release_saved()
-            given = [g for edge, g in zip(node.edges, outputs) if edge is not None and g is not None]
-            if len(given) > 1:
+            edges = node.edges
+            if len(edges) > 1:
+                given = [g for edge, g in zip(edges, outputs) if edge is not None and g is not None]
                 seen: set[int] = set()
                 for g in given:
                     if id(g) in seen:
                         shared[id(g)] = g
                     seen.add(id(g))
-            for i, (edge, g) in enumerate(zip(node.edges, outputs)):
+            for i, (edge, g) in enumerate(zip(edges, outputs)):
                 if edge is None or g is None:
                     continue
-                meta = edge[0].metadata[edge[1]]
+                child, nr = edge
+                meta = child.metadata[nr]
                 if g.shape != meta.shape or g.dtype is not meta.dtype or g.device != meta.device:
                     g = _validate_gradient(g, meta, i, node.name)
-                accumulate(edge, g)
+                _accumulate(grads, child, nr, g, add)
+
+
+def _accumulate(grads: dict[Any, list[Optional[Tensor]]], node: Any, output_nr: int, g: Tensor, add: Callable) -> None:
+    """Add ``g`` to the gradients flowing into output ``output_nr`` of ``node`` (``add``: aten.add.Tensor)."""
+    slots = grads.get(node)
+    if slots is None:
+        slots = grads[node] = [None] * len(node.metadata)
+    previous = slots[output_nr]
+    slots[output_nr] = g if previous is None else add(previous, g)
 
 
 def _leading_to(targets: set[int], order: Sequence[Any]) -> set[int]:
