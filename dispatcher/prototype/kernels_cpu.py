@@ -25,7 +25,10 @@ import numpy as np
 from dispatcher import Library
 
 from . import shapes
-from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type, to_numpy_dtype
+from .dtypes import (
+    NUMPY_DTYPES as _NUMPY, DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type,
+    to_numpy_dtype,
+)
 from .generator import default_generator
 from .tensor import Tensor, contiguous_strides, cpu_tensor
 from .tensor_options import check_options
@@ -46,15 +49,14 @@ def _kernel(name: str):
 def _wrap(array: object, dt: DType) -> Tensor:
     """The tensor of a kernel's result: ``array`` (an ndarray, or a numpy scalar
     of a reduction) as an array of ``dt``."""
-    np_dtype = to_numpy_dtype(dt)
-    if type(array) is not np.ndarray or array.dtype != np_dtype:
-        array = np.asarray(array, dtype=np_dtype)
+    if type(array) is not np.ndarray or array.dtype is not _NUMPY[dt]:  # numpy's dtypes are singletons
+        array = np.asarray(array, dtype=to_numpy_dtype(dt))
     return cpu_tensor(array, dt)
 
 
 def _operand(t: Tensor, dt: DType) -> np.ndarray:
     """``t``'s values in the dtype the computation runs in (no copy if they already are)."""
-    return t._data if t.dtype is dt else t._data.astype(to_numpy_dtype(dt), copy=False)
+    return t._data if t.dtype is dt else t._data.astype(_NUMPY[dt], copy=False)
 
 
 def _writable(t: Tensor) -> np.ndarray:
@@ -222,7 +224,9 @@ def dot(self: Tensor, tensor: Tensor) -> Tensor:
 @_kernel("permute")
 def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
     shapes.permute_shape(self.shape, dims)
-    return Tensor.from_numpy(np.transpose(self._data, [shapes.wrap_dim(d, self.ndim) for d in dims]))
+    ndim = len(self.shape)
+    # ndarray.transpose, not np.transpose: the same view without numpy's Python wrapper.
+    return cpu_tensor(self._data.transpose([shapes.wrap_dim(d, ndim) for d in dims]), self.dtype)
 
 
 @_kernel("view")

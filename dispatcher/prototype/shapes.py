@@ -22,6 +22,8 @@ Shape = tuple[int, ...]
 
 def wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index in [0, ndim), from a possibly negative one."""
+    if 0 <= dim < ndim:  # most calls: nothing to wrap or check
+        return dim
     low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not low <= dim <= high:
         raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
@@ -30,7 +32,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape:
     if a == b:  # most binary operations: nothing to broadcast
-        return tuple(a)
+        return a if type(a) is tuple else tuple(a)
     # Right-aligned: pad the shorter shape with leading 1s, then match dimension by dimension.
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + tuple(a)
