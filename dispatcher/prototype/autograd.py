@@ -181,7 +181,7 @@ class AccumulateGrad:
         (``add_``) to a gradient laid out as the leaf, else out of place."""
         grad = grads[0]
         leaf = self.variable
-        if leaf.grad is None:
+        if leaf._grad is None:
             if not shared and _same_strides(grad, leaf):
                 # The engine checked the gradient against the leaf (shape, dtype,
                 # device): set as torch's AccumulateGrad does, without the setter's checks.
@@ -190,10 +190,10 @@ class AccumulateGrad:
                 copy = aten.new_empty_strided.default(grad, list(leaf.shape), list(leaf.stride()), dtype=leaf.dtype,
                                                       layout=strided, device=leaf.device)
                 leaf.grad = aten.copy_.default(copy, grad)
-        elif _same_strides(leaf.grad, leaf):
-            aten.add_.Tensor(leaf.grad, grad)
+        elif _same_strides(leaf._grad, leaf):
+            aten.add_.Tensor(leaf._grad, grad)
         else:
-            leaf.grad = aten.add.Tensor(leaf.grad, grad)
+            leaf.grad = aten.add.Tensor(leaf._grad, grad)
         return []
 
 

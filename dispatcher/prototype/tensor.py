@@ -118,10 +118,9 @@ class VersionCounter:
     one that was written to since (ADInplaceOrView kernels bump it).
     """
 
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
+    # Made with no __init__ (one per tensor: a Python frame each was a fifth
+    # of making a tensor): the count reads the class's 0 until the first write.
+    value = 0
 
 
 class TensorMethods:
