@@ -18,6 +18,7 @@ to the result dtype: numpy's float32 exp is an ulp or more off (exp(1) gives
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -59,6 +60,17 @@ def _operand(t: Tensor, dt: DType) -> np.ndarray:
     return t._data if t.dtype is dt else t._data.astype(_NUMPY[dt], copy=False)
 
 
+def _binary(self: Tensor, other: Tensor, promote: Any = result_type) -> tuple[np.ndarray, np.ndarray, DType]:
+    """The operands of a binary pointwise kernel, checked to broadcast, in the
+    dtype the computation runs in (``promote``'s), and that dtype."""
+    if self.shape != other.shape:
+        shapes.broadcast_shapes(self.shape, other.shape)
+    dt = promote(self, other)
+    a = self._data if self.dtype is dt else self._data.astype(_NUMPY[dt], copy=False)
+    b = other._data if other.dtype is dt else other._data.astype(_NUMPY[dt], copy=False)
+    return a, b, dt
+
+
 def _writable(t: Tensor) -> np.ndarray:
     if not t._data.flags.writeable:
         raise RuntimeError(
@@ -71,9 +83,7 @@ def _writable(t: Tensor) -> np.ndarray:
 # -- pointwise --------------------------------------------------------------------------
 @_kernel("add.Tensor")
 def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
-    shapes.broadcast_shapes(self.shape, other.shape)
-    dt = result_type(self, other)
-    a, b = _operand(self, dt), _operand(other, dt)
+    a, b, dt = _binary(self, other)
     return _wrap(a + (b if alpha == 1 else alpha * b), dt)
 
 
@@ -81,24 +91,25 @@ def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
 def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     shapes.broadcast_shapes(self.shape, other.shape)
     shapes.check_sub_operands(self, other)
-    dt = result_type(self, other)
-    a, b = _operand(self, dt), _operand(other, dt)
+    a, b, dt = _binary(self, other)
     return _wrap(a - (b if alpha == 1 else alpha * b), dt)
 
 
 @_kernel("mul.Tensor")
 def mul(self: Tensor, other: Tensor) -> Tensor:
-    shapes.broadcast_shapes(self.shape, other.shape)
-    dt = result_type(self, other)
-    return _wrap(_operand(self, dt) * _operand(other, dt), dt)
+    a, b, dt = _binary(self, other)
+    return _wrap(a * b, dt)
 
 
 @_kernel("div.Tensor")
 def div(self: Tensor, other: Tensor) -> Tensor:
-    shapes.broadcast_shapes(self.shape, other.shape)
-    dt = float_result_type(self, other)
+    a, b, dt = _binary(self, other, float_result_type)
+    if b.ndim == 0 and math.isfinite(divisor := b.item()) and divisor != 0:
+        # A finite divisor other than 0 (mean's count, a wrapped number) raises
+        # neither division by zero nor an invalid operation: no errstate needed.
+        return _wrap(np.true_divide(a, b), dt)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf and nan, silently, as PyTorch
-        return _wrap(np.true_divide(_operand(self, dt), _operand(other, dt)), dt)
+        return _wrap(np.true_divide(a, b), dt)
 
 
 @_kernel("neg")
@@ -123,9 +134,8 @@ def relu(self: Tensor) -> Tensor:
 @_kernel("threshold_backward")
 def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
     """relu's gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0."""
-    shapes.broadcast_shapes(grad_output.shape, self.shape)
-    dt = result_type(grad_output, self)
-    return _wrap(np.where(_operand(self, dt) <= threshold, 0, _operand(grad_output, dt)), dt)
+    grad, values, dt = _binary(grad_output, self)
+    return _wrap(np.where(values <= threshold, 0, grad), dt)
 
 
 def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
@@ -282,7 +292,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 @_kernel("add_.Tensor")
 def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     dt = result_type(self, other)
-    shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
+    if self.shape != other.shape or dt is not self.dtype:  # (an operand of the output's shape and dtype fits)
+        shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
     out = _writable(self)
     b = _operand(other, dt)
     np.add(out, b if alpha == 1 else alpha * b, out=out, casting="unsafe")
