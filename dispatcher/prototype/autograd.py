@@ -504,11 +504,12 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
             edges = node.edges
             if len(edges) > 1:
                 given = [g for edge, g in zip(edges, outputs) if edge is not None and g is not None]
-                seen: set[int] = set()
-                for g in given:
-                    if id(g) in seen:
-                        shared[id(g)] = g
-                    seen.add(id(g))
+                if len({id(g) for g in given}) < len(given):
+                    seen: set[int] = set()
+                    for g in given:
+                        if id(g) in seen:
+                            shared[id(g)] = g
+                        seen.add(id(g))
             for i, (edge, g) in enumerate(zip(edges, outputs)):
                 if edge is None or g is None:
                     continue
@@ -565,26 +566,32 @@ def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Opt
 
 
 def _topological_order(roots: Sequence[Any]) -> list:
-    """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS)."""
-    seen: set[int] = set()
+    """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS;
+    nodes hash by identity).  A node without edges (a leaf's AccumulateGrad) is
+    finished when reached, without a turn on the stack."""
+    seen: set[Any] = set()
     post_order: list = []
     for root in roots:
-        if id(root) in seen:
+        if root in seen:
             continue
-        seen.add(id(root))
+        seen.add(root)
         stack = [(root, iter(root.edges))]
         while stack:
             node, edges = stack[-1]
             for edge in edges:
-                if edge is not None and id(edge[0]) not in seen:
+                if edge is not None:
                     child = edge[0]
-                    seen.add(id(child))
-                    stack.append((child, iter(child.edges)))
-                    break
+                    if child not in seen:
+                        seen.add(child)
+                        if child.edges:
+                            stack.append((child, iter(child.edges)))
+                            break
+                        post_order.append(child)
             else:
                 stack.pop()
                 post_order.append(node)
-    return post_order[::-1]
+    post_order.reverse()
+    return post_order
 
 
 # -- custom operators: the dispatcher's AutogradEngine protocol -----------------------------------

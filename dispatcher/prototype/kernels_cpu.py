@@ -65,7 +65,9 @@ def _binary(self: Tensor, other: Tensor, promote: Any = result_type) -> tuple[np
     dtype the computation runs in (``promote``'s), and that dtype."""
     if self.shape != other.shape:
         shapes.broadcast_shapes(self.shape, other.shape)
-    dt = promote(self, other)
+    dt = self.dtype
+    if other.dtype is not dt or self._wrapped_number or other._wrapped_number or promote is not result_type:
+        dt = promote(self, other)
     a = self._data if self.dtype is dt else self._data.astype(_NUMPY[dt], copy=False)
     b = other._data if other.dtype is dt else other._data.astype(_NUMPY[dt], copy=False)
     return a, b, dt
