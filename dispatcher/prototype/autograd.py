@@ -259,6 +259,11 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     has_lists = any(d.kind in (TensorArgKind.TENSOR_LIST, TensorArgKind.OPTIONAL_TENSOR_LIST)
                     for d in schema.dispatch_args)
     plan = _context_plan(names, tensor_positions, saves)
+    # Most operators' tensor arguments are consecutive (self, other): a
+    # positional call passing them all has them as one slice of its arguments.
+    start = tensor_positions[0] if tensor_positions else 0
+    end = start + len(tensor_positions)
+    consecutive = tensor_positions == list(range(start, end))
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(name)
     saves_result = "result" in saves
@@ -270,6 +275,8 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
 
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
             below = keyset & AFTER_AUTOGRAD_KEYSET
+            values: Optional[Sequence[Any]]
+            inputs: Sequence[Any]
             if kwargs or has_lists:
                 values = bind(args, kwargs)
                 if has_lists:
@@ -282,7 +289,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                 # call is bound only when it is recorded.
                 values = None
                 n = len(args)
-                inputs = [args[p] for p in tensor_positions if p < n]
+                inputs = args[start:end] if consecutive and n >= end else [args[p] for p in tensor_positions if p < n]
             for t in inputs:
                 if getattr(t, "requires_grad", False):
                     break
@@ -293,7 +300,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                 values = bind(args)
             if inplace:
                 _check_inplace(values[0])
-            edges = tuple([_edge(t) for t in inputs])
+            edges = tuple(map(_edge, inputs))
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
             ctx, saved = _context(plan, values)
@@ -514,10 +521,15 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
                 if edge is None or g is None:
                     continue
                 child, nr = edge
-                meta = child.metadata[nr]
+                metadata = child.metadata
+                meta = metadata[nr]
                 if g.shape != meta.shape or g.dtype is not meta.dtype or g.device != meta.device:
                     g = _validate_gradient(g, meta, i, node.name)
-                _accumulate(grads, child, nr, g, add)
+                slots = grads.get(child)
+                if slots is None and len(metadata) == 1:  # _accumulate's first gradient of a one-output node, inline
+                    grads[child] = [g]
+                else:
+                    _accumulate(grads, child, nr, g, add)
 
 
 def _accumulate(grads: dict[Any, list[Optional[Tensor]]], node: Any, output_nr: int, g: Tensor, add: Callable) -> None:
