@@ -509,7 +509,11 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
             if not retain_graph:
                 node.release_saved()
             edges = node.edges
-            if len(edges) > 1:
+            if len(edges) == 2 and len(outputs) == 2:  # (most nodes with several edges: a binary operator's)
+                first = outputs[0]
+                if first is outputs[1] and first is not None and edges[0] is not None and edges[1] is not None:
+                    shared[id(first)] = first
+            elif len(edges) > 1:
                 given = [g for edge, g in zip(edges, outputs) if edge is not None and g is not None]
                 if len({id(g) for g in given}) < len(given):
                     seen: set[int] = set()
