@@ -184,3 +184,22 @@ def test_broadcast_shapes_is_numpys_and_blames_the_last_mismatch_as_torch():
                 shapes.broadcast_shapes(a, b)
         else:
             assert shapes.broadcast_shapes(a, b) == expected
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 4, 1), (5,), (2, 0, 3)])
+def test_reduce_shape_keeping_one_dimension_is_numpys(shape):
+    for dim in range(-len(shape), len(shape)):
+        expected = np.sum(np.zeros(shape), axis=dim, keepdims=True).shape
+        assert shapes.reduce_shape(shape, [dim], True) == expected, dim
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        shapes.reduce_shape(shape, [len(shape)], True)
+
+
+@pytest.mark.parametrize("size, message", [([4], None), ([2, 2], None), ([-1], None), ([5], "invalid"), ([-2, -2], "invalid"),
+                                           ([-1, -1], "only one dimension")])
+def test_view_shape_checks_what_it_does_not_infer(size, message):
+    if message is None:
+        assert shapes.view_shape((2, 2), size) == tuple(np.zeros((2, 2)).reshape(size).shape)
+    else:
+        with pytest.raises(RuntimeError, match=message):
+            shapes.view_shape((2, 2), size)

@@ -392,8 +392,9 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
     """Undo broadcasting: sum ``grad`` down to ``shape`` (torch's at::sum_to): one sum
     over the leading dimensions and those broadcast from 1, keeping them, then a
     view without the leading ones."""
-    lead = grad.ndim - len(shape)
-    dims = list(range(lead)) + [i for i in range(lead, grad.ndim) if shape[i - lead] == 1 and grad.shape[i] != 1]
+    ndim = len(grad.shape)
+    lead = ndim - len(shape)
+    dims = list(range(lead)) + [i for i in range(lead, ndim) if shape[i - lead] == 1 and grad.shape[i] != 1]
     if dims:
         grad = aten.sum.dim_IntList(grad, dims, True)
     return aten.view.default(grad, list(shape)) if lead > 0 else grad

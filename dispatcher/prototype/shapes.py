@@ -54,6 +54,10 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape:
 def reduce_shape(shape: Sequence[int], dims: Optional[Sequence[int]], keepdim: bool) -> Shape:
     """The result of reducing ``dims`` (None or [] means all, as in sum.dim_IntList)."""
     ndim = len(shape)
+    if keepdim and dims and len(dims) == 1 and 0 <= dims[0] < ndim:  # one dimension kept (sum_to's): no set
+        kept = list(shape)
+        kept[dims[0]] = 1
+        return tuple(kept)
     reduced = set(range(ndim)) if not dims else {wrap_dim(d, ndim) for d in dims}
     if keepdim:
         return tuple(1 if i in reduced else s for i, s in enumerate(shape))
@@ -134,6 +138,10 @@ def permute_shape(shape: Sequence[int], dims: Sequence[int]) -> Shape:
 def view_shape(shape: Sequence[int], size: Sequence[int]) -> Shape:
     """``size`` with its one -1 inferred, checked against the element count."""
     numel = math.prod(shape)
+    if -1 not in size:  # nothing to infer (most calls): only the count to check
+        out = tuple(size)
+        if math.prod(out) == numel and min(out, default=0) >= 0:
+            return out
     infer = [i for i, s in enumerate(size) if s == -1]
     if len(infer) > 1:
         raise RuntimeError("only one dimension can be inferred")
