@@ -124,9 +124,10 @@ def test_a_method_call_leaves_default_arguments_out():
     x, y = tensor([1.0, 2.0]), tensor([3.0, 4.0])
     with Log():
         x + y, x.add(y, alpha=2), x - y, x.sub(y, alpha=3), x.mean(), x.mean(dtype=float64)
+        aten.add.Tensor(x, y, alpha=1)  # what the method passed before: a handler saw the same call
     assert calls == [("aten.add.Tensor", {}), ("aten.add.Tensor", {"alpha": 2}), ("aten.sub.Tensor", {}),
                      ("aten.sub.Tensor", {"alpha": 3}), ("aten.mean.default", {}),
-                     ("aten.mean.default", {"dtype": float64})]
+                     ("aten.mean.default", {"dtype": float64}), ("aten.add.Tensor", {})]
 
 
 def test_a_gradient_given_to_two_leaves_is_copied_for_each():

@@ -139,9 +139,9 @@ def view_shape(shape: Sequence[int], size: Sequence[int]) -> Shape:
     """``size`` with its one -1 inferred, checked against the element count."""
     numel = math.prod(shape)
     if -1 not in size:  # nothing to infer (most calls): only the count to check
-        out = tuple(size)
-        if math.prod(out) == numel and min(out, default=0) >= 0:
-            return out
+        given = tuple(size)
+        if math.prod(given) == numel and min(given, default=0) >= 0:
+            return given
     infer = [i for i, s in enumerate(size) if s == -1]
     if len(infer) > 1:
         raise RuntimeError("only one dimension can be inferred")
