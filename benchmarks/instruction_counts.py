@@ -8,7 +8,9 @@ the difference of the counts is the cost of one call, import and set-up
 cancelled out.  docs/performance.md states the budgets these are held to.
 
 Run: ``python benchmarks/instruction_counts.py`` (needs valgrind; about a
-minute per case).
+minute per case).  ``--training-step`` counts instead one step of
+benchmarks/training_step.py's MLPs, the prototype's and the numpy limit's
+(docs/performance.md; a few minutes per row at batch 64).
 """
 from __future__ import annotations
 
@@ -115,11 +117,42 @@ def per_call(statement: str, small: int, large: int, setup: str = SETUP) -> floa
     return (_instructions(setup, statement, large) - _instructions(setup, statement, small)) / (large - small)
 
 
+def training_step_setup(side: str, sizes: Sequence[int], batch: int) -> str:
+    """Set-up source making ``step``, one training step of ``side`` ("prototype" or "numpy", see training_step.py)."""
+    return (f"import os, sys\nos.environ['OPENBLAS_NUM_THREADS'] = '1'\n"
+            f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+            f"import training_step\nstep = training_step.{side}_step({tuple(sizes)!r}, {batch})\n"
+            "for _ in range(3):\n    step()\n")
+
+
+def training_step_rows(small: int, large: int) -> None:
+    # Imported here: training_step imports numpy, which the helper cases do not need.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from training_step import BATCHES, SHAPES
+
+    print("| MLP | batch | prototype | numpy limit | over the limit |")
+    print("|---|---:|---:|---:|---:|")
+    for sizes in SHAPES:
+        for batch in BATCHES:
+            ours, limit = (per_call("step()", small, large, training_step_setup(side, sizes, batch))
+                           for side in ("prototype", "numpy"))
+            print(f"| {'-'.join(map(str, sizes))} | {batch} | {ours:,.0f} | {limit:,.0f} | {ours - limit:,.0f} |",
+                  flush=True)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", type=int, default=1000, help="calls in the first run (default 1000)")
-    parser.add_argument("--large", type=int, default=11000, help="calls in the second run (default 11000)")
+    parser.add_argument("--small", type=int, default=None,
+                        help="calls in the first run (default 1000; 5 steps with --training-step)")
+    parser.add_argument("--large", type=int, default=None,
+                        help="calls in the second run (default 11000; 25 steps with --training-step)")
+    parser.add_argument("--training-step", action="store_true",
+                        help="count one training step of each MLP of training_step.py instead of the helpers")
     args = parser.parse_args(argv)
+    if args.training_step:
+        training_step_rows(args.small or 5, args.large or 25)
+        return 0
+    args.small, args.large = args.small or 1000, args.large or 11000
     print("| helper | instructions per call |")
     print("|---|---:|")
     for name, statement in CASES.items():

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
+import sys
 
 import pytest
 
@@ -36,3 +38,19 @@ def test_the_rows_have_every_side_and_the_ratios(training_step, monkeypatch):
     table = training_step.format_rows(rows)
     assert table.splitlines()[0].startswith("| MLP | batch | prototype (µs) | numpy limit (µs) | prototype / numpy |")
     assert "| 784-128-10 | 1 |" in table
+
+
+@pytest.mark.parametrize("side", ["prototype", "numpy"])
+def test_the_instruction_counts_set_up_runs_a_step(side, monkeypatch):
+    # benchmarks/instruction_counts.py --training-step runs this set-up under callgrind; here without it
+    # (the set-up's changes to sys.path and the environment are undone after).
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", os.environ.get("OPENBLAS_NUM_THREADS", "1"))
+    spec = importlib.util.spec_from_file_location("instruction_counts", _PATH.parent / "instruction_counts.py")
+    assert spec is not None and spec.loader is not None
+    counts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(counts)
+    namespace: dict = {}
+    exec(counts.training_step_setup(side, (784, 128, 10), 1), namespace)
+    loss = namespace["step"]()
+    assert isinstance(loss, float) and loss > 0

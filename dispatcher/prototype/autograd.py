@@ -142,11 +142,12 @@ class Node(_GraphNode):
     def release_saved(self) -> None:
         """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
         if self._saved:
+            fields = self.ctx.__dict__
             for name, _, _ in self._saved:
-                delattr(self.ctx, name)
+                del fields[name]
             self._saved = None
 
-    def apply(self, grads: Sequence[Optional[Tensor]], create_graph: bool = False) -> list[Optional[Tensor]]:
+    def apply(self, grads: Sequence[Optional[Tensor]], create_graph: bool = False) -> Sequence[Optional[Tensor]]:
         grad = grads[0]
         if self._saved is None:
             raise RuntimeError(_BACKWARD_TWICE)
@@ -161,10 +162,8 @@ class Node(_GraphNode):
                 self.ctx.result = result = aten.detach.default(t)
                 if create_graph:  # torch unpacks a saved output as a tensor of this node: differentiable again
                     result.grad_fn, result.requires_grad = self, True
-        grad_inputs: list[Optional[Tensor]] = []
-        for g in self.formula(self.ctx, grad):
-            grad_inputs.extend(g if isinstance(g, list) else [g])
-        return grad_inputs
+        # One gradient per input (a Tensor[] argument's spread out by the formula's wrapper, see differentiable).
+        return self.formula(self.ctx, grad)
 
 
 class AccumulateGrad:
@@ -196,18 +195,30 @@ class AccumulateGrad:
         with grad mode on)."""
         grad = grads[0]
         leaf = self.variable
-        if leaf.grad is None:
-            if not shared and not create_graph and grad.stride() == leaf.stride():
-                leaf.grad = aten.detach.default(grad)
+        if leaf._grad is None:
+            if not shared and not create_graph and _same_strides(grad, leaf):
+                # The engine checked the gradient against the leaf (shape, dtype,
+                # device): set as torch's AccumulateGrad does, without the setter's checks.
+                leaf._grad = aten.detach.default(grad)
             else:
                 copy = aten.new_empty_strided.default(grad, list(leaf.shape), list(leaf.stride()), dtype=leaf.dtype,
                                                       layout=strided, device=leaf.device)
                 leaf.grad = aten.copy_.default(copy, grad)
-        elif not create_graph and leaf.grad.stride() == leaf.stride():
-            aten.add_.Tensor(leaf.grad, grad)
+        elif not create_graph and _same_strides(leaf._grad, leaf):
+            aten.add_.Tensor(leaf._grad, grad)
         else:
-            leaf.grad = aten.add.Tensor(leaf.grad, grad)
+            leaf.grad = aten.add.Tensor(leaf._grad, grad)
         return []
+
+
+def _same_strides(a: Any, b: Tensor) -> bool:
+    """``a.stride() == b.stride()``; for two CPU tensors of one item size, their
+    numpy arrays' byte strides are compared first (no tuples of element strides made)."""
+    data_a, data_b = getattr(a, "_data", None), b._data
+    if (type(data_a) is np.ndarray and type(data_b) is np.ndarray and data_a.strides == data_b.strides
+            and data_a.itemsize == data_b.itemsize and a._strides is None and b._strides is None):
+        return True
+    return bool(a.stride() == b.stride())
 
 
 def _requires_grad(t: Any) -> bool:
@@ -261,7 +272,12 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     # positions' values themselves, read without flattening lists.
     has_lists = any(d.kind in (TensorArgKind.TENSOR_LIST, TensorArgKind.OPTIONAL_TENSOR_LIST)
                     for d in schema.dispatch_args)
-    is_tensor_argument = [i in tensor_positions for i in range(len(names))]
+    plan = _context_plan(names, tensor_positions, saves)
+    # Most operators' tensor arguments are consecutive (self, other): a
+    # positional call passing them all has them as one slice of its arguments.
+    start = tensor_positions[0] if tensor_positions else 0
+    end = start + len(tensor_positions)
+    consecutive = tensor_positions == list(range(start, end))
     inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(name)
     saves_result = "result" in saves
@@ -269,26 +285,41 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     redispatch = op.redispatch
 
     def register(formula: Callable) -> Callable:
+        apply_formula = _flattening(formula) if has_lists else formula
+
         def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-            values = bind(args, kwargs)
-            if has_lists:
-                inputs = [t for p in tensor_positions for t in _as_list(values[p])]
+            below = keyset & AFTER_AUTOGRAD_KEYSET
+            values: Optional[Sequence[Any]]
+            inputs: Sequence[Any]
+            if kwargs or has_lists:
+                values = bind(args, kwargs)
+                if has_lists:
+                    inputs = [t for p in tensor_positions for t in _as_list(values[p])]
+                else:
+                    inputs = [values[p] for p in tensor_positions]
             else:
-                inputs = [values[p] for p in tensor_positions]
+                # Positional arguments only: whether to record is read from them
+                # (a tensor argument left out is an optional one, None); the
+                # call is bound only when it is recorded.
+                values = None
+                n = len(args)
+                inputs = args[start:end] if consecutive and n >= end else [args[p] for p in tensor_positions if p < n]
             for t in inputs:
                 if getattr(t, "requires_grad", False):
                     break
             else:
                 with AutoDispatchBelowADInplaceOrView():
-                    return redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                    return redispatch(below, *args, **kwargs)
+            if values is None:
+                values = bind(args)
             if inplace:
                 _check_inplace(values[0])
-            edges = tuple([_edge(t) for t in inputs])
+            edges = tuple(map(_edge, inputs))
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
-            ctx, saved = _context(names, values, saves, is_tensor_argument)
+            ctx, saved = _context(plan, values)
             with AutoDispatchBelowADInplaceOrView():
-                result = redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+                result = redispatch(below, *args, **kwargs)
             # Only floating-point results are differentiable (PyTorch's
             # isDifferentiableType): x.to(int64) is cut from the graph.
             if result.dtype.is_floating_point:
@@ -298,7 +329,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                     # (Node.apply): a handler sees both detach calls.
                     ctx.result = kept = aten.detach.default(result)
                     saved.append(("result", kept, kept._version_counter.value))
-                result.grad_fn = Node(node_name, formula, ctx, edges, saved, TensorMeta(result))
+                result.grad_fn = Node(node_name, apply_formula, ctx, edges, saved, TensorMeta(result))
                 result.requires_grad = True
             return result
 
@@ -306,6 +337,17 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
         return formula
 
     return register
+
+
+def _flattening(formula: Callable) -> Callable:
+    """``formula`` for an operator with a Tensor[] argument: its gradients with each list's spread out, one per tensor."""
+    def flat(ctx: Context, grad: Tensor) -> list[Optional[Tensor]]:
+        grad_inputs: list[Optional[Tensor]] = []
+        for g in formula(ctx, grad):
+            grad_inputs.extend(g if isinstance(g, list) else [g])
+        return grad_inputs
+
+    return flat
 
 
 def _as_list(value: Any) -> list:
@@ -321,39 +363,47 @@ def _check_inplace(self: Tensor) -> None:
         raise NotImplementedError("in-place operations on views of tensors that require grad are not supported")
 
 
-def _context(names: Sequence[str], values: Sequence[Any], saves: frozenset,
-             is_tensor_argument: Sequence[bool]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
+# How _context keeps each argument of an operator: as it is (not a tensor
+# argument), the tensor itself (saved: the formula reads its values), or its
+# TensorMeta; a value of a tensor argument that is not a Tensor (None, a
+# Tensor[] list) takes the general path whatever its plan.
+_AS_IS, _SAVED, _META = 0, 1, 2
+
+
+def _context_plan(names: Sequence[str], tensor_positions: Sequence[int], saves: frozenset) -> tuple[tuple[str, int], ...]:
+    return tuple((name, _AS_IS if i not in tensor_positions else _SAVED if name in saves else _META)
+                 for i, name in enumerate(names))
+
+
+def _context(plan: Sequence[tuple[str, int]], values: Sequence[Any]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
     ctx = Context()
-    ctx.needs_grad = needs_grad = {}
+    fields = ctx.__dict__  # written directly: Context has no __setattr__ of its own
+    fields["needs_grad"] = needs_grad = {}
     saved = []
-    for name, value, is_tensor in zip(names, values, is_tensor_argument):
-        if not is_tensor:  # a scalar, a list of ints, ...: as it is
-            setattr(ctx, name, value)
-            continue
-        if isinstance(value, Tensor):  # the common case, without the list handling below
+    for (name, how), value in zip(plan, values):
+        if how == _AS_IS:  # a scalar, a list of ints, ...
+            fields[name] = value
+        elif isinstance(value, Tensor):  # the common case, without the list handling below
             needs_grad[name] = value.requires_grad
-            if name in saves:
+            if how == _SAVED:
                 saved.append((name, value, value._version_counter.value))
-                setattr(ctx, name, value)
+                fields[name] = value
             else:
-                setattr(ctx, name, TensorMeta(value))
-            continue
-        if not isinstance(value, (Tensor, list)) and value is not None:
+                fields[name] = TensorMeta(value)
+        elif isinstance(value, (bool, int, float, complex)):
             # A number where the schema says Tensor (Note [Numbers where an
             # operator takes a tensor]): the formula reads it as it is.
             needs_grad[name] = False
-            setattr(ctx, name, value)
-            continue
-        is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
-        if isinstance(value, Tensor) or is_tensors:
-            ctx.needs_grad[name] = any(_requires_grad(t) for t in _as_list(value))
-        if name in saves:
-            saved.append((name, value, value._version_counter.value))
-        elif isinstance(value, Tensor):
-            value = TensorMeta(value)
-        elif is_tensors:
-            value = [TensorMeta(t) for t in value]
-        setattr(ctx, name, value)
+            fields[name] = value
+        else:
+            is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
+            if is_tensors:
+                needs_grad[name] = any(_requires_grad(t) for t in value)
+            if how == _SAVED:
+                saved.append((name, value, value._version_counter.value))
+            elif is_tensors:
+                value = [TensorMeta(t) for t in value]
+            fields[name] = value
     return ctx, saved
 
 
@@ -361,8 +411,9 @@ def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
     """Undo broadcasting: sum ``grad`` down to ``shape`` (torch's at::sum_to): one sum
     over the leading dimensions and those broadcast from 1, keeping them, then a
     view without the leading ones."""
-    lead = grad.ndim - len(shape)
-    dims = list(range(lead)) + [i for i in range(lead, grad.ndim) if shape[i - lead] == 1 and grad.shape[i] != 1]
+    ndim = len(grad.shape)
+    lead = ndim - len(shape)
+    dims = list(range(lead)) + [i for i in range(lead, ndim) if shape[i - lead] == 1 and grad.shape[i] != 1]
     if dims:
         grad = aten.sum.dim_IntList(grad, dims, True)
     return aten.view.default(grad, list(shape)) if lead > 0 else grad
@@ -456,22 +507,17 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
     """
     order = _topological_order([edge[0] for edge, _ in roots])
     needed = None if captured is None else _leading_to({node for node, _ in captured}, order)
-    # id(node) -> the gradients flowing into each of its outputs so far.
-    grads: dict[int, list[Optional[Tensor]]] = {}
+    # node -> the gradients flowing into each of its outputs so far (nodes hash by identity).
+    grads: dict[Any, list[Optional[Tensor]]] = {}
     # Gradients one node gave to several edges (torch copies them: their use count is above one).
     shared: dict[int, Tensor] = {}
-
-    def accumulate(edge: Edge, g: Tensor) -> None:
-        node, output_nr = edge
-        slots = grads.setdefault(id(node), [None] * len(node.metadata))
-        previous = slots[output_nr]
-        slots[output_nr] = g if previous is None else aten.add.Tensor(previous, g)
+    add = aten.add.Tensor
 
     with contextlib.nullcontext() if create_graph else no_grad():
-        for edge, gradient in roots:
-            accumulate(edge, gradient)
+        for (node, nr), gradient in roots:
+            _accumulate(grads, node, nr, gradient, add)
         for node in order:
-            slots = grads.pop(id(node), None)
+            slots = grads.pop(node, None)
             if slots is None:
                 continue
             if captured is not None:
@@ -480,27 +526,48 @@ def _run_graph(roots: Sequence[tuple[Edge, Tensor]], retain_graph: Optional[bool
                         captured[id(node), nr] = g
                 if id(node) not in needed:  # type: ignore[operator]  # needed is set when captured is
                     continue
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if captured is None:
-                    node.apply(slots, shared=id(slots[0]) in shared, create_graph=create_graph)
+                    node.apply(slots, shared=bool(shared) and id(slots[0]) in shared, create_graph=create_graph)
                 continue
             outputs = node.apply(slots, create_graph)
             if not retain_graph:
                 node.release_saved()
-            given = [g for edge, g in zip(node.edges, outputs) if edge is not None and g is not None]
-            if len(given) > 1:
-                seen: set[int] = set()
-                for g in given:
-                    if id(g) in seen:
-                        shared[id(g)] = g
-                    seen.add(id(g))
-            for i, (edge, g) in enumerate(zip(node.edges, outputs)):
+            edges = node.edges
+            if len(edges) == 2 and len(outputs) == 2:  # (most nodes with several edges: a binary operator's)
+                first = outputs[0]
+                if first is outputs[1] and first is not None and edges[0] is not None and edges[1] is not None:
+                    shared[id(first)] = first
+            elif len(edges) > 1:
+                given = [g for edge, g in zip(edges, outputs) if edge is not None and g is not None]
+                if len({id(g) for g in given}) < len(given):
+                    seen: set[int] = set()
+                    for g in given:
+                        if id(g) in seen:
+                            shared[id(g)] = g
+                        seen.add(id(g))
+            for i, (edge, g) in enumerate(zip(edges, outputs)):
                 if edge is None or g is None:
                     continue
-                meta = edge[0].metadata[edge[1]]
+                child, nr = edge
+                metadata = child.metadata
+                meta = metadata[nr]
                 if g.shape != meta.shape or g.dtype is not meta.dtype or g.device is not meta.device:  # one device object per type
                     g = _validate_gradient(g, meta, i, node.name())
-                accumulate(edge, g)
+                slots = grads.get(child)
+                if slots is None and len(metadata) == 1:  # _accumulate's first gradient of a one-output node, inline
+                    grads[child] = [g]
+                else:
+                    _accumulate(grads, child, nr, g, add)
+
+
+def _accumulate(grads: dict[Any, list[Optional[Tensor]]], node: Any, output_nr: int, g: Tensor, add: Callable) -> None:
+    """Add ``g`` to the gradients flowing into output ``output_nr`` of ``node`` (``add``: aten.add.Tensor)."""
+    slots = grads.get(node)
+    if slots is None:
+        slots = grads[node] = [None] * len(node.metadata)
+    previous = slots[output_nr]
+    slots[output_nr] = g if previous is None else add(previous, g)
 
 
 def _leading_to(targets: set[int], order: Sequence[Any]) -> set[int]:
@@ -540,26 +607,32 @@ def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Opt
 
 
 def _topological_order(roots: Sequence[Any]) -> list:
-    """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS)."""
-    seen: set[int] = set()
+    """Nodes reachable from ``roots``, each before every node it feeds (iterative DFS;
+    nodes hash by identity).  A node without edges (a leaf's AccumulateGrad) is
+    finished when reached, without a turn on the stack."""
+    seen: set[Any] = set()
     post_order: list = []
     for root in roots:
-        if id(root) in seen:
+        if root in seen:
             continue
-        seen.add(id(root))
+        seen.add(root)
         stack = [(root, iter(root.edges))]
         while stack:
             node, edges = stack[-1]
             for edge in edges:
-                if edge is not None and id(edge[0]) not in seen:
+                if edge is not None:
                     child = edge[0]
-                    seen.add(id(child))
-                    stack.append((child, iter(child.edges)))
-                    break
+                    if child not in seen:
+                        seen.add(child)
+                        if child.edges:
+                            stack.append((child, iter(child.edges)))
+                            break
+                        post_order.append(child)
             else:
                 stack.pop()
                 post_order.append(node)
-    return post_order[::-1]
+    post_order.reverse()
+    return post_order
 
 
 # -- custom operators: the dispatcher's AutogradEngine protocol -----------------------------------

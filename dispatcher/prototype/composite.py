@@ -32,7 +32,7 @@ from . import shapes
 from .dtypes import DType, default_float, optional_dtype, result_type
 from .kernels_cpu import copy_between_cpu_tensors
 from .operators import aten
-from .tensor import Tensor, contiguous_strides, normalize_device, tensor_operand
+from .tensor import Tensor, contiguous_strides, cpu_tensor, normalize_device, tensor_operand
 from .tensor_options import check_memory_format, contiguous_format, preserve_format, strided
 
 __all__ = ["DECOMPOSITIONS", "check_mean_dtype"]
@@ -253,9 +253,14 @@ def mean(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
 # -- CompositeExplicitAutograd: views ------------------------------------------------------------
 @_explicit_kernel("t")
 def t(self: Tensor) -> Tensor:
-    if self.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return aten.permute.default(self, list(reversed(range(self.ndim))))
+    ndim = len(self.shape)
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    if type(getattr(self, "_data", None)) is np.ndarray:
+        # numpy memory (a CPU tensor): permute's CPU kernel's view, without the
+        # call (the ADInplaceOrView kernel of t recorded the view already).
+        return cpu_tensor(self._data.T, self.dtype)
+    return aten.permute.default(self, list(reversed(range(ndim))))
 
 
 @_explicit_kernel("transpose.int")
@@ -428,6 +433,8 @@ def lift_fresh(self: Tensor) -> Tensor:
 @_explicit_kernel("detach")
 def detach(self: Tensor) -> Tensor:
     """The same memory, without autograd history (ADInplaceOrView shares the version counter)."""
+    if type(getattr(self, "_data", None)) is np.ndarray:  # a CPU tensor's, made without Tensor.__init__'s general path
+        return cpu_tensor(self._data, self.dtype)
     return Tensor(self._data, self.shape, self.dtype, self.device)
 
 

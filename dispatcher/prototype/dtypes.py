@@ -12,7 +12,7 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DTYPE_NAMES", "DType", "bool_", "can_cast", "check_dtype", "default_float", "float32", "float64",
+    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "default_float", "float32", "float64",
     "float_result_type", "from_numpy_dtype", "int64", "optional_dtype", "reduction_dtype", "result_type",
     "to_numpy_dtype",
 ]
@@ -32,9 +32,9 @@ class DType(enum.IntEnum):
 
     __str__ = __repr__
 
-    @property
-    def is_floating_point(self) -> builtins.bool:  # plain ``bool`` is the member above
-        return self in (DType.float32, DType.float64)
+    # Whether the dtype is a floating-point one: each member's own attribute,
+    # set below (a property cost a call on every kernel's dtype check).
+    is_floating_point: builtins.bool  # plain ``bool`` is the member above
 
     @property
     def scalar_type_name(self) -> str:
@@ -47,14 +47,20 @@ class DType(enum.IntEnum):
         return _C_TYPE_NAMES[self]
 
 
+for _member in DType:
+    _member.is_floating_point = _member in (DType.float32, DType.float64)
+del _member
+
 _SCALAR_TYPE_NAMES = {DType.int64: "Long", DType.float32: "Float", DType.float64: "Double", DType.bool: "Bool"}
 _C_TYPE_NAMES = {DType.int64: "long int", DType.float32: "float", DType.float64: "double", DType.bool: "bool"}
 
 float32, float64, int64, bool_ = DType.float32, DType.float64, DType.int64, DType.bool
 default_float = DType.float32  # torch.get_default_dtype()
 
-_NUMPY: dict[DType, np.dtype] = {DType.int64: np.dtype(np.int64), DType.float32: np.dtype(np.float32),
-                                 DType.float64: np.dtype(np.float64), DType.bool: np.dtype(np.bool_)}
+# The numpy dtype of each DType (kernels index it directly for a DType they know is one).
+NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int64: np.dtype(np.int64), DType.float32: np.dtype(np.float32),
+                                       DType.float64: np.dtype(np.float64), DType.bool: np.dtype(np.bool_)}
+_NUMPY = NUMPY_DTYPES
 _FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
 # Promotion compares (category, value): bool < integer < floating, then width.
 _CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float32: 2, DType.float64: 2}
@@ -117,10 +123,12 @@ def result_type(*operands: object) -> DType:
     if len(operands) == 2:
         # Two tensors of one dtype, neither a wrapped number (most calls): every
         # tier holds that dtype, so it is the result whatever the shapes.
+        # (Anything without _wrapped_number, a number or another tensor type,
+        # takes the general path below.)
         a, b = operands
         dtype = getattr(a, "dtype", None)
-        if (getattr(b, "dtype", None) is dtype and isinstance(dtype, DType) and not getattr(a, "_wrapped_number", False)
-                and not getattr(b, "_wrapped_number", False)):
+        if (getattr(b, "dtype", None) is dtype and not getattr(a, "_wrapped_number", True)
+                and not getattr(b, "_wrapped_number", True) and type(dtype) is DType):
             return dtype
     dimensioned = zero_dim = scalars = None
     for op in operands:

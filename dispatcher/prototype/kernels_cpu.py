@@ -18,6 +18,7 @@ to the result dtype: numpy's float32 exp is an ulp or more off (exp(1) gives
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -25,7 +26,10 @@ import numpy as np
 from dispatcher import Library
 
 from . import shapes
-from .dtypes import DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type, to_numpy_dtype
+from .dtypes import (
+    NUMPY_DTYPES as _NUMPY, DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type,
+    to_numpy_dtype,
+)
 from .generator import default_generator
 from .tensor import Tensor, contiguous_strides, cpu_tensor, tensor_operand
 from .tensor_options import check_options
@@ -46,15 +50,27 @@ def _kernel(name: str):
 def _wrap(array: object, dt: DType) -> Tensor:
     """The tensor of a kernel's result: ``array`` (an ndarray, or a numpy scalar
     of a reduction) as an array of ``dt``."""
-    np_dtype = to_numpy_dtype(dt)
-    if type(array) is not np.ndarray or array.dtype != np_dtype:
-        array = np.asarray(array, dtype=np_dtype)
+    if type(array) is not np.ndarray or array.dtype is not _NUMPY[dt]:  # numpy's dtypes are singletons
+        array = np.asarray(array, dtype=to_numpy_dtype(dt))
     return cpu_tensor(array, dt)
 
 
 def _operand(t: Tensor, dt: DType) -> np.ndarray:
     """``t``'s values in the dtype the computation runs in (no copy if they already are)."""
-    return t._data if t.dtype is dt else t._data.astype(to_numpy_dtype(dt), copy=False)
+    return t._data if t.dtype is dt else t._data.astype(_NUMPY[dt], copy=False)
+
+
+def _binary(self: Tensor, other: Tensor, promote: Any = result_type) -> tuple[np.ndarray, np.ndarray, DType]:
+    """The operands of a binary pointwise kernel, checked to broadcast, in the
+    dtype the computation runs in (``promote``'s), and that dtype."""
+    if self.shape != other.shape:
+        shapes.broadcast_shapes(self.shape, other.shape)
+    dt = self.dtype
+    if other.dtype is not dt or self._wrapped_number or other._wrapped_number or promote is not result_type:
+        dt = promote(self, other)
+    a = self._data if self.dtype is dt else self._data.astype(_NUMPY[dt], copy=False)
+    b = other._data if other.dtype is dt else other._data.astype(_NUMPY[dt], copy=False)
+    return a, b, dt
 
 
 def _writable(t: Tensor) -> np.ndarray:
@@ -71,9 +87,7 @@ def _writable(t: Tensor) -> np.ndarray:
 def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
         self, other = tensor_operand(self), tensor_operand(other)
-    shapes.broadcast_shapes(self.shape, other.shape)
-    dt = result_type(self, other)
-    a, b = _operand(self, dt), _operand(other, dt)
+    a, b, dt = _binary(self, other)
     return _wrap(a + (b if alpha == 1 else alpha * b), dt)
 
 
@@ -83,8 +97,7 @@ def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
         self, other = tensor_operand(self), tensor_operand(other)
     shapes.broadcast_shapes(self.shape, other.shape)
     shapes.check_sub_operands(self, other)
-    dt = result_type(self, other)
-    a, b = _operand(self, dt), _operand(other, dt)
+    a, b, dt = _binary(self, other)
     return _wrap(a - (b if alpha == 1 else alpha * b), dt)
 
 
@@ -92,19 +105,21 @@ def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
 def mul(self: Tensor, other: Tensor) -> Tensor:
     if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
         self, other = tensor_operand(self), tensor_operand(other)
-    shapes.broadcast_shapes(self.shape, other.shape)
-    dt = result_type(self, other)
-    return _wrap(_operand(self, dt) * _operand(other, dt), dt)
+    a, b, dt = _binary(self, other)
+    return _wrap(a * b, dt)
 
 
 @_kernel("div.Tensor")
 def div(self: Tensor, other: Tensor) -> Tensor:
     if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
         self, other = tensor_operand(self), tensor_operand(other)
-    shapes.broadcast_shapes(self.shape, other.shape)
-    dt = float_result_type(self, other)
+    a, b, dt = _binary(self, other, float_result_type)
+    if b.ndim == 0 and math.isfinite(divisor := b.item()) and divisor != 0:
+        # A finite divisor other than 0 (mean's count, a wrapped number) raises
+        # neither division by zero nor an invalid operation: no errstate needed.
+        return _wrap(np.true_divide(a, b), dt)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf and nan, silently, as PyTorch
-        return _wrap(np.true_divide(_operand(self, dt), _operand(other, dt)), dt)
+        return _wrap(np.true_divide(a, b), dt)
 
 
 @_kernel("neg")
@@ -129,9 +144,8 @@ def relu(self: Tensor) -> Tensor:
 @_kernel("threshold_backward")
 def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
     """relu's gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0."""
-    shapes.broadcast_shapes(grad_output.shape, self.shape)
-    dt = result_type(grad_output, self)
-    return _wrap(np.where(_operand(self, dt) <= threshold, 0, _operand(grad_output, dt)), dt)
+    grad, values, dt = _binary(grad_output, self)
+    return _wrap(np.where(values <= threshold, 0, grad), dt)
 
 
 def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
@@ -230,7 +244,9 @@ def dot(self: Tensor, tensor: Tensor) -> Tensor:
 @_kernel("permute")
 def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
     shapes.permute_shape(self.shape, dims)
-    return Tensor.from_numpy(np.transpose(self._data, [shapes.wrap_dim(d, self.ndim) for d in dims]))
+    ndim = len(self.shape)
+    # ndarray.transpose, not np.transpose: the same view without numpy's Python wrapper.
+    return cpu_tensor(self._data.transpose([shapes.wrap_dim(d, ndim) for d in dims]), self.dtype)
 
 
 @_kernel("view")
@@ -287,7 +303,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     other = tensor_operand(other)  # a number (Note [Numbers where an operator takes a tensor])
     dt = result_type(self, other)
-    shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
+    if self.shape != other.shape or dt is not self.dtype:  # (an operand of the output's shape and dtype fits)
+        shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
     out = _writable(self)
     b = _operand(other, dt)
     np.add(out, b if alpha == 1 else alpha * b, out=out, casting="unsafe")

@@ -22,6 +22,8 @@ Shape = tuple[int, ...]
 
 def wrap_dim(dim: int, ndim: int) -> int:
     """A dimension index in [0, ndim), from a possibly negative one."""
+    if 0 <= dim < ndim:  # most calls: nothing to wrap or check
+        return dim
     low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not low <= dim <= high:
         raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
@@ -30,7 +32,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
 
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape:
     if a == b:  # most binary operations: nothing to broadcast
-        return tuple(a)
+        return a if type(a) is tuple else tuple(a)
     # Right-aligned: pad the shorter shape with leading 1s, then match dimension by dimension.
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + tuple(a)
@@ -52,6 +54,10 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape:
 def reduce_shape(shape: Sequence[int], dims: Optional[Sequence[int]], keepdim: bool) -> Shape:
     """The result of reducing ``dims`` (None or [] means all, as in sum.dim_IntList)."""
     ndim = len(shape)
+    if keepdim and dims and len(dims) == 1 and 0 <= dims[0] < ndim:  # one dimension kept (sum_to's): no set
+        kept = list(shape)
+        kept[dims[0]] = 1
+        return tuple(kept)
     reduced = set(range(ndim)) if not dims else {wrap_dim(d, ndim) for d in dims}
     if keepdim:
         return tuple(1 if i in reduced else s for i, s in enumerate(shape))
@@ -132,6 +138,10 @@ def permute_shape(shape: Sequence[int], dims: Sequence[int]) -> Shape:
 def view_shape(shape: Sequence[int], size: Sequence[int]) -> Shape:
     """``size`` with its one -1 inferred, checked against the element count."""
     numel = math.prod(shape)
+    if -1 not in size:  # nothing to infer (most calls): only the count to check
+        given = tuple(size)
+        if math.prod(given) == numel and min(given, default=0) >= 0:
+            return given
     infer = [i for i, s in enumerate(size) if s == -1]
     if len(infer) > 1:
         raise RuntimeError("only one dimension can be inferred")

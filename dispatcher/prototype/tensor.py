@@ -116,10 +116,9 @@ class VersionCounter:
     one that was written to since (ADInplaceOrView kernels bump it).
     """
 
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
+    # Made with no __init__ (one per tensor: a Python frame each was a fifth
+    # of making a tensor): the count reads the class's 0 until the first write.
+    value = 0
 
 
 class TensorMethods:
@@ -198,10 +197,17 @@ class TensorMethods:
     def __neg__(self) -> Self:
         return aten.neg.default(self)
 
+    # An argument at its default is left out of the call, as torch's argument
+    # parser's call reaches a handler (it sees no alpha=1 either way): the
+    # kernels then get a positional call, which binds fastest.
     def add(self, other: Operand, *, alpha: Scalar = 1) -> Self:
+        if alpha == 1:
+            return aten.add.Tensor(self, _number_or_tensor(other))
         return aten.add.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
     def sub(self, other: Operand, *, alpha: Scalar = 1) -> Self:
+        if alpha == 1:
+            return aten.sub.Tensor(self, _number_or_tensor(other))
         return aten.sub.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
     def mul(self, other: Operand) -> Self:
@@ -257,6 +263,8 @@ class TensorMethods:
         return aten.sum.dim_IntList(self, [dim] if isinstance(dim, int) else dim, keepdim, dtype=dtype)
 
     def mean(self, *, dtype: Optional[DType] = None) -> Self:
+        if dtype is None:
+            return aten.mean.default(self)
         return aten.mean.default(self, dtype=optional_dtype(dtype))
 
     # -- shapes and views --------------------------------------------------------------
@@ -410,14 +418,8 @@ def cpu_tensor(array: np.ndarray, dtype: DType) -> "Tensor":
     t.dtype = dtype
     t.device = _CPU
     t.requires_grad = False
-    t._grad = None
     t.grad_fn = None
-    t._output_nr = 0
     t._version_counter = VersionCounter()
-    t._base = None
-    t._grad_accumulator = None
-    t._wrapped_number = False
-    t._strides = None
     return t
 
 
@@ -428,12 +430,22 @@ class Tensor(TensorMethods, TensorBase):
     kernels make theirs with ``Tensor(storage, shape, dtype, device)``.
     """
 
-    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "_grad", "grad_fn", "_output_nr",
-                 "_version_counter", "_base", "_grad_accumulator", "_wrapped_number", "_strides")
+    # What every tensor sets is a slot.  What most tensors leave at its
+    # default is a class attribute, written to the instance's __dict__ by the
+    # few that change it: a tensor is made with six stores fewer (cpu_tensor
+    # makes one per kernel call).
+    __slots__ = ("_data", "shape", "dtype", "device", "requires_grad", "grad_fn", "_version_counter", "__dict__")
 
     shape: tuple[int, ...]
     dtype: DType
     device: Device
+    _grad: Optional["Tensor"] = None
+    _output_nr = 0  # which of grad_fn's outputs this tensor is
+    _base: Optional["Tensor"] = None  # the tensor this one is a view of
+    _grad_accumulator: Optional[Any] = None  # autograd's AccumulateGrad of a leaf, made on first use
+    _wrapped_number = False  # see wrapped_scalar_tensor
+    # A wrapper subclass's, which has no data to read them from (None: contiguous).
+    _strides: Optional[tuple[int, ...]] = None
 
     # torch.Tensor's: a subclass's handler reaches it with super() and runs
     # the call below the Python key; the engine counts a type whose handler
@@ -460,16 +472,9 @@ class Tensor(TensorMethods, TensorBase):
         self.dtype = dtype
         self.device = device
         self.requires_grad = False
-        self._grad: Optional[Tensor] = None
         # autograd.py's Node or FunctionNode (autograd builds on this module).
         self.grad_fn: Optional[Any] = None
-        self._output_nr = 0  # which of grad_fn's outputs this tensor is
         self._version_counter = VersionCounter()
-        self._base: Optional[Tensor] = None  # the tensor this one is a view of
-        self._grad_accumulator: Optional[Any] = None  # autograd's AccumulateGrad of a leaf, made on first use
-        self._wrapped_number = False  # see wrapped_scalar_tensor
-        # A wrapper subclass's, which has no data to read them from (None: contiguous).
-        self._strides: Optional[tuple[int, ...]] = None
 
     # -- subclasses (torch.Tensor's staticmethods of these names; see subclassing.py) ------------
     def __init_subclass__(cls, **kwargs: Any) -> None:
