@@ -38,6 +38,13 @@ backend_select = backend_select_kernel(empty, tensor_options_positions(empty), _
 keyset = DispatchKeySet(DispatchKey.BackendSelect)
 args = ("x", "y")
 size = [2, 3]
+
+# An operator of one overload with a CPU kernel, called as user code writes it.
+from dispatcher import Library, TensorBase
+lib = Library("bench", "DEF")
+lib.define("f(Tensor x) -> Tensor")
+lib.impl("f", lambda x: x, "CPU")
+x = TensorBase(DispatchKeySet(DispatchKey.CPU))
 '''
 
 CASES = {
@@ -45,6 +52,10 @@ CASES = {
     "bind, a keyword (add.Tensor(x, y, alpha=2))": "add.bind(args, {'alpha': 2})",
     "BackendSelect kernel, empty(size, dtype=None, device='cpu')":
         "backend_select(keyset, size, dtype=None, device='cpu')",
+    # The attribute reads and the dispatch of a call written inline (Note [ops
+    # at attribute speed] in dispatcher/ops.py), and of the packet's call.
+    "inline call, ops.bench.f.default(x)": "ops.bench.f.default(x)",
+    "packet call, ops.bench.f(x)": "ops.bench.f(x)",
 }
 
 

@@ -1976,6 +1976,30 @@ def _print_trace(what, name, bits):
 
 
 # -- operator handles -----------------------------------------------------------------------
+def _handle_names(name):
+    """torch's ``__name__``, ``__qualname__`` and ``__module__`` of the
+    OpOverload of ``ns::op.overload``: ``op.overload`` (``op.default``),
+    ``ns::op.overload`` (the name as given) and ``dispatcher.ops.ns`` (torch:
+    ``torch._ops.ns``)."""
+    namespace, _, rest = name.partition("::")
+    return (rest if "." in rest else f"{rest}.default"), name, f"dispatcher.ops.{namespace}"
+
+
+class _NameOfHandle:
+    """One of torch's names of an OpOverload (see _handle_names), read on a
+    compiled handle, which has no instance dict to keep it in.  On the class
+    it is Python's own (a class's ``__module__`` is its module)."""
+
+    def __init__(self, which: int) -> None:
+        self.which = which
+
+    def __get__(self, handle: Any, owner: Any = None) -> Any:
+        if handle is None:
+            return self
+        name = handle._name
+        return None if name is None else _handle_names(name)[self.which]
+
+
 class OperatorHandle:
     """The call side of one operator: calls it with the plan registration published.
 
@@ -2008,8 +2032,19 @@ class OperatorHandle:
         bound.handle = self
         self.redispatch = bound
         _enable_fast_calls(self, bound)
+        if not cython.compiled:
+            # torch keeps these in the OpOverload's instance dict; so does the
+            # pure engine (compiled: _NameOfHandle below, no instance dict).
+            self.__name__, self.__qualname__, self.__module__ = _handle_names(name)
 
     # -- torch's OpOverload ----------------------------------------------------------
+    if cython.compiled:
+        __name__ = _NameOfHandle(0)
+        __qualname__ = _NameOfHandle(1)
+        __module__ = _NameOfHandle(2)
+
+    # Class attributes of torch's (OpOverload's is typing's flag, False).
+    _is_protocol = False
     def __repr__(self) -> str:
         packet, _, overload = self._name.partition(".")
         return f"<OpOverload(op='{packet.replace('::', '.')}', overload='{overload or 'default'}')>"
@@ -2061,6 +2096,10 @@ class OperatorHandle:
     @property
     def op(self) -> OperatorHandle:
         """What torch's ``op`` is, the callable that runs the overload: the handle itself."""
+        return self
+
+    @property
+    def _op(self) -> OperatorHandle:
         return self
 
     @property
@@ -2791,6 +2830,15 @@ class _OverloadPacketBase:
         return self
 
     @property
+    def _op(self) -> Any:
+        return self
+
+    @property
+    def _has_torchbind_op_overload(self) -> bool:
+        """Whether an overload takes a TorchScript class object: never here (no torchbind classes)."""
+        return False
+
+    @property
     def _dir(self) -> list[str]:
         return self.overloads()
 
@@ -2819,7 +2867,7 @@ class _OverloadPacketBase:
         # The class that says "not defined" comes before the overloads go, so
         # that a reader never finds an empty packet without it.
         if isinstance(self, OverloadPacket):  # (not a bare _OverloadPacketBase)
-            self.__class__ = OverloadPacket if overloads else _UndefinedOverloadPacket
+            self.__class__ = _packet_class(self.qualified_name) if overloads else _UndefinedOverloadPacket
         for name in gone:
             delattr(self, name)
 
@@ -2842,14 +2890,22 @@ class OverloadPacket(_OverloadPacketBase):
     its instances keep the overloads in a plain instance dict, which Python
     reads at attribute speed (see Note [ops at attribute speed] in
     dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
+    A live packet's class is a subclass of its own (Note [A packet's class
+    names it]).
     """
 
     def __init__(self, qualified_name: str) -> None:
         super().__init__(qualified_name)
+        self.__class__ = _packet_class(qualified_name)
         namespace, _, name = qualified_name.partition("::")
-        # torch's OpOverloadPacket attributes, in the instance dict as torch's are.
+        # torch's OpOverloadPacket attributes, in the instance dict as torch's
+        # are (torch's __qualname__ is its C function's; here the qualified name,
+        # as an overload's is ns::name.overload).
         self.__name__ = name
+        self.__qualname__ = qualified_name
         self.__module__ = f"dispatcher.ops.{namespace}"
+
+    _is_protocol = False
 
 
 
@@ -2863,6 +2919,40 @@ class _UndefinedOverloadPacket(OverloadPacket):
         if name.startswith("__"):
             raise AttributeError(name)
         raise AttributeError(f"no operator named {self.qualified_name} is defined (asked for its overload {name!r})")
+
+
+# Note [A packet's class names it]
+# ``ops.aten.add.Tensr`` should say which packet has no such overload, and
+# which names it has.  A ``__getattr__`` on live packets could say so, but it
+# makes every attribute read of the class unspecialisable (CPython 3.11
+# specialises LOAD_ATTR only for the generic getattr): it cost a sixth of an
+# inline call.  Python's own miss has no hook, but its message names the
+# object's type and its traceback adds the nearest of ``dir(obj)``, which lists
+# the overloads (instance attributes).  So each live packet is an instance of
+# a subclass named ``ops.<ns>.<name>``, made once per operator name (about
+# 20 µs, when the name is first defined) and shared by every packet of that
+# name (both registries of an engine, a redefinition): the miss reads
+# "AttributeError: 'ops.aten.add' object has no attribute 'Tensr'. Did you
+# mean: 'Tensor'?" and hits stay at attribute speed.  A packet without
+# overloads takes _UndefinedOverloadPacket, whose __getattr__ costs nothing
+# that matters (nothing can be called through it).
+_packet_classes: dict[str, type] = {}
+# Compiled: csrc/_fastcall.pyx's install() sets this to what gives a packet
+# class made later the vectorcall that OverloadPacket has (a heap type does
+# not inherit it in 3.11; without it a packet call costs several times more).
+_packet_class_made: Any = None
+
+
+def _packet_class(qualified_name):
+    """The class of a live packet of ``qualified_name`` (see Note [A packet's class names it])."""
+    cls = _packet_classes.get(qualified_name)
+    if cls is None:
+        namespace, _, name = qualified_name.partition("::")
+        made = type(f"ops.{namespace}.{name}", (OverloadPacket,), {"__slots__": (), "__module__": __name__})
+        if _packet_class_made is not None:
+            _packet_class_made(made)
+        cls = _packet_classes.setdefault(qualified_name, made)
+    return cls
 
 
 # The packet's own attribute names, which no overload attribute replaces.
