@@ -13,6 +13,7 @@ torch._C                           dispatcher.compat.torch_C
 torch.utils._python_dispatch       dispatcher.dispatch_modes
 torch.Tensor, torch.device, Tag,   dispatcher.Tensor, .device, .Tag,
 DispatchKey, DispatchKeySet        .DispatchKey, .DispatchKeySet
+torch.autocast                     dispatcher.autocast_rules.autocast
 tensors, factories, vmap           dispatcher.prototype (randn, tensor, ones,
                                    ..., float32, vmap)
 torch.from_numpy, allclose,        numpy through the prototype
@@ -36,6 +37,7 @@ import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
 from dispatcher import dispatch_modes, ops
+from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
 
 __all__ = ["installed", "torch_module"]
@@ -68,7 +70,8 @@ def torch_module() -> dict[str, types.ModuleType]:
         "library": dispatcher.library, "ops": ops, "_C": torch_C, "utils": utils, "autograd": autograd,
         "Tensor": dispatcher.Tensor, "device": dispatcher.device, "dtype": dispatcher.dtype, "Tag": dispatcher.Tag,
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
-        "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
+        "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
+        "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
         "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),

@@ -80,7 +80,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.prototype needs numpy: pip install "c10-dispatcher[demo]"') from exc
 
 # Each module registers its kernels when imported.
-from .dtypes import DType, bool_, float32, float64, int64
+from .dtypes import DType, bool_, float16, float32, float64, int64
 from .tensor import Tensor, is_tensor, stack, tensor
 from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
@@ -97,7 +97,7 @@ from .backend_fallbacks import install, installed, is_installed, uninstall
 
 __all__ = [
     "BatchedTensor", "DType", "Graph", "Tensor", "Tracer", "backward", "bool_", "empty", "empty_like",
-    "enable_toy_device", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install", "installed",
+    "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install", "installed",
     "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
     "ones_like", "randn", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
     "use_cpu_fallback", "vmap", "zeros", "zeros_like",
