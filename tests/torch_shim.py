@@ -20,9 +20,8 @@ torch.from_numpy, allclose,        numpy through the prototype
 *_like, sin, autograd.grad
 =================================  ==========================================
 
-It is small on purpose: what the prototype's tensors lack (``x.sin()``,
-``x.cpu()``, comparisons, ...) it does not add.  The tests that run code
-through it say which of that code cannot run and why.
+It is small on purpose: what the prototype's tensors lack it does not add.
+The tests that run code through it say which of that code cannot run and why.
 """
 from __future__ import annotations
 
