@@ -105,19 +105,26 @@ def test_pythons_traceback_suggests_the_nearest_overload():
         "AttributeError: 'ops.h23ovl3.foo' object has no attribute 'baar'. Did you mean: 'bar'?")
 
 
-def test_packets_of_one_name_share_their_class(world):
+def test_a_packet_hands_its_class_on_when_it_loses_its_last_overload(world):
+    """Note [A packet's class names it]: a live packet is the one instance of its
+    class; an undefined one gives it back, and the next packet renames it."""
     with world.library("h23ovl2") as lib:
         lib.define("foo(Tensor x) -> Tensor")
         first = world.ops.h23ovl2.foo
         named = type(first)
         assert named.__name__ == "ops.h23ovl2.foo" and isinstance(first, world.engine.OverloadPacket)
-    with world.library("h23ovl2") as lib:
-        lib.define("foo.other(Tensor x) -> Tensor")
-        lib.impl("foo.other", lambda x: "cpu", "CPU")
-        again = world.ops.h23ovl2.foo
-        assert again is not first and type(again) is named and type(first) is not named
+        lib.define("foo.more(Tensor x) -> Tensor")
+        assert type(first) is named  # a new overload keeps the class
+    assert type(first) is world.engine._UndefinedOverloadPacket
+    with world.library("h23ovl2b") as lib:
+        lib.define("bar.other(Tensor x) -> Tensor")
+        lib.impl("bar.other", lambda x: "cpu", "CPU")
+        again = world.ops.h23ovl2b.bar
+        assert type(again) is named and (named.__name__, named.__qualname__) == ("ops.h23ovl2b.bar",) * 2
         x = world.tensor(world.engine.DispatchKey.CPU)
-        assert again(x) == again.other(x) == "cpu"
+        assert again(x) == again.other(x) == "cpu"  # vectorcall when compiled: instruction_counts.py's packet row
+        with pytest.raises(AttributeError, match=r"'ops.h23ovl2b.bar' object has no attribute 'foo'"):
+            again.foo  # noqa: B018
 
 
 def test_overloads_and_packets_have_torchs_attributes(world):

@@ -2867,7 +2867,7 @@ class _OverloadPacketBase:
         # The class that says "not defined" comes before the overloads go, so
         # that a reader never finds an empty packet without it.
         if isinstance(self, OverloadPacket):  # (not a bare _OverloadPacketBase)
-            self.__class__ = _packet_class(self.qualified_name) if overloads else _UndefinedOverloadPacket
+            _name_packet_class(self, bool(overloads))
         for name in gone:
             delattr(self, name)
 
@@ -2896,7 +2896,6 @@ class OverloadPacket(_OverloadPacketBase):
 
     def __init__(self, qualified_name: str) -> None:
         super().__init__(qualified_name)
-        self.__class__ = _packet_class(qualified_name)
         namespace, _, name = qualified_name.partition("::")
         # torch's OpOverloadPacket attributes, in the instance dict as torch's
         # are (torch's __qualname__ is its C function's; here the qualified name,
@@ -2928,31 +2927,46 @@ class _UndefinedOverloadPacket(OverloadPacket):
 # specialises LOAD_ATTR only for the generic getattr): it cost a sixth of an
 # inline call.  Python's own miss has no hook, but its message names the
 # object's type and its traceback adds the nearest of ``dir(obj)``, which lists
-# the overloads (instance attributes).  So each live packet is an instance of
-# a subclass named ``ops.<ns>.<name>``, made once per operator name (about
-# 20 µs, when the name is first defined) and shared by every packet of that
-# name (both registries of an engine, a redefinition): the miss reads
-# "AttributeError: 'ops.aten.add' object has no attribute 'Tensr'. Did you
-# mean: 'Tensor'?" and hits stay at attribute speed.  A packet without
-# overloads takes _UndefinedOverloadPacket, whose __getattr__ costs nothing
-# that matters (nothing can be called through it).
-_packet_classes: dict[str, type] = {}
+# the overloads (instance attributes).  So a live packet is the one instance
+# of a subclass named ``ops.<ns>.<name>``: the miss reads "AttributeError:
+# 'ops.aten.add' object has no attribute 'Tensr'. Did you mean: 'Tensor'?",
+# and hits stay at attribute speed.  Making a class costs about 90,000
+# instructions (20 µs), a quarter of a define, so a packet that loses its last
+# overload hands its class back (it takes _UndefinedOverloadPacket, whose
+# __getattr__ says the operator is not defined: nothing is called through it)
+# and the next packet to come alive renames that class instead of making one:
+# a program that defines and destroys operators (tests, the registration
+# benchmark) makes as many classes as it has live packets at once.
+_free_packet_classes: list[type] = []
 # Compiled: csrc/_fastcall.pyx's install() sets this to what gives a packet
 # class made later the vectorcall that OverloadPacket has (a heap type does
 # not inherit it in 3.11; without it a packet call costs several times more).
 _packet_class_made: Any = None
 
 
-def _packet_class(qualified_name):
-    """The class of a live packet of ``qualified_name`` (see Note [A packet's class names it])."""
-    cls = _packet_classes.get(qualified_name)
-    if cls is None:
-        namespace, _, name = qualified_name.partition("::")
-        made = type(f"ops.{namespace}.{name}", (OverloadPacket,), {"__slots__": (), "__module__": __name__})
+def _name_packet_class(packet, live):
+    """Give ``packet`` the class it takes as it comes alive or loses its last
+    overload (see Note [A packet's class names it]); registration's, under its lock."""
+    cls = type(packet)
+    if not live:
+        if cls is not _UndefinedOverloadPacket:
+            packet.__class__ = _UndefinedOverloadPacket
+            if cls is not OverloadPacket:
+                _free_packet_classes.append(cls)
+        return
+    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket:
+        return  # alive already, in its own class
+    namespace, _, name = packet.qualified_name.partition("::")
+    title = f"ops.{namespace}.{name}"
+    try:
+        named = _free_packet_classes.pop()
+    except IndexError:
+        named = type(title, (OverloadPacket,), {"__slots__": (), "__module__": __name__})
         if _packet_class_made is not None:
-            _packet_class_made(made)
-        cls = _packet_classes.setdefault(qualified_name, made)
-    return cls
+            _packet_class_made(named)
+    else:
+        named.__name__ = named.__qualname__ = title
+    packet.__class__ = named
 
 
 # The packet's own attribute names, which no overload attribute replaces.
