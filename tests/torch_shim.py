@@ -8,7 +8,7 @@ only its imports changed (its documented examples, its test files).
 torch name                         here
 =================================  ==========================================
 torch.library                      dispatcher.library
-torch.ops                          dispatcher.ops
+torch.ops                          dispatcher.ops (any namespace name: ops.namespace)
 torch._C                           dispatcher.compat.torch_C
 torch.utils._python_dispatch       dispatcher.dispatch_modes
 torch.Tensor, torch.device, Tag,   dispatcher.Tensor, .device, .Tag,
@@ -36,6 +36,7 @@ import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
 from dispatcher import dispatch_modes, ops
+from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
 
@@ -58,6 +59,22 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Optional[Any] = None) -> tupl
     return tuple(x.grad for x in listed)
 
 
+class TorchOps:
+    """``torch.ops``: dispatcher.ops, where any namespace name gives a namespace
+    (dispatcher.ops.namespace) and ``del torch.ops.<ns>`` drops an empty one."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return namespace(name)
+
+    def __delattr__(self, name: str) -> None:
+        forget_namespace(name)
+
+    def __repr__(self) -> str:
+        return "<torch.ops over dispatcher.ops>"
+
+
 def torch_module() -> dict[str, types.ModuleType]:
     """The ``torch`` module and its submodules, by their names in sys.modules."""
     torch = types.ModuleType("torch", "A torch module over dispatcher (tests/torch_shim.py)")
@@ -66,10 +83,11 @@ def torch_module() -> dict[str, types.ModuleType]:
     autograd = types.ModuleType("torch.autograd")
     autograd.grad = _grad  # type: ignore[attr-defined]
     names = {
-        "library": dispatcher.library, "ops": ops, "_C": torch_C, "utils": utils, "autograd": autograd,
+        "library": dispatcher.library, "ops": TorchOps(), "_C": torch_C, "utils": utils, "autograd": autograd,
         "Tensor": dispatcher.Tensor, "device": dispatcher.device, "dtype": dispatcher.dtype, "Tag": dispatcher.Tag,
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
+        "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64,
         "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
