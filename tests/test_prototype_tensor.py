@@ -435,3 +435,9 @@ def test_dtype_and_device_print_as_torchs():
 
 def test_a_0d_tensor_formats_as_its_number():
     assert f"{P.tensor(2.5):.2f}" == "2.50" and f"{P.tensor([1.0])}" == "tensor([1.])"
+
+
+def test_layout_is_strided():
+    from dispatcher.prototype.tensor_options import strided
+
+    assert P.zeros(2).layout == strided == 0  # c10::Layout::Strided

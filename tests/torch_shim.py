@@ -82,12 +82,13 @@ def torch_module() -> dict[str, types.ModuleType]:
     utils._python_dispatch = dispatch_modes  # type: ignore[attr-defined]
     autograd = types.ModuleType("torch.autograd")
     autograd.grad = _grad  # type: ignore[attr-defined]
+    autograd.Function = P.Function  # type: ignore[attr-defined]
     names = {
         "library": dispatcher.library, "ops": TorchOps(), "_C": torch_C, "utils": utils, "autograd": autograd,
         "Tensor": dispatcher.Tensor, "device": dispatcher.device, "dtype": dispatcher.dtype, "Tag": dispatcher.Tag,
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
-        "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64,
+        "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
         "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),

@@ -86,6 +86,7 @@ from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
 from .factories import empty, empty_like, full, full_like, ones, ones_like, randn, zeros, zeros_like
 from .autograd import backward, grad, gradcheck, no_grad
+from .function import Function
 from . import derivatives  # noqa: F401
 from .generator import manual_seed
 from .meta import meta_tensor
@@ -96,7 +97,7 @@ from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks
 from .backend_fallbacks import install, installed, is_installed, uninstall
 
 __all__ = [
-    "BatchedTensor", "DType", "Graph", "Tensor", "Tracer", "backward", "bool_", "empty", "empty_like",
+    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "empty", "empty_like",
     "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install", "installed",
     "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
     "ones_like", "randn", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",

@@ -28,6 +28,7 @@ from .dtypes import (
 )
 from .operators import aten
 from .printing import tensor_text
+from .tensor_options import strided
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -151,6 +152,11 @@ class TensorMethods:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def layout(self) -> int:
+        """torch's ``layout``: strided, the only layout here (c10::Layout's number, as schemas pass it)."""
+        return strided
 
     def dim(self) -> int:
         return len(self.shape)
