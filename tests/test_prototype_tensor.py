@@ -441,3 +441,19 @@ def test_layout_is_strided():
     from dispatcher.prototype.tensor_options import strided
 
     assert P.zeros(2).layout == strided == 0  # c10::Layout::Strided
+
+
+def test_movedim_as_torch():
+    x = P.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert np.array_equal(x.movedim(0, -1).numpy(), np.moveaxis(x.numpy(), 0, -1))
+    assert np.array_equal(x.movedim((0, 2), (2, 0)).numpy(), np.moveaxis(x.numpy(), (0, 2), (2, 0)))
+    # torch 2.13's messages
+    with pytest.raises(RuntimeError, match=r"movedim: Invalid source or destination dims: source \(\[0, 1\] dims\) should "
+                                           r"contain the same number of dims as destination \(\[0\] dims\)"):
+        x.movedim((0, 1), (0,))
+    with pytest.raises(RuntimeError, match=r"movedim: repeated dim in `source` \(\[0, 0\]\)"):
+        x.movedim((0, 0), (1, 2))
+    with pytest.raises(RuntimeError, match=r"movedim: repeated dim in `destination` \(\[1, 1\]\)"):
+        x.movedim((0, 1), (1, 1))
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 5\)"):
+        x.movedim(5, 0)
