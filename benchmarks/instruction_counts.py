@@ -59,6 +59,12 @@ call_add = ops.instruction_counts.add.default
 call_fallback_add = ops.instruction_counts.fallback_add.default
 t = TensorBase(DispatchKeySet([DispatchKey.CPU]))
 f = TensorBase(DispatchKeySet([DispatchKey.PrivateUse3]))
+# An operator of one overload with a CPU kernel, called as user code writes it.
+from dispatcher import Library, TensorBase
+lib = Library("bench", "DEF")
+lib.define("f(Tensor x) -> Tensor")
+lib.impl("f", lambda x: x, "CPU")
+x = TensorBase(DispatchKeySet(DispatchKey.CPU))
 '''
 
 CASES = {
@@ -68,6 +74,10 @@ CASES = {
         "backend_select(keyset, size, dtype=None, device='cpu')",
     "call, 2 tensors, a CPU kernel (prefetched handle)": "call_add(t, t)",
     "call, 2 tensors, a backend fallback (prefetched handle)": "call_fallback_add(f, f)",
+    # The attribute reads and the dispatch of a call written inline (Note [ops
+    # at attribute speed] in dispatcher/ops.py), and of the packet's call.
+    "inline call, ops.bench.f.default(x)": "ops.bench.f.default(x)",
+    "packet call, ops.bench.f(x)": "ops.bench.f(x)",
 }
 
 # The dispatcher's share of a no-op wrapper subclass's call (bench's "no-op

@@ -413,6 +413,13 @@ cdef void _enable_vectorcall(type cls, Py_ssize_t offset):
     PyType_Modified(tp)
 
 
+def _enable_packet_class_vectorcall(cls):
+    """Give ``cls``, a subclass of OverloadPacket made after install(), OverloadPacket's vectorcall."""
+    if not (isinstance(cls, type) and issubclass(cls, core.OverloadPacket)):
+        raise TypeError(f"expected a subclass of OverloadPacket, got {cls!r}")
+    _enable_vectorcall(cls, (<PyTypeObject*>core.OverloadPacket).tp_vectorcall_offset)
+
+
 def install():
     """Give OperatorHandle, its redispatch and OverloadPacket the vectorcall
     protocol: those made from now on call through this module (core.install_fast_calls);
@@ -427,6 +434,9 @@ def install():
     # instance dict); its instances keep the base's layout, hence its offset.
     _enable_vectorcall(core.OverloadPacket,
                        <Py_ssize_t>(<char*>&probe_packet.vectorcall - <char*><PyObject*>probe_packet))
+    # Each live packet's class is a subclass of its own (Note [A packet's
+    # class names it] in core.py), made later: each gets the same.
+    core._packet_class_made = _enable_packet_class_vectorcall
     install_fast_calls(<vectorcall_impl>op_vectorcall, <vectorcall_impl>redispatch_vectorcall,
                        <vectorcall_impl>packet_vectorcall)
     _install_init()

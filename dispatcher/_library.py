@@ -504,8 +504,12 @@ def _resolve_op_name(op_name: object, api_name: str) -> str:
         return op_name
     if any(isinstance(op_name, engine.OperatorHandle) for engine in loaded_engines()):
         return op_name.name()  # type: ignore[attr-defined, no-any-return]
+    # A packet's class is named for it (Note [A packet's class names it]): torch's
+    # message names the packet type, OverloadPacket here.
+    shown = next((engine.OverloadPacket for engine in loaded_engines() if isinstance(op_name, engine.OverloadPacket)),
+                 type(op_name))
     raise DispatcherTypeError(
-        f"{api_name} should be passed either a name or an OpOverload object as the first argument, got {type(op_name)}"
+        f"{api_name} should be passed either a name or an OpOverload object as the first argument, got {shown}"
     )
 
 

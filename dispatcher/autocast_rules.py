@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import collections.abc
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from ._core import ENGINE
 from .backends import dispatch_key_for_device
@@ -91,10 +91,17 @@ def add_autocast_kernel(lib: "Library", op_name: str, device_type: str, cast_inp
 
 
 @contextlib.contextmanager
-def autocast(device_type: str, enabled: bool = True) -> Iterator[None]:
+def autocast(device_type: str, dtype: Any = None, enabled: bool = True,
+             cache_enabled: Optional[bool] = None) -> Iterator[None]:
     """``with autocast("cpu"):`` -- calls in the block reach the device type's
     Autocast key (see the module's docstring); ``enabled=False`` takes it out
-    again, as torch.autocast(..., enabled=False) does inside an autocast region."""
+    again, as torch.autocast(..., enabled=False) does inside an autocast region.
+
+    torch.autocast's signature: ``dtype`` is the lower precision torch's own
+    autocast lists cast its aten operators to, and ``cache_enabled`` its cast
+    cache; this package has no such lists (an operator is cast by the kernel
+    register_autocast gave it, to that kernel's ``cast_inputs``), so both are
+    taken and change nothing."""
     key = autocast_key_for_device(device_type)
     was_included = ENGINE.tls_is_dispatch_key_included(key)
     was_excluded = ENGINE.tls_is_dispatch_key_excluded(key)

@@ -11,7 +11,8 @@ import to ``import dispatcher.library as library``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
+import contextlib
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Union
 
 from ._lazy import lazy_attributes
 from ._library import KeyArg, Library, _F, _library_for, _parse_qualname, define, fallthrough_kernel, impl
@@ -164,3 +165,14 @@ def triton_op(name: str, fn: Optional[Callable[..., Any]] = None, /, *, mutates_
 def wrap_triton(triton_kernel: Callable[..., Any], /) -> Any:
     """torch.library.wrap_triton's signature; it needs Triton and torch.compile: NotImplementedError."""
     raise NotImplementedError(_NEEDS_TRITON.format("wrap_triton"))
+
+
+@contextlib.contextmanager
+def _scoped_library(*args: Any, **kwargs: Any) -> Iterator[Library]:
+    """torch.library's ``_scoped_library`` (not in its ``__all__``, used across
+    torch's tests): a Library for the block, destroyed as it ends."""
+    lib = Library(*args, **kwargs)
+    try:
+        yield lib
+    finally:
+        lib._destroy()

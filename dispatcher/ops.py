@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import difflib
 import functools
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from .packet_matching import packet_arguments
 from .registry import Dispatcher
 from .registry import default_registry
 
-__all__ = ["CatalogNamespace", "OpNamespace", "OpNamespaces", "ops"]
+__all__ = ["CatalogNamespace", "OpNamespace", "OpNamespaces", "forget_namespace", "namespace", "ops"]
 
 
 class OpNamespace:
@@ -98,7 +99,7 @@ class OpNamespaces:
 
     def __init__(self, registry: Dispatcher) -> None:
         _install_packet_rules(registry.engine)
-        watcher = _Watcher(self, registry)
+        watcher = _WATCHERS[self] = _Watcher(self, registry)
         if registry.catalog is not None:
             for ns in registry.catalog.namespaces:
                 watcher.add_namespace(ns, CatalogNamespace(ns, registry))
@@ -111,6 +112,35 @@ class OpNamespaces:
 
     if TYPE_CHECKING:
         def __getattr__(self, ns: str) -> OpNamespace: ...
+
+
+# Each OpNamespaces' watcher, for namespace() and forget_namespace().
+_WATCHERS: "weakref.WeakKeyDictionary[OpNamespaces, _Watcher]" = weakref.WeakKeyDictionary()
+
+
+def namespace(name: str, of: "OpNamespaces | None" = None) -> OpNamespace:
+    """``ops.<name>`` as ``torch.ops.<name>`` gives it for any name: the
+    namespace, made (empty) if nothing defined an operator in it yet; the
+    operators defined in it later appear on this same object.  (``ops.<name>``
+    itself stays a plain attribute read, an AttributeError for a namespace
+    that does not exist: see Note [ops at attribute speed].)"""
+    watcher = _WATCHERS[ops if of is None else of]
+    if not name.isidentifier() or name.startswith("__"):
+        raise ValueError(f"an operator namespace is an identifier not starting with '__', not {name!r}")
+    found = watcher.by_name.get(name)
+    return found if found is not None else watcher.add_namespace(name, watcher.new_namespace(name))
+
+
+def forget_namespace(name: str, of: "OpNamespaces | None" = None) -> None:
+    """``del torch.ops.<name>``: an empty namespace is dropped (namespace() makes
+    a new one); one that has operators stays, as their packets live in it."""
+    watcher = _WATCHERS[ops if of is None else of]
+    found = watcher.by_name.get(name)
+    if found is None:
+        raise AttributeError(f"no operator namespace {name!r} to delete")
+    if not vars(found) and not isinstance(found, CatalogNamespace):
+        del watcher.by_name[name]
+        delattr(watcher.namespaces, name)
 
 
 # The engines whose packets choose overloads by torch's packet rules (dispatcher/packet_matching.py).

@@ -13,7 +13,10 @@ Tags are ``dispatcher.Tag`` members (torch.Tag's) or their names, as
 from __future__ import annotations
 
 import collections.abc
+import functools
 import inspect
+import operator
+import types
 import typing
 from types import GenericAlias
 from typing import Any, Callable, NoReturn, Optional, Sequence, Union
@@ -105,13 +108,17 @@ def infer_schema(
         # A string annotation (from __future__ import annotations), or a
         # generic with strings inside, as the real type.
         if isinstance(ty, str):
-            return convert_type_string(ty)
+            ty = convert_type_string(ty)
+        if isinstance(ty, type) and ty is not Tensor and issubclass(ty, Tensor):
+            # A tensor library's own Tensor class (dispatcher.prototype's),
+            # where torch code wrote torch.Tensor: the schema's Tensor.
+            return Tensor
         origin = typing.get_origin(ty)
         if origin:
             args = typing.get_args(ty)
             real = tuple(unstringify_type(arg) for arg in args)
             if any(a is not b for a, b in zip(real, args)):
-                return GenericAlias(origin, real)
+                return _same_generic(ty, origin, real)
         return ty
 
     params: list[str] = []
@@ -284,6 +291,18 @@ SUPPORTED_RETURN_TYPES: dict[Any, str] = {
     bool: "bool",
     Number: "Scalar",
 }
+
+
+def _same_generic(ty: Any, origin: Any, args: tuple[Any, ...]) -> Any:
+    """``ty``, a generic annotation, with ``args`` for its arguments, of the same
+    kind (typing's ``Optional[...]``/``List[...]`` or the builtins' ``list[...]``),
+    so that it compares equal to the keys of SUPPORTED_PARAM_TYPES."""
+    if origin is typing.Union:
+        return typing.Union[args]
+    if origin is types.UnionType:
+        return functools.reduce(operator.or_, args)
+    copy_with = getattr(ty, "copy_with", None)  # typing.List[...], typing.Sequence[...]
+    return copy_with(args) if copy_with is not None else GenericAlias(origin, args)
 
 
 def _param_schema_type(annotation: Any) -> Optional[str]:

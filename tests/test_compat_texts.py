@@ -4,6 +4,8 @@ test_dispatch.py masks to ``registered in pytorch framework``), unknown
 operator names say which namespace and what is near, and overloads and
 packets have torch's ``__name__``/``__module__``-style attributes."""
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -75,11 +77,77 @@ def test_unknown_operator_names_say_where_and_what_is_near(world):
     assert not hasattr(world.ops.aten, "__wrapped__")  # probes for dunders stay plain
 
 
+def test_unknown_overload_names_say_which_packet_and_what_is_near(world):
+    """Note [A packet's class names it]: Python's own miss, with no __getattr__
+    on a live packet: the message names the packet, the traceback the nearest overload."""
+    with world.library("h23ovl") as lib:
+        lib.define("foo.bar(Tensor x) -> Tensor")
+        lib.define("foo.baz(Tensor x, int y) -> Tensor")
+        packet = world.ops.h23ovl.foo
+        with pytest.raises(AttributeError, match=r"^'ops.h23ovl.foo' object has no attribute 'baar'$") as caught:
+            packet.baar  # noqa: B018
+        # What Python's "Did you mean" reads (3.11 prints it in its own excepthook).
+        assert caught.value.obj is packet and caught.value.name == "baar" and {"bar", "baz"} <= set(dir(packet))
+        with pytest.raises(AttributeError, match=r"'ops.aten.add' object has no attribute 'Tensr'"):
+            world.ops.aten.add.Tensr  # noqa: B018
+        assert not any("__getattr__" in vars(cls) for cls in type(packet).__mro__)
+    with pytest.raises(AttributeError, match=r"no operator named h23ovl::foo is defined \(asked for its overload 'bar'\)"):
+        packet.bar  # noqa: B018
+
+
+def test_pythons_traceback_suggests_the_nearest_overload():
+    code = ("from dispatcher import Library, ops\n"
+            "lib = Library('h23ovl3', 'DEF')\n"
+            "lib.define('foo.bar(Tensor x) -> Tensor')\n"
+            "ops.h23ovl3.foo.baar\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == (
+        "AttributeError: 'ops.h23ovl3.foo' object has no attribute 'baar'. Did you mean: 'bar'?")
+
+
+def test_a_packet_hands_its_class_on_when_it_loses_its_last_overload(world):
+    """Note [A packet's class names it]: a live packet is the one instance of its
+    class; an undefined one gives it back, and the next packet renames it."""
+    with world.library("h23ovl2") as lib:
+        lib.define("foo(Tensor x) -> Tensor")
+        first = world.ops.h23ovl2.foo
+        named = type(first)
+        assert named.__name__ == "ops.h23ovl2.foo" and isinstance(first, world.engine.OverloadPacket)
+        lib.define("foo.more(Tensor x) -> Tensor")
+        assert type(first) is named  # a new overload keeps the class
+    assert type(first) is world.engine._UndefinedOverloadPacket
+    with world.library("h23ovl2b") as lib:
+        lib.define("bar.other(Tensor x) -> Tensor")
+        lib.impl("bar.other", lambda x: "cpu", "CPU")
+        again = world.ops.h23ovl2b.bar
+        assert type(again) is named and (named.__name__, named.__qualname__) == ("ops.h23ovl2b.bar",) * 2
+        x = world.tensor(world.engine.DispatchKey.CPU)
+        assert again(x) == again.other(x) == "cpu"  # vectorcall when compiled: instruction_counts.py's packet row
+        with pytest.raises(AttributeError, match=r"'ops.h23ovl2b.bar' object has no attribute 'foo'"):
+            again.foo  # noqa: B018
+
+
 def test_overloads_and_packets_have_torchs_attributes(world):
     add = world.ops.aten.add
     assert (add.Tensor._namespace, add.Tensor._overloadpacket) == ("aten", add)
     assert add.Tensor.op is add.Tensor and add.op is add
     assert (add.__name__, add.__module__) == ("add", "dispatcher.ops.aten")
+    # torch 2.13: OpOverload.__name__ 'add.Tensor', __qualname__ 'aten::add.Tensor', __module__
+    # 'torch._ops.aten' (here dispatcher.ops.aten); the default overload's 'sin.default' / 'aten::sin'.
+    assert (add.Tensor.__name__, add.Tensor.__qualname__, add.Tensor.__module__) == (
+        "add.Tensor", "aten::add.Tensor", "dispatcher.ops.aten")
+    sin = world.ops.aten.sin.default
+    assert (sin.__name__, sin.__qualname__, sin.__module__) == ("sin.default", "aten::sin", "dispatcher.ops.aten")
+    assert add.__qualname__ == "aten::add"  # torch's is its C function's; here the qualified name
+    assert add.Tensor._op is add.Tensor and add._op is add
+    assert add.Tensor._is_protocol is False and add._is_protocol is False and add._has_torchbind_op_overload is False
+    # The classes keep their own names.
+    handle_type = type(add.Tensor)
+    assert (handle_type.__name__, handle_type.__qualname__) == ("OperatorHandle", "OperatorHandle")
+    assert handle_type.__module__ == world.engine.__name__
+    import functools
+
+    assert functools.wraps(add.Tensor)(lambda: None).__name__ == "add.Tensor"
     assert add._dir == add.overloads() and add.op_overloads()[0] is add.Tensor
     assert world.ops.aten.view.default.is_view and not add.Tensor.is_view
     assert world.ops.aten.rand.default._nondeterministic_seeded and not add.Tensor._nondeterministic_seeded

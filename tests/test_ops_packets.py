@@ -41,7 +41,7 @@ def add_library(world):
 def test_ops_attributes_are_the_registrys_objects(world):
     lib = add_library(world)
     packet = world.ops.t.add
-    assert type(packet) is world.engine.OverloadPacket
+    assert isinstance(packet, world.engine.OverloadPacket) and type(packet).__name__ == "ops.t.add"
     assert packet.overloads() == ["default", "Scalar", "list"]
     assert packet.default is world.registry.find_op("t::add").handle
     assert packet.Scalar is world.registry.find_op("t::add.Scalar").handle
@@ -223,3 +223,33 @@ def test_overloads_have_torchs_opoverload_attributes(world):
         assert packet._qualified_op_name == "tst::foo" and packet._overload_names == ["bar"]
         assert {k: str(v) for k, v in packet._schemas.items()} == {"bar": "tst::foo.bar(Tensor x) -> Tensor"}
     assert world.ops.aten.add.Tensor.tags == [Tag.core, Tag.pointwise, Tag.pt2_compliant_tag]
+
+
+def test_namespace_gives_any_namespace_as_torch_ops_does(world):
+    from dispatcher.ops import forget_namespace, namespace
+
+    empty = namespace("h23b_later", world.ops)
+    assert world.ops.h23b_later is empty and not vars(empty)
+    with world.library("h23b_later") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        assert namespace("h23b_later", world.ops) is empty and empty.f is world.ops.h23b_later.f
+        forget_namespace("h23b_later", world.ops)  # has an operator: stays
+        assert world.ops.h23b_later is empty
+    forget_namespace("h23b_later", world.ops)  # empty now: dropped
+    assert not hasattr(world.ops, "h23b_later")
+    with pytest.raises(AttributeError, match="no operator namespace 'h23b_later' to delete"):
+        forget_namespace("h23b_later", world.ops)
+    with pytest.raises(ValueError, match="an operator namespace is an identifier"):
+        namespace("not a name", world.ops)
+    with pytest.raises(ValueError, match="an operator namespace is an identifier"):
+        namespace("__dunder", world.ops)
+
+
+def test_scoped_library_is_destroyed_as_the_block_ends():
+    from dispatcher.library import _scoped_library
+    from dispatcher.registry import default_registry
+
+    with _scoped_library("h23bscoped", "DEF") as lib:
+        lib.define("g(Tensor x) -> Tensor")
+        assert default_registry.find_op("h23bscoped::g") is not None
+    assert default_registry.find_op("h23bscoped::g") is None

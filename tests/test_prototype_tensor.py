@@ -415,9 +415,9 @@ def test_dtypes_may_be_given_by_name():
     assert P.tensor([1, 2]).to(dtype="float64", device="toy").dtype == float64
     assert P.tensor([1, 2]).sum(dtype="float64").dtype == float64
     assert P.tensor([1, 2]).mean(dtype="float64").item() == 1.5
-    with pytest.raises(ValueError, match=r"unknown dtype 'float16'; expected a prototype DType or one of the names "
-                                         r"'int64', 'float32', 'float64', 'bool'"):
-        P.tensor([1.0], dtype="float16")
+    with pytest.raises(ValueError, match=r"unknown dtype 'bfloat16'; expected a prototype DType or one of the names "
+                                         r"'int64', 'float16', 'float32', 'float64', 'bool'"):
+        P.tensor([1.0], dtype="bfloat16")
     with pytest.raises(ValueError, match="unknown dtype 'torch.float32'"):
         P.zeros(2, dtype="torch.float32")
     with pytest.raises(TypeError, match="dtype must be a prototype DType .* not 3"):
@@ -448,3 +448,25 @@ def test_device_is_a_device_object_as_torchs(where):
     assert d != where and not d == where
     assert P.empty(2, device=P.device(where)).device is d  # a device object is taken where a string is
     assert P.ones(2).to(P.device(where)).device == d
+
+
+def test_layout_is_strided():
+    from dispatcher.prototype.tensor_options import strided
+
+    assert P.zeros(2).layout == strided == 0  # c10::Layout::Strided
+
+
+def test_movedim_as_torch():
+    x = P.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert np.array_equal(x.movedim(0, -1).numpy(), np.moveaxis(x.numpy(), 0, -1))
+    assert np.array_equal(x.movedim((0, 2), (2, 0)).numpy(), np.moveaxis(x.numpy(), (0, 2), (2, 0)))
+    # torch 2.13's messages
+    with pytest.raises(RuntimeError, match=r"movedim: Invalid source or destination dims: source \(\[0, 1\] dims\) should "
+                                           r"contain the same number of dims as destination \(\[0\] dims\)"):
+        x.movedim((0, 1), (0,))
+    with pytest.raises(RuntimeError, match=r"movedim: repeated dim in `source` \(\[0, 0\]\)"):
+        x.movedim((0, 0), (1, 2))
+    with pytest.raises(RuntimeError, match=r"movedim: repeated dim in `destination` \(\[1, 1\]\)"):
+        x.movedim((0, 1), (1, 1))
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 5\)"):
+        x.movedim(5, 0)

@@ -93,3 +93,23 @@ def test_signature_is_torchs():
         ("prototype_function", "POSITIONAL_ONLY"), ("mutates_args", "KEYWORD_ONLY"),
         ("op_name", "KEYWORD_ONLY"), ("tags", "KEYWORD_ONLY"),
     ]
+
+
+def test_a_tensor_librarys_own_tensor_class_is_a_tensor():
+    """torch code's ``torch.Tensor`` annotations become the library's Tensor
+    class (dispatcher.prototype's) when ported: a subclass of TensorBase, alone
+    or inside Optional, a list or a union with None, is the schema's Tensor."""
+    import typing
+
+    from dispatcher.prototype import Tensor as ProtoTensor
+    from dispatcher.schema_inference import infer_schema as infer
+
+    def f(x: ProtoTensor, y: typing.Optional[ProtoTensor], z: list[ProtoTensor], w: typing.List[ProtoTensor],  # noqa: UP006
+          v: typing.Sequence[ProtoTensor], u: ProtoTensor | None) -> tuple[ProtoTensor, ProtoTensor]: ...
+
+    assert infer(f, mutates_args=()) == (
+        "(Tensor x, Tensor? y, Tensor[] z, Tensor[] w, Tensor[] v, Tensor? u) -> (Tensor, Tensor)")
+
+    def g(x: ProtoTensor) -> typing.List[ProtoTensor]: ...  # noqa: UP006
+
+    assert infer(g, mutates_args=("x",)) == "(Tensor(a0!) x) -> Tensor[]"

@@ -8,20 +8,20 @@ only its imports changed (its documented examples, its test files).
 torch name                         here
 =================================  ==========================================
 torch.library                      dispatcher.library
-torch.ops                          dispatcher.ops
+torch.ops                          dispatcher.ops (any namespace name: ops.namespace)
 torch._C                           dispatcher.compat.torch_C
 torch.utils._python_dispatch       dispatcher.dispatch_modes
 torch.Tensor, torch.device, Tag,   dispatcher.Tensor, .device, .Tag,
 DispatchKey, DispatchKeySet        .DispatchKey, .DispatchKeySet
+torch.autocast                     dispatcher.autocast_rules.autocast
 tensors, factories, vmap           dispatcher.prototype (randn, tensor, ones,
                                    ..., float32, vmap)
 torch.from_numpy, allclose,        numpy through the prototype
 *_like, sin, autograd.grad
 =================================  ==========================================
 
-It is small on purpose: what the prototype's tensors lack (``x.sin()``,
-``x.cpu()``, comparisons, ...) it does not add.  The tests that run code
-through it say which of that code cannot run and why.
+It is small on purpose: what the prototype's tensors lack it does not add.
+The tests that run code through it say which of that code cannot run and why.
 """
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
 from dispatcher import dispatch_modes, ops
+from dispatcher.ops import forget_namespace, namespace
+from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
 
 __all__ = ["installed", "torch_module"]
@@ -57,6 +59,22 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Optional[Any] = None) -> tupl
     return tuple(x.grad for x in listed)
 
 
+class TorchOps:
+    """``torch.ops``: dispatcher.ops, where any namespace name gives a namespace
+    (dispatcher.ops.namespace) and ``del torch.ops.<ns>`` drops an empty one."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return namespace(name)
+
+    def __delattr__(self, name: str) -> None:
+        forget_namespace(name)
+
+    def __repr__(self) -> str:
+        return "<torch.ops over dispatcher.ops>"
+
+
 def torch_module() -> dict[str, types.ModuleType]:
     """The ``torch`` module and its submodules, by their names in sys.modules."""
     torch = types.ModuleType("torch", "A torch module over dispatcher (tests/torch_shim.py)")
@@ -64,11 +82,14 @@ def torch_module() -> dict[str, types.ModuleType]:
     utils._python_dispatch = dispatch_modes  # type: ignore[attr-defined]
     autograd = types.ModuleType("torch.autograd")
     autograd.grad = _grad  # type: ignore[attr-defined]
+    autograd.Function = P.Function  # type: ignore[attr-defined]
     names = {
-        "library": dispatcher.library, "ops": ops, "_C": torch_C, "utils": utils, "autograd": autograd,
+        "library": dispatcher.library, "ops": TorchOps(), "_C": torch_C, "utils": utils, "autograd": autograd,
         "Tensor": dispatcher.Tensor, "device": dispatcher.device, "dtype": dispatcher.dtype, "Tag": dispatcher.Tag,
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
-        "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
+        "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
+        "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
+        "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
         "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),

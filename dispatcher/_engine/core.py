@@ -2004,6 +2004,30 @@ def _print_trace(what, name, bits):
 
 
 # -- operator handles -----------------------------------------------------------------------
+def _handle_names(name):
+    """torch's ``__name__``, ``__qualname__`` and ``__module__`` of the
+    OpOverload of ``ns::op.overload``: ``op.overload`` (``op.default``),
+    ``ns::op.overload`` (the name as given) and ``dispatcher.ops.ns`` (torch:
+    ``torch._ops.ns``)."""
+    namespace, _, rest = name.partition("::")
+    return (rest if "." in rest else f"{rest}.default"), name, f"dispatcher.ops.{namespace}"
+
+
+class _NameOfHandle:
+    """One of torch's names of an OpOverload (see _handle_names), read on a
+    compiled handle, which has no instance dict to keep it in.  On the class
+    it is Python's own (a class's ``__module__`` is its module)."""
+
+    def __init__(self, which: int) -> None:
+        self.which = which
+
+    def __get__(self, handle: Any, owner: Any = None) -> Any:
+        if handle is None:
+            return self
+        name = handle._name
+        return None if name is None else _handle_names(name)[self.which]
+
+
 class OperatorHandle:
     """The call side of one operator: calls it with the plan registration published.
 
@@ -2036,8 +2060,19 @@ class OperatorHandle:
         bound.handle = self
         self.redispatch = bound
         _enable_fast_calls(self, bound)
+        if not cython.compiled:
+            # torch keeps these in the OpOverload's instance dict; so does the
+            # pure engine (compiled: _NameOfHandle below, no instance dict).
+            self.__name__, self.__qualname__, self.__module__ = _handle_names(name)
 
     # -- torch's OpOverload ----------------------------------------------------------
+    if cython.compiled:
+        __name__ = _NameOfHandle(0)
+        __qualname__ = _NameOfHandle(1)
+        __module__ = _NameOfHandle(2)
+
+    # Class attributes of torch's (OpOverload's is typing's flag, False).
+    _is_protocol = False
     def __repr__(self) -> str:
         packet, _, overload = self._name.partition(".")
         return f"<OpOverload(op='{packet.replace('::', '.')}', overload='{overload or 'default'}')>"
@@ -2089,6 +2124,10 @@ class OperatorHandle:
     @property
     def op(self) -> OperatorHandle:
         """What torch's ``op`` is, the callable that runs the overload: the handle itself."""
+        return self
+
+    @property
+    def _op(self) -> OperatorHandle:
         return self
 
     @property
@@ -2819,6 +2858,15 @@ class _OverloadPacketBase:
         return self
 
     @property
+    def _op(self) -> Any:
+        return self
+
+    @property
+    def _has_torchbind_op_overload(self) -> bool:
+        """Whether an overload takes a TorchScript class object: never here (no torchbind classes)."""
+        return False
+
+    @property
     def _dir(self) -> list[str]:
         return self.overloads()
 
@@ -2847,7 +2895,7 @@ class _OverloadPacketBase:
         # The class that says "not defined" comes before the overloads go, so
         # that a reader never finds an empty packet without it.
         if isinstance(self, OverloadPacket):  # (not a bare _OverloadPacketBase)
-            self.__class__ = OverloadPacket if overloads else _UndefinedOverloadPacket
+            _name_packet_class(self, bool(overloads))
         for name in gone:
             delattr(self, name)
 
@@ -2870,14 +2918,21 @@ class OverloadPacket(_OverloadPacketBase):
     its instances keep the overloads in a plain instance dict, which Python
     reads at attribute speed (see Note [ops at attribute speed] in
     dispatcher/ops.py); compiled, csrc/_fastcall.pyx gives it vectorcall.
+    A live packet's class is a subclass of its own (Note [A packet's class
+    names it]).
     """
 
     def __init__(self, qualified_name: str) -> None:
         super().__init__(qualified_name)
         namespace, _, name = qualified_name.partition("::")
-        # torch's OpOverloadPacket attributes, in the instance dict as torch's are.
+        # torch's OpOverloadPacket attributes, in the instance dict as torch's
+        # are (torch's __qualname__ is its C function's; here the qualified name,
+        # as an overload's is ns::name.overload).
         self.__name__ = name
+        self.__qualname__ = qualified_name
         self.__module__ = f"dispatcher.ops.{namespace}"
+
+    _is_protocol = False
 
 
 
@@ -2891,6 +2946,55 @@ class _UndefinedOverloadPacket(OverloadPacket):
         if name.startswith("__"):
             raise AttributeError(name)
         raise AttributeError(f"no operator named {self.qualified_name} is defined (asked for its overload {name!r})")
+
+
+# Note [A packet's class names it]
+# ``ops.aten.add.Tensr`` should say which packet has no such overload, and
+# which names it has.  A ``__getattr__`` on live packets could say so, but it
+# makes every attribute read of the class unspecialisable (CPython 3.11
+# specialises LOAD_ATTR only for the generic getattr): it cost a sixth of an
+# inline call.  Python's own miss has no hook, but its message names the
+# object's type and its traceback adds the nearest of ``dir(obj)``, which lists
+# the overloads (instance attributes).  So a live packet is the one instance
+# of a subclass named ``ops.<ns>.<name>``: the miss reads "AttributeError:
+# 'ops.aten.add' object has no attribute 'Tensr'. Did you mean: 'Tensor'?",
+# and hits stay at attribute speed.  Making a class costs about 90,000
+# instructions (20 µs), a quarter of a define, so a packet that loses its last
+# overload hands its class back (it takes _UndefinedOverloadPacket, whose
+# __getattr__ says the operator is not defined: nothing is called through it)
+# and the next packet to come alive renames that class instead of making one:
+# a program that defines and destroys operators (tests, the registration
+# benchmark) makes as many classes as it has live packets at once.
+_free_packet_classes: list[type] = []
+# Compiled: csrc/_fastcall.pyx's install() sets this to what gives a packet
+# class made later the vectorcall that OverloadPacket has (a heap type does
+# not inherit it in 3.11; without it a packet call costs several times more).
+_packet_class_made: Any = None
+
+
+def _name_packet_class(packet, live):
+    """Give ``packet`` the class it takes as it comes alive or loses its last
+    overload (see Note [A packet's class names it]); registration's, under its lock."""
+    cls = type(packet)
+    if not live:
+        if cls is not _UndefinedOverloadPacket:
+            packet.__class__ = _UndefinedOverloadPacket
+            if cls is not OverloadPacket:
+                _free_packet_classes.append(cls)
+        return
+    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket:
+        return  # alive already, in its own class
+    namespace, _, name = packet.qualified_name.partition("::")
+    title = f"ops.{namespace}.{name}"
+    try:
+        named = _free_packet_classes.pop()
+    except IndexError:
+        named = type(title, (OverloadPacket,), {"__slots__": (), "__module__": __name__})
+        if _packet_class_made is not None:
+            _packet_class_made(named)
+    else:
+        named.__name__ = named.__qualname__ = title
+    packet.__class__ = named
 
 
 # The packet's own attribute names, which no overload attribute replaces.

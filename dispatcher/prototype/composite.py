@@ -1,7 +1,7 @@
 """Composite kernels: operators written in terms of other operators, where torch 2.13 has them.
 
-* CompositeImplicitAutograd (``DECOMPOSITIONS``): matmul, reshape and the
-  ``to`` overloads, torch's decompositions.  Such a kernel serves every
+* CompositeImplicitAutograd (``DECOMPOSITIONS``): matmul, reshape, movedim
+  and the ``to`` overloads, torch's decompositions.  Such a kernel serves every
   backend *and* autograd: autograd, the tracer and vmap (which reuses them as
   batching decompositions, vmap.py) see the operators it calls, so it needs
   no derivative of its own.
@@ -177,6 +177,27 @@ def reshape(self: Any, shape: Sequence[int]) -> Any:
     if shapes.compute_stride(self.shape, self.stride(), size) is not None:
         return aten.view.default(self, size)
     return aten._unsafe_view.default(aten.clone.default(self, memory_format=contiguous_format), size)
+
+
+@_decomposition("movedim.int", "movedim.intlist")
+def movedim(self: Any, source: Any, destination: Any) -> Any:
+    """torch's movedim: a permute that puts each ``source`` dimension at its
+    ``destination``, the others keeping their order in the places left."""
+    sources = [source] if isinstance(source, int) else list(source)
+    destinations = [destination] if isinstance(destination, int) else list(destination)
+    if len(sources) != len(destinations):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({sources} dims) should contain "
+                           f"the same number of dims as destination ({destinations} dims)")
+    moved = [shapes.wrap_dim(d, self.ndim) for d in sources]
+    placed = [shapes.wrap_dim(d, self.ndim) for d in destinations]
+    for what, given, wrapped in (("source", sources, moved), ("destination", destinations, placed)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{what}` ({given})")
+    order: list[Optional[int]] = [None] * self.ndim
+    for src, dst in zip(moved, placed):
+        order[dst] = src
+    rest = iter(d for d in range(self.ndim) if d not in moved)
+    return aten.permute.default(self, [next(rest) if d is None else d for d in order])
 
 
 def _to(self: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,

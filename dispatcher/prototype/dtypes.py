@@ -12,16 +12,22 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "default_float", "float32", "float64",
+    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "default_float", "float16", "float32",
+    "float64",
     "float_result_type", "from_numpy_dtype", "int64", "optional_dtype", "reduction_dtype", "result_type",
     "to_numpy_dtype",
 ]
 
 
 class DType(enum.IntEnum):
-    """The supported subset of c10::ScalarType, with its values."""
+    """The supported subset of c10::ScalarType, with its values.
+
+    bfloat16 (15) is not here: numpy has no such type (ml_dtypes would be a
+    dependency), and a float32 array rounded to it after every kernel would
+    be a second arithmetic to keep right in every kernel."""
 
     int64 = 4
+    float16 = 5
     float32 = 6
     float64 = 7
     bool = 11
@@ -48,22 +54,25 @@ class DType(enum.IntEnum):
 
 
 for _member in DType:
-    _member.is_floating_point = _member in (DType.float32, DType.float64)
+    _member.is_floating_point = _member in (DType.float16, DType.float32, DType.float64)
 del _member
 
-_SCALAR_TYPE_NAMES = {DType.int64: "Long", DType.float32: "Float", DType.float64: "Double", DType.bool: "Bool"}
-_C_TYPE_NAMES = {DType.int64: "long int", DType.float32: "float", DType.float64: "double", DType.bool: "bool"}
+_SCALAR_TYPE_NAMES = {DType.int64: "Long", DType.float16: "Half", DType.float32: "Float", DType.float64: "Double",
+                      DType.bool: "Bool"}
+_C_TYPE_NAMES = {DType.int64: "long int", DType.float16: "c10::Half", DType.float32: "float", DType.float64: "double",
+                 DType.bool: "bool"}
 
-float32, float64, int64, bool_ = DType.float32, DType.float64, DType.int64, DType.bool
+float16, float32, float64, int64, bool_ = DType.float16, DType.float32, DType.float64, DType.int64, DType.bool
 default_float = DType.float32  # torch.get_default_dtype()
 
 # The numpy dtype of each DType (kernels index it directly for a DType they know is one).
-NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int64: np.dtype(np.int64), DType.float32: np.dtype(np.float32),
-                                       DType.float64: np.dtype(np.float64), DType.bool: np.dtype(np.bool_)}
+NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int64: np.dtype(np.int64), DType.float16: np.dtype(np.float16),
+                                       DType.float32: np.dtype(np.float32), DType.float64: np.dtype(np.float64),
+                                       DType.bool: np.dtype(np.bool_)}
 _NUMPY = NUMPY_DTYPES
 _FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
 # Promotion compares (category, value): bool < integer < floating, then width.
-_CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float32: 2, DType.float64: 2}
+_CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float16: 2, DType.float32: 2, DType.float64: 2}
 
 
 def to_numpy_dtype(dt: DType) -> np.dtype:
@@ -95,7 +104,7 @@ def _scalar_dtype(value: Union[bool, int, float]) -> DType:
 
 
 def _promote(a: "DType | None", b: DType) -> DType:
-    """torch.promote_types, for the dtypes here: bool < int64 < float32 < float64."""
+    """torch.promote_types, for the dtypes here: bool < int64 < float16 < float32 < float64."""
     return b if a is None or (_CATEGORY[b], b) > (_CATEGORY[a], a) else a
 
 
@@ -158,11 +167,11 @@ def can_cast(source: DType, target: DType) -> bool:
 
 
 _BY_NAME = {dt.name: dt for dt in DType}
-DTYPE_NAMES = frozenset(_BY_NAME)  # "int64", "float32", "float64", "bool": what check_dtype takes for a DType
+DTYPE_NAMES = frozenset(_BY_NAME)  # "int64", "float16", "float32", ...: what check_dtype takes for a DType
 
 
 def check_dtype(value: object) -> DType:
-    """The DType ``value`` names: a DType, or one of the names ``"int64"``,
+    """The DType ``value`` names: a DType, or one of the names ``"int64"``, ``"float16"``,
     ``"float32"``, ``"float64"``, ``"bool"``.  Schemas say ScalarType, which the
     dispatcher's boxing takes as any int; kernels taking a dtype check it here,
     and the Python-level functions (``tensor``, the factories, ``to``, ...)

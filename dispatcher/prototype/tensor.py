@@ -28,6 +28,8 @@ from .dtypes import (
     DTYPE_NAMES, DType, check_dtype, default_float, from_numpy_dtype, optional_dtype, to_numpy_dtype,
 )
 from .operators import aten
+from .printing import tensor_text
+from .tensor_options import strided
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -148,6 +150,11 @@ class TensorMethods:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def layout(self) -> int:
+        """torch's ``layout``: strided, the only layout here (c10::Layout's number, as schemas pass it)."""
+        return strided
 
     def dim(self) -> int:
         return len(self.shape)
@@ -281,6 +288,11 @@ class TensorMethods:
 
     def permute(self, *dims: Any) -> Self:
         return aten.permute.default(self, _sizes(dims))
+
+    def movedim(self, source: Any, destination: Any) -> Self:
+        if isinstance(source, int) and isinstance(destination, int):
+            return aten.movedim.int(self, source, destination)
+        return aten.movedim.intlist(self, source, destination)
 
     def view(self, *size: Any) -> Self:
         return aten.view.default(self, _sizes(size))
@@ -629,17 +641,20 @@ class Tensor(TensorMethods, TensorBase):
         extras = []
         if self.device is not _CPU:
             extras.append(f"device='{self.device}'")
-        if self.dtype not in (DType.float32, DType.int64, DType.bool):
+        empty = self.numel() == 0
+        if empty and self.dim() != 1:
+            extras.append(f"size={tuple(self.shape)}")
+        # torch names the dtype unless it is the default float, int64 or bool
+        # (an empty tensor: unless it is the default float).
+        if self.dtype is not DType.float32 and (empty or self.dtype not in (DType.int64, DType.bool)):
             extras.append(f"dtype={self.dtype!r}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         if self.device is _META:
-            body = f"..., size={self.shape}"
-        else:
-            body = np.array2string(self.numpy(), separator=", ", precision=4, prefix="tensor(")
-        return f"tensor({', '.join([body, *extras])})"
+            return f"tensor({', '.join([f'..., size={self.shape}', *extras])})"
+        return tensor_text(self.numpy(), self.dtype.is_floating_point, extras)
 
 
 def tensor(data: Any, *, dtype: Optional[DType] = None, device: DeviceLike = "cpu",

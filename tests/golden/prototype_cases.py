@@ -20,7 +20,7 @@ OPERATORS = (
     "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "dot",
     # views, and shape functions that are not
     "permute", "t", "transpose.int", "view", "reshape", "_unsafe_view", "expand", "select.int", "unsqueeze",
-    "squeeze.dim", "squeeze_.dim", "select_backward", "stack",
+    "squeeze.dim", "squeeze_.dim", "select_backward", "stack", "movedim.int", "movedim.intlist",
     # in-place, copies, conversions
     "add_.Tensor", "fill_.Scalar", "normal_", "copy_", "clone", "_to_copy", "to.dtype", "to.device",
     "to.dtype_layout",
@@ -91,6 +91,8 @@ def programs(lib: Any) -> dict[str, Program]:
         "matmul.3d_3d_batch_of_one": Program(lambda a, b: a @ b, (lib.ones(1, 3, 4), lib.ones(2, 4, 2))),
         "matmul.3d_2d_strided": Program(lambda a: a.transpose(0, 1) @ w, (lib.ones(4, 2, 3),)),
         "matmul.2d_3d_requires_grad": Program(lambda b: grad_m @ b, (lib.ones(4, 3, 5),)),
+        "movedim.int": Program(lambda x: x.movedim(0, -1), (lib.ones(2, 3, 4),)),
+        "movedim.intlist": Program(lambda x: x.movedim((0, 2), (2, 0)), (lib.ones(2, 3, 4),)),
         "reshape.contiguous": Program(lambda x: x.reshape(6), (lib.ones(2, 3),)),
         "reshape.strided_view": Program(lambda x: x.select(2, 0).reshape(-1), (lib.ones(2, 3, 2),)),
         "reshape.copy": Program(lambda x: x.t().reshape(6), (lib.ones(2, 3),)),

@@ -1,0 +1,96 @@
+"""PyTorch's own test/test_python_dispatch.py and test/test_custom_ops.py, run
+as PyTorch wrote them through tests/torch_shim.py (tests/torch_test_files.py,
+tests/torch_test_modules.py), from copies outside the repository:
+``$DISPATCHER_UPSTREAM/<file>`` (default tests/upstream/); without a copy its
+tests skip.
+
+Every test of a copy passes, or is in tests/torch_test_left_out.py: a test
+needing a feature out of this package's scope must fail naming that feature
+(then it is skipped with it), and a gap must fail (a strict xfail).  The
+tests run on the default engine, where dispatcher.prototype lives.
+"""
+from __future__ import annotations
+
+import types
+import unittest
+from typing import Optional
+
+import pytest
+
+from . import torch_test_files as files
+from .torch_test_left_out import GAP, LEFT_OUT, NOT_PORTED, OUT_OF_SCOPE
+from .torch_test_modules import CUDA, modules
+
+FILES = ("test_python_dispatch.py", "test_custom_ops.py")
+MODULES = modules()
+
+
+LOAD_ERRORS: dict[str, str] = {}
+
+
+def _load(name: str) -> Optional[types.ModuleType]:
+    path = files.UPSTREAM / name
+    if not path.is_file():
+        return None
+    try:
+        return files.load(path, MODULES)
+    except Exception as exc:  # noqa: BLE001  (a copy that does not load fails its own test, not the collection)
+        LOAD_ERRORS[name] = f"{type(exc).__name__}: {exc}"
+        return None
+
+
+LOADED = {name: _load(name) for name in FILES}
+CASES = [(name, f"{cls}.{method}") for name, module in LOADED.items() if module is not None
+         for cls, method in files.test_cases(module)]
+
+
+def _report(result: unittest.TestResult) -> str:
+    return "\n".join(report for _, report in result.failures + result.errors)
+
+
+@pytest.mark.parametrize("name", [name for name in FILES if LOADED[name] is None])
+def test_copy_is_not_here(name):
+    if name in LOAD_ERRORS:
+        pytest.fail(f"the copy at {files.UPSTREAM / name} does not load through the shim: {LOAD_ERRORS[name]}")
+    pytest.skip(f"PyTorch's test/{name} is not at {files.UPSTREAM / name}: copy it there or set DISPATCHER_UPSTREAM")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{name}::{test}" for name, test in CASES])
+def test_pytorch_test(case):
+    name, test = case
+    cls, _, method = test.partition(".")
+    module = LOADED[name]
+    assert module is not None
+    result = files.run_case(module, MODULES, cls, method)
+    reason = LEFT_OUT.get(name, {}).get(test)
+    failed = bool(result.failures or result.errors)
+    if reason is None:
+        if failed:
+            pytest.fail(_report(result), pytrace=False)
+        assert not result.skipped, f"{test} skipped itself ({result.skipped[0][1]}): list it with its reason"
+        return
+    if reason.startswith(GAP):
+        assert failed, f"{test} passes: take it off tests/torch_test_left_out.py"
+        pytest.xfail(reason)
+    said = _report(result) if failed else (result.skipped[0][1] if result.skipped else "")
+    # A test that skips itself for want of CUDA says so in its own words.
+    assert f"needs {reason}" in said or (reason == CUDA and "cuda" in said.lower()), (
+        f"{test} is left out for needing {reason}, but it ran to: {said or 'success'}")
+    pytest.skip(f"needs {reason}")
+
+
+def test_the_list_names_tests_of_the_copies():
+    for name in FILES:
+        if LOADED[name] is None:
+            continue
+        present = {test for file, test in CASES if file == name}
+        assert not set(LEFT_OUT.get(name, {})) - present
+
+
+def test_every_reason_is_a_feature_out_of_scope_or_a_gap():
+    for listed in LEFT_OUT.values():
+        for reason in listed.values():
+            assert reason in OUT_OF_SCOPE or reason.startswith(GAP), reason
+            if reason.startswith(GAP):
+                assert reason[len(GAP):] not in OUT_OF_SCOPE  # a feature out of scope is no gap
+    assert not NOT_PORTED & OUT_OF_SCOPE

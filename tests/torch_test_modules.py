@@ -1,0 +1,216 @@
+"""The torch modules PyTorch's test files import beyond tests/torch_shim.py's,
+for tests/torch_test_files.py: torch's test infrastructure where this package
+has the feature (TestCase, parametrize, the device-type tests on "cpu",
+opcheck), and Unavailable modules, naming the feature, where it has not."""
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+import dispatcher
+import dispatcher.optests
+import dispatcher.prototype as P
+import dispatcher.pytree
+import dispatcher.schema_inference
+from dispatcher import dispatch_modes, ops
+
+from . import _torch_testing
+from .torch_test_files import (
+    Unavailable, as_array, instantiate_device_type_tests, instantiate_parametrized_tests, needs, parametrize,
+    subtest, unavailable_module,
+)
+
+CUDA = "CUDA"
+COMPILE = "torch.compile (dynamo, AOTAutograd)"
+FAKE = "FakeTensorMode (fake tensors, symbolic shapes)"
+CPP = "C++ extensions"
+MAKE_FX = "make_fx (FX graph tracing)"
+OP_DB = "torch's OpInfo database (aten kernels of every operator)"
+CUSTOM_OP_API = "torch._custom_op (the CustomOp API torch deprecated for torch.library.custom_op)"
+INTERNALS = "torch's internals (storages, torch._utils_internal, torch.distributed)"
+LOGGING_TENSOR = "torch.testing._internal.logging_tensor (LoggingTensor and its log format), not ported here"
+TWO_TENSOR = "torch.testing._internal.two_tensor (TwoTensor), not ported here"
+
+
+class TestCase(_torch_testing.TestCase):
+    """torch's TestCase as these files use it: assertEqual compares tensors
+    (shape, dtype, values within torch's default tolerances) and sequences of them.
+
+    A test whose setUp fails still has its tearDown run (unittest skips it):
+    the files' setUps register operators that their tearDowns remove, and one
+    test's leftovers would otherwise fail the next ones (torch runs a file in
+    a process of its own and rarely sees a setUp fail)."""
+
+    def _callSetUp(self) -> None:
+        try:
+            super()._callSetUp()  # type: ignore[misc]
+        except BaseException:
+            self.addCleanup(self._tear_down_quietly)
+            raise
+
+    def _tear_down_quietly(self) -> None:
+        with contextlib.suppress(Exception):
+            self.tearDown()
+
+    def assertEqual(self, first: Any, second: Any, msg: Any = None, *, atol: Any = None, rtol: Any = None,
+                    exact_dtype: bool = True, **kwargs: Any) -> None:
+        a, b = as_array(first), as_array(second)
+        if a is not None or b is not None:
+            a = np.asarray(first) if a is None else a
+            b = np.asarray(second) if b is None else b
+            if exact_dtype and as_array(first) is not None and as_array(second) is not None:
+                self.assertEqual(first.dtype, second.dtype, msg)
+            self.assertEqual(a.shape, b.shape, msg)
+            self.assertTrue(np.allclose(a, b, rtol=1.3e-6 if rtol is None else rtol, atol=1e-5 if atol is None else atol,
+                                        equal_nan=True), msg or f"{first!r} != {second!r}")
+            return
+        if isinstance(first, (list, tuple)) and isinstance(second, (list, tuple)):
+            self.assertEqual(len(first), len(second), msg)
+            for x, y in zip(first, second):
+                self.assertEqual(x, y, msg, atol=atol, rtol=rtol, exact_dtype=exact_dtype)
+            return
+        super().assertEqual(first, second, msg)
+
+
+def _identity_decorator(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    """torch's skip decorators that skip only under a mode not run here
+    (TorchDynamo, cross-ref, XPU): the test as it is."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return args[0]
+    return lambda fn: fn
+
+
+@contextlib.contextmanager
+def TemporaryFileName(*args: Any, **kwargs: Any) -> Iterator[str]:  # noqa: N802  (torch's name)
+    with tempfile.TemporaryDirectory() as directory:
+        yield os.path.join(directory, "file")
+
+
+def _generates_no_tests(*args: Any, **kwargs: Any) -> None:
+    """optests.generate_opcheck_tests, which test_custom_ops.py calls as it loads:
+    torch's adds to a class a copy of each test run under torch.compile's
+    checks (AOTAutograd, FakeTensor); none of those can run here, so it adds
+    none (tests/torch_test_left_out.py says so)."""
+
+
+def _lookup_op(qualname: str) -> Any:
+    """torch._library.utils.lookup_op: the overload ``ns::name[.overload]``."""
+    ns, _, name = qualname.partition("::")
+    packet, _, overload = name.partition(".")
+    return getattr(getattr(ops, ns), packet).__dict__[overload or "default"]
+
+
+def _aten_function(name: str) -> Any:
+    """``torch.<name>`` not otherwise in the shim: torch binds its aten operators
+    as functions of ``torch``, so here the aten packet of that name (an
+    AttributeError saying so when there is none)."""
+    if not name.startswith("__"):
+        try:
+            return getattr(ops.aten, name)
+        except AttributeError:
+            pass
+    raise AttributeError(f"module 'torch' has no attribute {name!r} (nor is aten::{name} an operator)")
+
+
+def _module(name: str, **names: Any) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(names)
+    return module
+
+
+def common_utils() -> types.ModuleType:
+    flags = dict.fromkeys(
+        ["TEST_WITH_ROCM", "IS_WINDOWS", "IS_MACOS", "IS_FBCODE", "TEST_WITH_ASAN", "TEST_WITH_TORCHDYNAMO",
+         "TEST_WITH_SLOW", "TEST_CUDA", "TEST_XPU", "TEST_ACCELERATOR", "TEST_WITH_CROSSREF", "TEST_MPS"], False)
+    return _module(
+        "torch.testing._internal.common_utils", TestCase=TestCase, run_tests=_torch_testing.run_tests,
+        parametrize=parametrize, instantiate_parametrized_tests=instantiate_parametrized_tests, subtest=subtest,
+        skipIfTorchDynamo=_identity_decorator, skipIfCrossRef=_identity_decorator, skipIfXpu=_identity_decorator,
+        skipIfRocm=_identity_decorator, TemporaryFileName=TemporaryFileName, IS_LINUX=True,
+        scoped_load_inline=needs(CPP)()(lambda *a: None), first_sample=Unavailable("first_sample", OP_DB),
+        # What ``from common_utils import *`` gives the files besides (torch's module imports these).
+        unittest=unittest, os=os, sys=sys, tempfile=tempfile, np=np, subprocess=subprocess, pytree=dispatcher.pytree,
+        **flags,
+    )
+
+
+def modules() -> dict[str, types.ModuleType]:
+    """sys.modules entries (beyond tests/torch_shim.py's) for PyTorch's test files."""
+    internal = "torch.testing._internal"
+    # opcheck is this package's; the rest of optests generates and runs tests through torch.compile.
+    optests = unavailable_module(f"{internal}.optests", COMPILE, opcheck=dispatcher.optests.opcheck,
+                                 OpCheckError=dispatcher.optests.OpCheckError,
+                                 dontGenerateOpCheckTests=lambda reason: (lambda fn: fn),
+                                 generate_opcheck_tests=_generates_no_tests,
+                                 generate_tests=unavailable_module(f"{internal}.optests.generate_tests", COMPILE))
+    mode_utils = _module("torch.utils._mode_utils",
+                         all_same_mode=lambda modes: all(mode == modes[0] for mode in modes),
+                         no_dispatch=Unavailable("torch.utils._mode_utils.no_dispatch", INTERNALS))
+    found = {
+        "torch.testing": _module("torch.testing"),
+        "torch.testing._internal": _module(internal),
+        f"{internal}.common_utils": common_utils(),
+        f"{internal}.common_device_type": _module(
+            f"{internal}.common_device_type", instantiate_device_type_tests=instantiate_device_type_tests,
+            ops=needs(OP_DB), OpDTypes=Unavailable("OpDTypes", OP_DB), PYTORCH_CUDA_MEMCHECK=False),
+        # The OpInfo lists are empty (the files iterate them as they load); the
+        # ``ops`` decorator that runs a test over them says what is missing.
+        f"{internal}.common_methods_invocations": unavailable_module(
+            f"{internal}.common_methods_invocations", OP_DB, op_db=[]),
+        f"{internal}.custom_op_db": unavailable_module(f"{internal}.custom_op_db", OP_DB, custom_op_db=[]),
+        f"{internal}.common_cuda": _module(f"{internal}.common_cuda", TEST_CUDA=False),
+        f"{internal}.logging_tensor": unavailable_module(f"{internal}.logging_tensor", LOGGING_TENSOR),
+        f"{internal}.two_tensor": unavailable_module(f"{internal}.two_tensor", TWO_TENSOR),
+        f"{internal}.optests": optests,
+        f"{internal}.optests.generate_tests": optests.generate_tests,
+        "torch._dynamo.testing": unavailable_module("torch._dynamo.testing", COMPILE),
+        f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
+        "torch._dynamo": unavailable_module("torch._dynamo", COMPILE),
+        "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
+        "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE),
+        "torch.cuda": unavailable_module("torch.cuda", CUDA),
+        "torch.cuda.jiterator": unavailable_module("torch.cuda.jiterator", CUDA),
+        "torch.fx": unavailable_module("torch.fx", MAKE_FX),
+        "torch.fx.experimental": unavailable_module("torch.fx.experimental", MAKE_FX),
+        "torch.fx.experimental.symbolic_shapes": unavailable_module("torch.fx.experimental.symbolic_shapes", FAKE),
+        "torch.fx.experimental.proxy_tensor": unavailable_module("torch.fx.experimental.proxy_tensor", MAKE_FX),
+        "torch.multiprocessing": unavailable_module("torch.multiprocessing", INTERNALS),
+        "torch.multiprocessing.reductions": unavailable_module("torch.multiprocessing.reductions", INTERNALS),
+        "torch._custom_op": unavailable_module("torch._custom_op", CUSTOM_OP_API),
+        # The CustomOp API's registry, which the files' tearDown reads: it holds
+        # nothing here (every use of the API raises).
+        "torch._custom_op.impl": unavailable_module("torch._custom_op.impl", CUSTOM_OP_API, global_registry={},
+                                                    get_op=_lookup_op),
+        "torch._library": unavailable_module("torch._library", INTERNALS),
+        "torch._library.infer_schema": dispatcher.schema_inference,  # type: ignore[dict-item]
+        "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op),
+        "torch._library.autograd": unavailable_module("torch._library.autograd", INTERNALS),
+        "torch._custom_op.functional": unavailable_module("torch._custom_op.functional", CUSTOM_OP_API),
+        "torch._custom_ops": unavailable_module("torch._custom_ops", CUSTOM_OP_API),
+        "torch.utils.cpp_extension": unavailable_module("torch.utils.cpp_extension", CPP),
+        "torch._utils_internal": unavailable_module("torch._utils_internal", INTERNALS,
+                                                    get_file_path_2=lambda *parts: os.path.join(*parts)),
+        "torch.distributed": unavailable_module("torch.distributed", INTERNALS),
+        "torch.utils._pytree": dispatcher.pytree,  # type: ignore[dict-item]
+        "torch.utils._mode_utils": mode_utils,
+        "torch.utils._python_dispatch": dispatch_modes,
+        "yaml": unavailable_module("yaml", FAKE + " profiles (PyYAML)"),
+        "functorch": unavailable_module("functorch", MAKE_FX),
+        # Names added to the shim's torch module.
+        "torch": _module("torch", SymInt=Unavailable("torch.SymInt", FAKE), SymFloat=Unavailable("torch.SymFloat", FAKE),
+                         compile=Unavailable("torch.compile", COMPILE), jit=Unavailable("torch.jit", "TorchScript"),
+                         Tensor=P.Tensor, __getattr__=_aten_function,
+                         types=_module("torch.types", Number=dispatcher.Number)),
+    }
+    return found
+
+
+__all__ = ["TestCase", "modules", "unittest"]
