@@ -253,3 +253,47 @@ def test_scoped_library_is_destroyed_as_the_block_ends():
         lib.define("g(Tensor x) -> Tensor")
         assert default_registry.find_op("h23bscoped::g") is not None
     assert default_registry.find_op("h23bscoped::g") is None
+
+
+def test_a_namespace_takes_its_class_on_first_read(world):
+    # Note [Namespace classes on first read] in dispatcher/ops.py.
+    import threading
+
+    ops = world.ops
+    with world.library("firstread") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        assert "firstread" not in vars(ops) and "firstread" in type(ops).__dict__  # not made yet
+        assert "firstread" in dir(ops) and type(ops).__name__ == "OpNamespaces"
+        seen = []
+        threads = [threading.Thread(target=lambda: seen.append(ops.firstread)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        namespace = seen[0]
+        assert all(s is namespace for s in seen) and ops.firstread is namespace
+        assert type(namespace).__name__ == "ops.firstread" and repr(namespace) == "<ops.firstread>"
+        assert vars(ops)["firstread"] is namespace and "firstread" not in type(ops).__dict__
+        assert namespace.f.default is world.registry.find_op("firstread::f").handle
+    assert not hasattr(namespace, "f")  # closed: the packet is gone, the namespace stays
+    with world.library("firstread") as again:
+        again.define("g(Tensor x) -> Tensor")
+        assert ops.firstread is namespace and namespace.g.overloads() == ["default"]
+
+
+def test_namespace_of_a_namespace_not_read_yet_is_ops_own(world):
+    # namespace() is a first read of ops.<name> (Note [Namespace classes on first read]).
+    from dispatcher.ops import namespace
+
+    with world.library("unread_ns") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        found = namespace("unread_ns", world.ops)
+        assert type(found).__name__ == "ops.unread_ns" and world.ops.unread_ns is found
+        assert found.f.default is world.registry.find_op("unread_ns::f").handle
+
+
+def test_a_dunder_namespace_is_an_attribute_at_once(world):
+    with world.library("__dunder__") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        assert type(vars(world.ops)["__dunder__"]).__name__ == "ops.__dunder__"
+        assert repr(world.ops) == "<dispatcher.ops>"

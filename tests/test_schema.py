@@ -30,6 +30,7 @@ from dispatcher.schema import (
     TensorArgKind,
     TupleType,
     TypeVar,
+    _Parser,
 )
 
 from .conftest import load_golden
@@ -664,3 +665,38 @@ def test_a_list_size_of_other_digits_is_a_parse_error():
     # Found by tests/test_schema_fuzz.py: str.isdigit() takes "²", which int() refuses.
     with pytest.raises(SchemaParseError, match="a list size"):
         FunctionSchema.parse("f(SymInt[²1] x) -> ()")
+
+
+def test_a_signature_parsed_before_is_shared_under_a_new_name():
+    # Note [Schemas by signature]: only the name of the second text is parsed.
+    first = FunctionSchema.parse("sigcache::first(Tensor self, Scalar alpha=1) -> Tensor")
+    second = FunctionSchema.parse("sigcache::second.out(Tensor self, Scalar alpha=1) -> Tensor")
+    assert second.arguments is first.arguments and second.returns is first.returns
+    fresh = _Parser("sigcache::second.out(Tensor self, Scalar alpha=1) -> Tensor").schema()
+    assert second == fresh and hash(second) == hash(fresh) and str(second) == str(fresh)
+    assert second.name == OperatorName("sigcache", "second", "out")
+    assert second.bind((1,)) == fresh.bind((1,)) == (1, 1)
+    # A name the name parser refuses gets the whole parser's error, placed in the whole text.
+    with pytest.raises(SchemaParseError) as refused:
+        FunctionSchema.parse("sigcache::third.(Tensor self, Scalar alpha=1) -> Tensor")
+    with pytest.raises(SchemaParseError) as whole:
+        _Parser("sigcache::third.(Tensor self, Scalar alpha=1) -> Tensor").schema()
+    assert str(refused.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("text", ["f", "ns::f", "ns::f.out", "f.out", "_a1::_b2._c3", " ns::f", "ns :: f . out",
+                                  "ns::f::g", "1f", "ns::f.1", "ns::f.", "ns::", "::f", "ns:f", "f-g", ""])
+def test_plain_names_read_by_the_regex_are_what_the_parser_reads(text):
+    def parsed(parse):
+        try:
+            return parse(text)
+        except SchemaParseError as exc:
+            return str(exc)
+
+    def by_parser(text):
+        parser = _Parser(text)
+        name = parser.operator_name()
+        parser.expect("", "end of the operator name")
+        return name
+
+    assert parsed(OperatorName.parse) == parsed(by_parser)
