@@ -652,8 +652,10 @@ class OperatorEntry:
         if self._checked_shape is None:
             self._checked_shape = publish.checked_call_shape(engine, self._shape, schema.schema, schema.tags)
         shape, boxer = self._checked_shape
-        return publish.call_plan(engine, self.name, shape, publish.checked_table(engine, self._table, boxer, schema.schema),
-                                 self._masks, self.report_error)
+        # Without kernels every slot is its fallback cell, and a fallback is
+        # boxed (or a fallthrough): nothing to wrap.
+        table = self._table if self._filled is None else publish.checked_table(engine, self._table, boxer, schema.schema)
+        return publish.call_plan(engine, self.name, shape, table, self._masks, self.report_error)
 
     def republish(self) -> None:
         """Publish the plan again (checked calls were switched on or off)."""

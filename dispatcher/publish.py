@@ -72,19 +72,22 @@ def checked_table(engine: Engine, table: tuple[KernelFunction, ...], boxer: Boxe
     """``table`` with each plain kernel (unboxed or with-keyset) wrapped to
     get its arguments checked and converted by ``boxer`` and passed as torch
     passes them (FunctionSchema.split_call_without_defaults)."""
-    wrapped: dict[int, KernelFunction] = {}
+    # Per entry, what the checked table holds for it: an entry filling many
+    # slots (an alias key's kernel) is looked at, and wrapped, once.
+    checked: dict[int, KernelFunction] = {}
     out = []
     for entry in table:
-        kind = entry.kind
-        if kind != KernelKind.UNBOXED and kind != KernelKind.WITH_KEYSET:
-            out.append(entry)
-            continue
-        function = wrapped.get(id(entry))
+        function = checked.get(id(entry))
         if function is None:
-            assert entry.fn is not None
-            function = wrapped[id(entry)] = engine.KernelFunction(
-                kind, checked_kernel(entry.fn, boxer, schema.split_call_without_defaults, kind == KernelKind.WITH_KEYSET)
-            )
+            kind = entry.kind
+            if kind != KernelKind.UNBOXED and kind != KernelKind.WITH_KEYSET:
+                function = entry
+            else:
+                assert entry.fn is not None
+                function = engine.KernelFunction(
+                    kind, checked_kernel(entry.fn, boxer, schema.split_call_without_defaults, kind == KernelKind.WITH_KEYSET)
+                )
+            checked[id(entry)] = function
         out.append(function)
     return tuple(out)
 
