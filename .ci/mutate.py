@@ -660,13 +660,17 @@ MUTANTS: list[Mutant] = [
        "",
        PACKETS, TORCH_LIBRARY, CUSTOM),
     _m("publish: checked kernels wrapped once per entry", PUBLISH,
-       "        function = wrapped.get(id(entry))\n",
+       "        function = checked.get(id(entry))\n",
        "        function = None\n",
        TORCH_LIBRARY, equivalent="a memo: an entry that fills several slots is wrapped once; wrapping it for "
        "each slot gives kernels that behave the same"),
+    _m("entry: checked calls leave an operator's kernels unwrapped", ENTRY,
+       "        table = self._table if self._filled is None else publish.checked_table(",
+       "        table = self._table if True else publish.checked_table(",
+       TORCH_LIBRARY),
     _m("publish: a call shape without the def's tags", PUBLISH,
-       "handler_arity=schema.handler_arity, handler_call=schema.handler_call, tags=tags)",
-       "handler_arity=schema.handler_arity, handler_call=schema.handler_call, tags=())",
+       "handler_arity=schema.handler_arity, handler_call=schema.handler_call, tags=tags,\n",
+       "handler_arity=schema.handler_arity, handler_call=schema.handler_call, tags=(),\n",
        PACKETS, TORCH_LIBRARY, CUSTOM),
 ]
 
