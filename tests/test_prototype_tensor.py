@@ -470,3 +470,11 @@ def test_movedim_as_torch():
         x.movedim((0, 1), (1, 1))
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 5\)"):
         x.movedim(5, 0)
+
+
+def test_a_tensor_takes_attributes_as_torchs():
+    # torch 2.13: a tensor has a __dict__ (subclass_zoo's simple_functorch.py sets t.t_name).
+    t = P.ones(2)
+    t.t_name = "x"
+    assert t.t_name == "x" and vars(t) == {"t_name": "x"}
+    assert not hasattr(P.ones(2), "t_name")
