@@ -116,8 +116,13 @@ def installed() -> Iterator[types.ModuleType]:
         with P.installed():
             yield modules["torch"]
     finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+        restore_modules(saved)
+
+
+def restore_modules(saved: dict[str, Optional[types.ModuleType]]) -> None:
+    """Put back the sys.modules entries of ``saved`` (None: there was none)."""
+    for name, module in saved.items():
+        if module is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = module

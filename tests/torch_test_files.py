@@ -156,7 +156,7 @@ def instantiate_device_type_tests(generic: type, scope: dict[str, Any], only_for
 def torch_installed(extra: dict[str, types.ModuleType]) -> Iterator[types.ModuleType]:
     """The torch shim and ``extra`` modules in sys.modules inside the block;
     the attributes of ``extra["torch"]`` (a module of names) added to the shim's torch."""
-    from .torch_shim import installed
+    from .torch_shim import installed, restore_modules
 
     extra = dict(extra)
     names = extra.pop("torch", None)
@@ -174,11 +174,7 @@ def torch_installed(extra: dict[str, types.ModuleType]) -> Iterator[types.Module
         try:
             yield torch
         finally:
-            for name, module in saved.items():
-                if module is None:
-                    sys.modules.pop(name, None)
-                else:
-                    sys.modules[name] = module
+            restore_modules(saved)
 
 
 def load(path: pathlib.Path, modules: dict[str, types.ModuleType]) -> types.ModuleType:
