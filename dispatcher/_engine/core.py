@@ -917,7 +917,8 @@ class KernelFunction:
     # the same.  (A fallback that makes a slot fallthrough or not changes the
     # operators' masks, which are in their plans: registration then
     # republishes them.)  The three fields change together: compiled, in one
-    # C function holding the GIL; run as Python, in one dict update.
+    # C function holding the GIL; run as Python, in one dict update; and in
+    # both, the previous function is released only after (see _hold).
     def _hold(self, other: "KernelFunction") -> None:
         """Make this fallback cell call what ``other`` calls (Note [Fallback cells])."""
         if not self.cell:
@@ -925,12 +926,19 @@ class KernelFunction:
         if not isinstance(other, KernelFunction):
             raise TypeError(f"a fallback cell takes a KernelFunction, not {type(other).__name__}")
         source = cython.cast(KernelFunction, other)
+        # The previous function is released only once the cell is whole again:
+        # its release may run Python code (a __del__, a weakref callback), and
+        # another thread calling through the cell then must neither read a
+        # freed function (Cython releases an attribute's old value before it
+        # stores the new one) nor a kind that is not its function's.
+        previous = self.fn
         if cython.compiled:
             self._builtin = source._builtin
             self._kind = source._kind
             self.fn = source.fn
         else:
             self.__dict__.update(_builtin=source._builtin, _kind=source._kind, fn=source.fn)
+        del previous
 
     @property
     def kind(self) -> KernelKind:
