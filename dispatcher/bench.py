@@ -58,6 +58,11 @@ class Case:
     env: dict
     note: str = ""
     torch_call: str = ""
+    # What torch_call times on torch's side: most cases register the same
+    # Python kernels with torch.library, so torch goes Python -> C++
+    # dispatcher -> boxed Python kernel and back, a path no hot loop of a
+    # torch user takes (torch.add on a real tensor is the row for scale).
+    torch_path: str = "torch.ops call of the same Python kernel (torch.library)"
     peer: bool = False  # another library's dispatch, not ours
     # Names of context managers in the env (ours, and torch's when it is
     # there) entered around the case's rounds: a dispatch mode, say.
@@ -74,6 +79,7 @@ class Result:
     torch_ns: Optional[float] = None
     torch_ratio: Optional[float] = None  # torch's time / ours, median of the rounds' ratios
     peer: bool = False
+    torch_path: str = ""  # what the torch figure times (Case.torch_path), when there is one
 
 
 def measure(case: Case, rounds: int, number: int, torch_env: Optional[dict] = None) -> Result:
@@ -101,7 +107,8 @@ def measure(case: Case, rounds: int, number: int, torch_env: Optional[dict] = No
                 torch_ratios.append(t / c)
     return Result(case.name, statistics.median(calls), statistics.median(directs), statistics.median(ratios),
                   case.note, statistics.median(torch_times) if torch_times else None,
-                  statistics.median(torch_ratios) if torch_ratios else None, case.peer)
+                  statistics.median(torch_ratios) if torch_ratios else None, case.peer,
+                  case.torch_path if torch_times else "")
 
 
 def kernel(x, y):
@@ -203,6 +210,11 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
     ns = lib.ns
     cases = [
         Case(f"call, 2 tensors ({core} core)", "add(t, t)", "kernel(t, t)", env, torch_call="torch_add(a, a)"),
+        # For scale: the torch column here is no Python kernel but torch's own
+        # C++ add of a real (1-element) tensor, the call a torch user writes.
+        Case(f"call, 2 tensors ({core} core) vs torch.add on a real tensor", "add(t, t)", "kernel(t, t)", env,
+             torch_call="torch.add(a, a)",
+             torch_path="torch.add(a, a), a = torch.zeros(1): argument parser, autograd, C++ CPU kernel"),
         Case(f"`ops.{ns}.add.default(t, t)` written inline", f"ops.{ns}.add.default(t, t)", "kernel(t, t)", env,
              torch_call=f"torch.ops.{ns}.add.default(a, a)"),
         Case(f"`ops.{ns}.add(t, t)`: packet, one overload", f"ops.{ns}.add(t, t)", "kernel(t, t)", env,
@@ -223,16 +235,19 @@ def _our_cases(lib: Library, fallbacks: Library) -> list[Case]:
         Case(f"boxed backend fallback: box, run, unbox ({core} core)", "fallback_add(f, f)", "kernel(f, f)", env),
         Case("no-op dispatch mode around a 2-tensor call", "add(t, t)", "kernel(t, t)", env,
              torch_call="torch_add(a, a)", active=("noop_mode", "torch_noop_mode"),
+             torch_path="a TorchDispatchMode with the same handler, over the same Python kernel",
              note="the mode: return func(*args, **(kwargs or {}))"),
         Case("no-op wrapper subclass: unwrap, call, rewrap", "add(w, w)", "kernel(t, t)", env,
-             torch_call="torch_add(torch_w, torch_w)",
+             torch_call="torch_add(torch_w, torch_w)", torch_path="a _make_wrapper_subclass with the same handler, over the same Python kernel",
              note="cls(func(*[a.elem if type(a) is cls else a for a in args], **(kwargs or {})))"),
         # The handlers' own cost: each called directly, as the Python key calls it.
         Case("  the mode's handler, called directly", "noop_mode.__torch_dispatch__(add, (), (t, t), {})",
-             "kernel(t, t)", env, torch_call="torch_noop_mode.__torch_dispatch__(torch_add, (), (a, a), {})"),
+             "kernel(t, t)", env, torch_call="torch_noop_mode.__torch_dispatch__(torch_add, (), (a, a), {})",
+             torch_path="the same handler of torch's, called directly"),
         Case("  the wrapper's handler, called directly", "NoOpWrapper.__torch_dispatch__(add, (NoOpWrapper,), (w, w), {})",
              "kernel(t, t)", env,
-             torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})"),
+             torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})",
+             torch_path="the same handler of torch's, called directly"),
     ]
     cases += _prototype_wrapper_cases(env)
     if HAS_EXTENSION:
@@ -264,10 +279,12 @@ def _prototype_wrapper_cases(env: dict) -> list[Case]:
     env.update(pw=ProtoNoOpWrapper(tensor([0.0])), ProtoNoOpWrapper=ProtoNoOpWrapper)
     return [
         Case("no-op prototype wrapper subclass (_make_wrapper_subclass)", "add(pw, pw)", "kernel(t, t)", env,
-             torch_call="torch_add(torch_w, torch_w)", note="the same class and handler as torch's"),
+             torch_call="torch_add(torch_w, torch_w)", note="the same class and handler as torch's",
+             torch_path="a _make_wrapper_subclass with the same handler, over the same Python kernel"),
         Case("  its handler, called directly", "ProtoNoOpWrapper.__torch_dispatch__(add, (ProtoNoOpWrapper,), (pw, pw), {})",
              "kernel(t, t)", env,
-             torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})"),
+             torch_call="torch_w.__torch_dispatch__(torch_add, (type(torch_w),), (torch_w, torch_w), {})",
+             torch_path="the same handler of torch's, called directly"),
     ]
 
 
@@ -392,14 +409,14 @@ def format_table(results: Sequence[Result], torch_version: Optional[str] = None)
     head = "| case | ns per call (median) | direct kernel call (ns) | ratio to direct call |"
     rule = "|---|---:|---:|---:|"
     if torch_columns:
-        head += f" torch {torch_version} (ns) | torch / ours |"
-        rule += "---:|---:|"
+        head += f" torch {torch_version} (ns) | torch / ours | torch's path |"
+        rule += "---:|---:|---|"
     lines = [head, rule]
     for r in results:
         line = f"| {r.name} | {r.ns_per_call:.0f} | {r.direct_ns:.0f} | {r.ratio:.2f}x |"
         if torch_columns:
-            line += (f" {r.torch_ns:.0f} | {r.torch_ratio:.1f}x |" if r.torch_ns is not None
-                     and r.torch_ratio is not None else " | |")
+            line += (f" {r.torch_ns:.0f} | {r.torch_ratio:.1f}x | {r.torch_path} |" if r.torch_ns is not None
+                     and r.torch_ratio is not None else " | | |")
         lines.append(line)
     return "\n".join(lines)
 

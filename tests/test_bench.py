@@ -1,5 +1,5 @@
 """The comparison script runs and reports every case (timings are not asserted)."""
-from dispatcher import bench
+from dispatcher import Library, bench
 
 
 def test_compare_runs_every_case():
@@ -26,3 +26,16 @@ def test_torch_columns_sit_beside_ours():
     assert "| case | 100 | 50 | 2.00x | 1000 | 10.0x |" in table
     assert "| peer | 80 | 50 | 1.60x | | |" in table
     assert "torch" not in bench.format_table([bare])
+
+
+def test_each_torch_figure_says_which_torch_path_it_times():
+    result = bench.Result("case", 100.0, 50.0, 2.0, "", torch_ns=1000.0, torch_ratio=10.0, torch_path="torch.add(a, a)")
+    table = bench.format_table([result], "2.13.0")
+    assert table.splitlines()[0].endswith("| torch's path |")
+    assert "| 1000 | 10.0x | torch.add(a, a) |" in table
+    # The cases: every one timed beside torch names its path, and one row is
+    # torch's own C++ kernel on a real tensor, for scale.
+    with Library("bench_paths", "DEF") as lib, Library("_", "IMPL") as fallbacks:
+        cases = bench._our_cases(lib, fallbacks)
+    assert all(case.torch_path for case in cases if case.torch_call)
+    assert any(case.torch_call == "torch.add(a, a)" and "C++" in case.torch_path for case in cases)
