@@ -17,6 +17,7 @@ all.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable, Optional
 
 from ._engine.contract import Boxer, CallPlan, CallShape, Engine, KernelFunction, OperatorHandle, OverloadPacket, ReportError
@@ -44,11 +45,13 @@ def fallback_cell(engine: Engine) -> KernelFunction:
 
 
 def call_shape(engine: Engine, schema: FunctionSchema, tags: tuple[str, ...]) -> CallShape:
-    """What ``engine``'s call plans take from a def of ``schema``, made once per def."""
+    """What ``engine``'s call plans take from a def of ``schema``, made once per def;
+    its Boxer when first needed (Note [Boxers made on first use] in dispatcher/_engine/core.py)."""
     dispatch_args, span = schema.dispatch_layout
     return engine.CallShape(schema=schema, dispatch_args=dispatch_args, positional_span=span,
-                            boxer=make_boxer(schema, engine), bind=schema.bind, split_call=schema.split_call,
-                            handler_arity=schema.handler_arity, handler_call=schema.handler_call, tags=tags)
+                            boxer=None, bind=schema.bind, split_call=schema.split_call,
+                            handler_arity=schema.handler_arity, handler_call=schema.handler_call, tags=tags,
+                            make_boxer=partial(make_boxer, schema, engine))
 
 
 def checked_call_shape(engine: Engine, shape: CallShape, schema: FunctionSchema,

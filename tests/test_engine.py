@@ -378,6 +378,50 @@ UNDEFINED_SHAPE = dict(schema=None, dispatch_args=(), positional_span=-1, boxer=
                        handler_arity=-1, handler_call=None)
 
 
+def test_a_defs_boxer_is_made_on_first_use(world, monkeypatch):
+    # Note [Boxers made on first use]: defining and calling unboxed make no
+    # Boxer; the first boxed call (here a boxed kernel) makes it, once.
+    from dispatcher import ivalue
+
+    made = []
+    real = ivalue.make_boxer
+
+    def counting_make_boxer(schema, engine):
+        made.append(str(schema.name))
+        return real(schema, engine)
+
+    monkeypatch.setattr(ivalue, "make_boxer", counting_make_boxer)
+    monkeypatch.setattr("dispatcher.publish.make_boxer", counting_make_boxer)
+    lib, f = define(world, "lazy(Tensor x, int n) -> int", CPU=lambda x, n: n)
+    assert f(world.tensor(K.CPU), 3) == 3
+    assert made == []
+
+    def boxed(op, keyset, stack):
+        x, n = op.boxer.unbox_arguments(stack)
+        op.boxer.box_returns(n + 4, stack)
+
+    lib.impl("lazy", boxed, "CUDA", boxed=True)
+    assert f(world.tensor(K.CUDA), 3) == 7
+    assert made == ["t::lazy"]
+    assert f.boxer is f.boxer and f(world.tensor(K.CUDA), 4) == 8
+    assert made == ["t::lazy"]
+    with pytest.raises(TypeError, match=r"argument 'n' \(position 2\) must be int, not str"):
+        f(world.tensor(K.CUDA), "no")
+
+
+def test_a_shapes_make_boxer_is_checked(world):
+    engine = world.engine
+    schema = FunctionSchema.parse("t::g(Tensor x) -> Tensor")
+    fields = dict(schema=schema, dispatch_args=((0, "x", 0, True),), positional_span=1, bind=schema.bind,
+                  split_call=schema.split_call, handler_arity=schema.handler_arity, handler_call=schema.handler_call)
+    with pytest.raises(TypeError, match="make_boxer is a callable given instead of a boxer"):
+        engine.CallShape(**fields, boxer=None, make_boxer="not callable")
+    shape = engine.CallShape(**fields, boxer=None, make_boxer=lambda: "not a Boxer")
+    with pytest.raises(TypeError, match="make_boxer returned str, not a Boxer"):
+        shape.boxer
+    assert engine.CallShape(**fields, boxer=None).boxer is None
+
+
 def test_calling_a_removed_operator_says_so(world):
     lib, f = define(world, "gone(Tensor x) -> int", CPU=lambda x: 1)
     lib.close()

@@ -107,7 +107,8 @@ class Engine(Protocol):
 
     def CallShape(self, *, schema: Any, dispatch_args: tuple[tuple[int, str, int, bool], ...], positional_span: int,
                   boxer: Optional[_Boxer], bind: Any, split_call: Any, handler_arity: int, handler_call: Any,
-                  tags: tuple[str, ...] = (), dispatch_argument_error: Any = None) -> _CallShape: ...
+                  tags: tuple[str, ...] = (), dispatch_argument_error: Any = None,
+                  make_boxer: Optional[Callable[[], _Boxer]] = None) -> _CallShape: ...
 
     def CallPlan(self, name: str, shape: _CallShape, table: tuple[_KernelFunction, ...], masks: tuple[int, ...],
                  report_error: ReportError) -> _CallPlan: ...

@@ -314,7 +314,8 @@ cdef class CallShape:
     cdef readonly Py_ssize_t positional_span
     cdef readonly Py_ssize_t min_positional
     cdef readonly Py_ssize_t max_positional
-    cdef readonly Boxer boxer
+    cdef Boxer _boxer
+    cdef object _make_boxer
     cdef readonly object bind
     cdef readonly object split_call
     cdef readonly Py_ssize_t handler_arity
@@ -324,6 +325,7 @@ cdef class CallShape:
 
 @cython.locals(i=Py_ssize_t, n=Py_ssize_t)
 cdef int _store_shape_arrays(CallShape shape, Py_ssize_t n_args) except -1
+cdef Boxer _shape_boxer(CallShape shape)
 cdef tuple _check_dispatch_args(object dispatch_args)
 
 cdef class CallPlan:

@@ -1527,8 +1527,9 @@ class CallShape:
     dispatch-relevant argument (kind: 0 Tensor, 1 Tensor?, 2 Tensor[],
     3 Tensor?[]).  ``positional_span``: when every dispatch argument is a
     required, positional Tensor, how many positional arguments a call must
-    pass to pass them all (-1 otherwise).  ``boxer``, ``bind`` and
-    ``split_call`` come from the schema.  ``handler_arity`` and
+    pass to pass them all (-1 otherwise).  ``boxer`` (or ``make_boxer``,
+    which makes it when first needed: Note [Boxers made on first use]),
+    ``bind`` and ``split_call`` come from the schema.  ``handler_arity`` and
     ``handler_call`` put a call in the form a Python-key handler gets it
     (Note [Handler arguments]).  ``dispatch_argument_error(i, value)``, if
     given, makes the exception a call raises when the value of dispatch
@@ -1542,11 +1543,13 @@ class CallShape:
     c_kinds: Any
 
     def __init__(self, *, schema, dispatch_args, positional_span, boxer, bind, split_call, handler_arity, handler_call,
-                 tags=(), dispatch_argument_error=None):
+                 tags=(), dispatch_argument_error=None, make_boxer=None):
         if self.dispatch_args is not None:
             raise TypeError("a CallShape is built once")
         if boxer is not None and not isinstance(boxer, Boxer):
             raise TypeError(f"a CallShape's boxer is a Boxer or None, not {type(boxer).__name__}")
+        if make_boxer is not None and (boxer is not None or not callable(make_boxer)):
+            raise TypeError("a CallShape's make_boxer is a callable given instead of a boxer, or None")
         if schema is not None:
             for what, fn in (("bind", bind), ("split_call", split_call), ("handler_call", handler_call)):
                 if not callable(fn):
@@ -1560,7 +1563,8 @@ class CallShape:
             raise TypeError("a CallShape's tags are a tuple of tag names")
         self.tags = tags
         self.schema = schema
-        self.boxer = boxer
+        self._boxer = boxer
+        self._make_boxer = make_boxer
         self.bind = bind
         self.split_call = split_call
         self.handler_arity = handler_arity
@@ -1576,10 +1580,33 @@ class CallShape:
         _store_shape_arrays(self, len(arguments))
         self.dispatch_args = arguments
 
+    @property
+    def boxer(self):
+        """The schema's Boxer (None for an undefined operator's shape)."""
+        return _shape_boxer(self)
+
     def __dealloc__(self):
         if cython.compiled:
             PyMem_Free(self.c_positions)
             PyMem_Free(self.c_kinds)
+
+
+# Note [Boxers made on first use]
+# A Boxer (a converter and fast path per argument and return, the error
+# wording) is only read by boxed calls: a boxed kernel or fallback, the
+# Python key, a packet choosing an overload, callBoxed.  Most defs never
+# see one (a catalog operator's first use defines every overload of its
+# name), and building it was about half of a define's own work, so a shape
+# may be given ``make_boxer`` instead, which the first reader calls.  Two
+# threads may both call it; each gets an equivalent Boxer and one is kept.
+def _shape_boxer(shape):
+    boxer = shape._boxer
+    if boxer is None and shape._make_boxer is not None:
+        made = shape._make_boxer()
+        if not isinstance(made, Boxer):
+            raise TypeError(f"a CallShape's make_boxer returned {type(made).__name__}, not a Boxer")
+        boxer = shape._boxer = made
+    return boxer
 
 
 if not cython.compiled:
@@ -1891,9 +1918,10 @@ def _run_kernel(handle, plan, bits, args, kwargs):
     if kind == KIND_WITH_OPERATOR:
         return _run_with_operator(handle, plan, bits, entry, args, kwargs, ANY_ARGUMENT_BITS)
     if kind == KIND_BOXED:
-        stack = _box_call(plan.shape.boxer, args, kwargs)
+        boxer = _shape_boxer(plan.shape)
+        stack = _box_call(boxer, args, kwargs)
         entry.fn(handle, _make(bits), stack)
-        return _kernel_results(plan.shape.boxer, stack, plan.name)
+        return _kernel_results(boxer, stack, plan.name)
     _report(plan, entry, bits)
 
 
@@ -1938,7 +1966,7 @@ def _dispatch_boxed(handle, what, plan, bits, stack):
     if entry._kind != KIND_UNBOXED and entry._kind != KIND_WITH_KEYSET and entry._kind != KIND_WITH_OPERATOR:
         _report(plan, entry, bits)
     # A kernel that takes the call unboxed: unbox the arguments, call, box the results.
-    boxer = plan.shape.boxer
+    boxer = _shape_boxer(plan.shape)
     args, kwargs = plan.shape.split_call(_take(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments"))
     _box_returns(boxer, dispatch(handle, what, plan, bits, args, kwargs), stack)
 
@@ -2120,7 +2148,7 @@ class OperatorHandle:
     @property
     def boxer(self) -> Boxer | None:
         """The schema's Boxer (None while the operator is not defined)."""
-        return self._plan.shape.boxer
+        return _shape_boxer(self._plan.shape)
 
     @property
     def plan(self) -> CallPlan:
@@ -2148,8 +2176,8 @@ class OperatorHandle:
             plan = self._plan
             if plan.shape.schema is None:
                 _raise_not_defined(self)
-            boxer = plan.shape.boxer  # a Boxer: the plan has a schema
-            values = _peek_values(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments")  # type: ignore[union-attr]
+            boxer = _shape_boxer(plan.shape)  # a Boxer: the plan has a schema
+            values = _peek_values(stack, -1 if boxer.vararg else boxer.n_arguments, plan.name, "arguments")
             args, kwargs = plan.shape.split_call(values)
             bits = _extract_bits(plan, args, kwargs)
             settled = _settled_plan(self, plan)
@@ -2929,10 +2957,10 @@ def _chosen_overload(packet, pattern, args, kwargs):
             continue
         try:
             if rules is None:
-                _box_call(plan.shape.boxer, args, kwargs)
+                _box_call(_shape_boxer(plan.shape), args, kwargs)
             else:
                 as_boxed = rules(packet.qualified_name, plan.shape.schema, args, kwargs)
-                _box_call(plan.shape.boxer, as_boxed[0], as_boxed[1])
+                _box_call(_shape_boxer(plan.shape), as_boxed[0], as_boxed[1])
         except TypeError as exc:
             errors.append(f"  {plan.shape.schema}: {exc}")
             continue
