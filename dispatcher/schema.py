@@ -908,7 +908,7 @@ class FunctionSchema(Frozen):
             return _Parser(text).schema()  # raises the TypeError
         schema = _SCHEMA_CACHE.get(text)
         if schema is None:
-            schema = _Parser(text).schema()
+            schema = _parse_new_schema(text)
             _remember(_SCHEMA_CACHE, text, schema)
         return schema
 
@@ -1667,6 +1667,36 @@ _ELEMENT_CACHE: dict[tuple[Any, ...], Any] = {}
 _SCHEMA_CACHE: dict[str, FunctionSchema] = {}
 _NAME_CACHE: dict[str, OperatorName] = {}
 _CACHE_SIZE = 4096
+
+
+# Note [Schemas by signature]
+# Half the catalog's schemas repeat another's text after the name ("(Tensor
+# self) -> Tensor" alone serves hundreds), and a catalog operator's first
+# use parses all its overloads.  A text whose signature (from its "(" on)
+# was parsed before is that schema under its own name (with_name: the
+# arguments, returns and binding tables are shared, as they are immutable);
+# only the name is parsed.  Anything the name parser refuses goes through
+# the whole parser, so that the error says where in the text it went wrong.
+_SIGNATURE_CACHE: dict[str, FunctionSchema] = {}
+
+
+def _parse_new_schema(text: str) -> FunctionSchema:
+    """``text`` parsed (not found in _SCHEMA_CACHE); see Note [Schemas by signature]."""
+    open_paren = text.find("(")
+    if open_paren <= 0:
+        return _Parser(text).schema()  # no name: the parser words the error
+    signature = text[open_paren:]
+    same_signature = _SIGNATURE_CACHE.get(signature)
+    if same_signature is not None:
+        try:
+            name = OperatorName.parse(text[:open_paren])
+        except SchemaParseError:
+            pass
+        else:
+            return same_signature.with_name(name)
+    schema = _Parser(text).schema()
+    _remember(_SIGNATURE_CACHE, signature, schema)
+    return schema
 
 
 def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:

@@ -30,6 +30,7 @@ from dispatcher.schema import (
     TensorArgKind,
     TupleType,
     TypeVar,
+    _Parser,
 )
 
 from .conftest import load_golden
@@ -664,3 +665,20 @@ def test_a_list_size_of_other_digits_is_a_parse_error():
     # Found by tests/test_schema_fuzz.py: str.isdigit() takes "²", which int() refuses.
     with pytest.raises(SchemaParseError, match="a list size"):
         FunctionSchema.parse("f(SymInt[²1] x) -> ()")
+
+
+def test_a_signature_parsed_before_is_shared_under_a_new_name():
+    # Note [Schemas by signature]: only the name of the second text is parsed.
+    first = FunctionSchema.parse("sigcache::first(Tensor self, Scalar alpha=1) -> Tensor")
+    second = FunctionSchema.parse("sigcache::second.out(Tensor self, Scalar alpha=1) -> Tensor")
+    assert second.arguments is first.arguments and second.returns is first.returns
+    fresh = _Parser("sigcache::second.out(Tensor self, Scalar alpha=1) -> Tensor").schema()
+    assert second == fresh and hash(second) == hash(fresh) and str(second) == str(fresh)
+    assert second.name == OperatorName("sigcache", "second", "out")
+    assert second.bind((1,)) == fresh.bind((1,)) == (1, 1)
+    # A name the name parser refuses gets the whole parser's error, placed in the whole text.
+    with pytest.raises(SchemaParseError) as refused:
+        FunctionSchema.parse("sigcache::third.(Tensor self, Scalar alpha=1) -> Tensor")
+    with pytest.raises(SchemaParseError) as whole:
+        _Parser("sigcache::third.(Tensor self, Scalar alpha=1) -> Tensor").schema()
+    assert str(refused.value) == str(whole.value)
