@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import threading
 from typing import TYPE_CHECKING, Any
 
 from .packet_matching import packet_arguments
@@ -53,6 +54,48 @@ class OpNamespace:
 
     if TYPE_CHECKING:
         def __getattr__(self, name: str) -> Any: ...
+
+
+class _UnreadNamespace(OpNamespace):
+    """A user namespace before ``ops.<ns>`` is first read: it holds its packets
+    already, and takes its class of its own on that read (Note [Namespace
+    classes on first read])."""
+
+    __slots__ = ()
+
+
+# Note [Namespace classes on first read]
+# Each user namespace has a class of its own, ``ops.<ns>``, for its
+# AttributeError's wording (Note [ops at attribute speed]), and making a
+# class costs about 6 µs, a third of a define in a fresh namespace.  So a
+# new namespace starts as an _UnreadNamespace, and its name is a
+# _NamespaceOnFirstRead on the OpNamespaces' own class (each has one, made
+# with it): the first read of ``ops.<ns>`` gives the object its class and
+# puts it in the instance's attributes, where later reads find it at
+# attribute speed, and takes the descriptor off the class.  Nothing else
+# hands out the namespace object before that read.
+class _NamespaceOnFirstRead:
+    """``ops.<ns>`` until its first read (a non-data descriptor: once the
+    instance has the attribute, Python reads that)."""
+
+    __slots__ = ("namespace", "name", "lock")
+
+    def __init__(self, name: str, namespace: OpNamespace) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.lock = threading.Lock()
+
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is None:
+            return self
+        with self.lock:  # two threads' first reads: one class, one removal
+            namespace = self.namespace
+            if type(namespace) is _UnreadNamespace:
+                namespace.__class__ = type(f"ops.{self.name}", (OpNamespace,), {"__slots__": ()})
+                instance.__dict__[self.name] = namespace
+                if owner.__dict__.get(self.name) is self:
+                    delattr(owner, self.name)
+        return namespace
 
 
 class CatalogNamespace(OpNamespace):
@@ -98,6 +141,9 @@ class OpNamespaces:
 
     def __init__(self, registry: Dispatcher) -> None:
         _install_packet_rules(registry.engine)
+        # A class of its own, which holds the namespaces not read yet (Note
+        # [Namespace classes on first read]); still an OpNamespaces by name.
+        self.__class__ = type("OpNamespaces", (OpNamespaces,), {"__module__": __name__, "__qualname__": "OpNamespaces"})
         watcher = _Watcher(self, registry)
         if registry.catalog is not None:
             for ns in registry.catalog.namespaces:
@@ -129,8 +175,6 @@ class _Watcher:
     module's globals: a library closed at interpreter exit calls it after
     those are cleared."""
 
-    namespace_type = OpNamespace
-
     def __init__(self, namespaces: OpNamespaces, registry: Dispatcher) -> None:
         self.namespaces = namespaces
         self.registry = registry
@@ -141,17 +185,22 @@ class _Watcher:
         # ns::name -> the namespace and the name it set there.
         self.published: dict[str, tuple[OpNamespace, str]] = {}
 
-    def new_namespace(self, ns: str) -> OpNamespace:
-        """A user namespace's object, of a class of its own named ``ops.<ns>``: an
-        unknown name's AttributeError then says which namespace (and Python's
-        traceback suggests the nearest names, from the namespace's attributes),
-        without a __getattr__ that would slow every read (Note [ops at attribute speed])."""
-        namespace: OpNamespace = type(f"ops.{ns}", (self.namespace_type,), {"__slots__": ()})(ns)
-        return namespace
-
     def add_namespace(self, ns: str, namespace: OpNamespace) -> OpNamespace:
         self.by_name[ns] = namespace
         setattr(self.namespaces, ns, namespace)
+        return namespace
+
+    def add_unread_namespace(self, ns: str) -> OpNamespace:
+        """A user namespace's object, which takes a class of its own named
+        ``ops.<ns>`` when ``ops.<ns>`` is first read: an unknown name's
+        AttributeError then says which namespace (and Python's traceback
+        suggests the nearest names, from the namespace's attributes), without
+        a __getattr__ that would slow every read (Note [ops at attribute
+        speed], Note [Namespace classes on first read])."""
+        if ns.startswith("__"):  # a dunder on the class would be Python's, not a namespace
+            return self.add_namespace(ns, type(f"ops.{ns}", (OpNamespace,), {"__slots__": ()})(ns))
+        namespace = self.by_name[ns] = _UnreadNamespace(ns)
+        setattr(type(self.namespaces), ns, _NamespaceOnFirstRead(ns, namespace))
         return namespace
 
     def update(self, qualified_name: str, packet: Any) -> None:
@@ -164,7 +213,7 @@ class _Watcher:
         ns, name = qualified_name.split("::", 1)
         namespace = self.by_name.get(ns)
         if namespace is None:
-            namespace = self.add_namespace(ns, self.new_namespace(ns))
+            namespace = self.add_unread_namespace(ns)
         setattr(namespace, name, packet)
         self.published[qualified_name] = namespace, name
 

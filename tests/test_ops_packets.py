@@ -223,3 +223,36 @@ def test_overloads_have_torchs_opoverload_attributes(world):
         assert packet._qualified_op_name == "tst::foo" and packet._overload_names == ["bar"]
         assert {k: str(v) for k, v in packet._schemas.items()} == {"bar": "tst::foo.bar(Tensor x) -> Tensor"}
     assert world.ops.aten.add.Tensor.tags == [Tag.core, Tag.pointwise, Tag.pt2_compliant_tag]
+
+
+def test_a_namespace_takes_its_class_on_first_read(world):
+    # Note [Namespace classes on first read] in dispatcher/ops.py.
+    import threading
+
+    ops = world.ops
+    with world.library("firstread") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        assert "firstread" not in vars(ops) and "firstread" in type(ops).__dict__  # not made yet
+        assert "firstread" in dir(ops) and type(ops).__name__ == "OpNamespaces"
+        seen = []
+        threads = [threading.Thread(target=lambda: seen.append(ops.firstread)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        namespace = seen[0]
+        assert all(s is namespace for s in seen) and ops.firstread is namespace
+        assert type(namespace).__name__ == "ops.firstread" and repr(namespace) == "<ops.firstread>"
+        assert vars(ops)["firstread"] is namespace and "firstread" not in type(ops).__dict__
+        assert namespace.f.default is world.registry.find_op("firstread::f").handle
+    assert not hasattr(namespace, "f")  # closed: the packet is gone, the namespace stays
+    with world.library("firstread") as again:
+        again.define("g(Tensor x) -> Tensor")
+        assert ops.firstread is namespace and namespace.g.overloads() == ["default"]
+
+
+def test_a_dunder_namespace_is_an_attribute_at_once(world):
+    with world.library("__dunder__") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        assert type(vars(world.ops)["__dunder__"]).__name__ == "ops.__dunder__"
+        assert repr(world.ops) == "<dispatcher.ops>"
