@@ -784,9 +784,16 @@ class OperatorName(Frozen):
         gives the same, immutable, name again)."""
         name = _NAME_CACHE.get(text) if type(text) is str else None
         if name is None:
-            parser = _Parser(text)
-            name = parser.operator_name()
-            parser.expect(_EOF, "end of the operator name")
+            # Most names are plain identifiers: a regex reads those, the parser the rest (and the errors).
+            plain = _PLAIN_OPERATOR_NAME.fullmatch(text) if type(text) is str else None
+            if plain is not None:
+                first, second, overload = plain.groups()
+                name = OperatorName.__new__(OperatorName)
+                name._set(first if second else "", second or first, overload or "")
+            else:
+                parser = _Parser(text)
+                name = parser.operator_name()
+                parser.expect(_EOF, "end of the operator name")
             _remember(_NAME_CACHE, text, name)
         return name
 
@@ -1211,6 +1218,8 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
+# ``name``, ``ns::name``, ``ns::name.overload`` or ``name.overload``, identifiers as _TOKEN reads them.
+_PLAIN_OPERATOR_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:::([A-Za-z_][A-Za-z0-9_]*))?(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 _ID_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _DIGITS = frozenset("0123456789")
 _EOF = ""  # the token after the last one
