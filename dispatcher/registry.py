@@ -222,10 +222,11 @@ class Dispatcher:
             self._defining_from_catalog.add(qualified_name)
             try:
                 for schema, overload in zip(schemas, overloads):
-                    self.register_def(schema, catalog.origin, tags=overload.tags)
+                    self.register_def(schema, catalog.origin, tags=overload.tags, publish_overloads=False)
                     self._register_backend_select(schema, catalog.origin)
             finally:
                 self._defining_from_catalog.discard(qualified_name)
+                self._overloads_changed(qualified_name)  # the packet published once, with every overload
             # Published last: the unlocked test above must not see the name
             # before its definitions are all there.
             self._from_catalog.add(qualified_name)
@@ -334,7 +335,10 @@ class Dispatcher:
 
     # -- def ---------------------------------------------------------------------
     def register_def(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
-                     alias_analysis_is_default: bool = False, tags: tuple[str, ...] = ()) -> RegistrationHandle:
+                     alias_analysis_is_default: bool = False, tags: tuple[str, ...] = (),
+                     publish_overloads: bool = True) -> RegistrationHandle:
+        """Define ``schema``'s operator.  ``publish_overloads=False`` leaves the
+        packet (ops.ns.name) to the caller, who publishes it after its last def."""
         name = str(schema.name)
         self._define_from_catalog(schema.name.qualified_name)  # so that a second def of it fails
         with self._lock:
@@ -359,7 +363,8 @@ class Dispatcher:
             self._operators[name] = op  # an entry is listed once it holds a registration
             qualified_name, overload_name = schema.name.qualified_name, schema.name.overload_name
             self._overloads.setdefault(qualified_name, []).append(overload_name)
-            self._overloads_changed(qualified_name)
+            if publish_overloads:
+                self._overloads_changed(qualified_name)
         return self._undo_def, op, registered
 
     def _undo_def(self, op: OperatorEntry, registered: RegisteredSchema, deferred: Deferred) -> None:

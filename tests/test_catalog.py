@@ -54,6 +54,14 @@ def test_operators_are_defined_on_first_use(world):
         world.ops.aten.no_such_op
 
 
+def test_a_catalog_name_is_published_once_with_all_its_overloads(world):
+    seen = []
+    world.registry.watch_overloads(lambda name, packet: seen.append((name, packet.overloads())))
+    world.ops.aten.add  # noqa: B018
+    expected = [o.schema.partition("(")[0].partition(".")[2] or "default" for o in TORCH_2_13.overloads("aten::add")]
+    assert len(expected) > 2 and seen == [("aten::add", expected)]
+
+
 def test_import_and_other_namespaces_do_not_read_the_catalog():
     code = ("import dispatcher, dispatcher.catalog as c; "
             "assert c.TORCH_2_13._by_name is None, 'catalog read at import'; "
