@@ -682,3 +682,21 @@ def test_a_signature_parsed_before_is_shared_under_a_new_name():
     with pytest.raises(SchemaParseError) as whole:
         _Parser("sigcache::third.(Tensor self, Scalar alpha=1) -> Tensor").schema()
     assert str(refused.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("text", ["f", "ns::f", "ns::f.out", "f.out", "_a1::_b2._c3", " ns::f", "ns :: f . out",
+                                  "ns::f::g", "1f", "ns::f.1", "ns::f.", "ns::", "::f", "ns:f", "f-g", ""])
+def test_plain_names_read_by_the_regex_are_what_the_parser_reads(text):
+    def parsed(parse):
+        try:
+            return parse(text)
+        except SchemaParseError as exc:
+            return str(exc)
+
+    def by_parser(text):
+        parser = _Parser(text)
+        name = parser.operator_name()
+        parser.expect("", "end of the operator name")
+        return name
+
+    assert parsed(OperatorName.parse) == parsed(by_parser)
