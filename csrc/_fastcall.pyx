@@ -30,6 +30,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint64_t
 
 from dispatcher._engine.core cimport (
+    Boxer,
     CallPlan,
     KernelFunction,
     OperatorHandle,
@@ -50,6 +51,7 @@ from dispatcher._engine.core cimport (
     _raise_not_defined,
     _run_with_operator,
     _settled_plan,
+    _shape_boxer,
     _too_many_replans,
     _tracing,
     _type_decides,
@@ -237,6 +239,7 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
     cdef tuple packed
     cdef dict kw
     cdef CallPlan plan = None
+    cdef Boxer boxer
     cdef uint64_t bits = 0
     cdef int attempt
     for attempt in range(MAX_REPLANS):
@@ -260,12 +263,13 @@ cdef object op_vectorcall(OperatorHandle self, PyObject** args, size_t nargsf, P
             return PyObject_Vectorcall(entry.fn, args, nargsf, kwnames)
         if entry._kind == KIND_WITH_KEYSET and nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET:
             return _call_with_keyset_in_front(entry.fn, _make(bits), args, nargs, kwnames)
-        if entry._kind == KIND_BOXED and kwnames == NULL and plan.shape.boxer.positional \
-                and nargs == plan.shape.boxer.n_arguments:
-            # Boxed straight from the array: the call passes exactly the declared arguments.
-            stack = _box_values(plan.shape.boxer, _pack_args(args, 0, nargs))
-            entry.fn(self, _make(bits), stack)
-            return _kernel_results(plan.shape.boxer, stack, plan.name)
+        if entry._kind == KIND_BOXED and kwnames == NULL:
+            boxer = _shape_boxer(plan.shape)  # Note [Boxers made on first use] in core.py
+            if boxer.positional and nargs == boxer.n_arguments:
+                # Boxed straight from the array: the call passes exactly the declared arguments.
+                stack = _box_values(boxer, _pack_args(args, 0, nargs))
+                entry.fn(self, _make(bits), stack)
+                return _kernel_results(boxer, stack, plan.name)
         if entry._kind == KIND_WITH_OPERATOR:
             # The call packed once, straight to the kernel (the mask left no
             # fallthrough on top): the Python key's way in.
