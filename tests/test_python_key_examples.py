@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from dispatcher import Library, Tensor, TensorBase, TorchDispatchMode, custom_op, ops
-from dispatcher._engine import compiled_engine
 
 from ._other_engine import run_on_other_engine
 from .conftest import load_golden
@@ -85,7 +84,6 @@ def test_example_matches_torch(example):
     check(example, results()[example])
 
 
-@pytest.mark.skipif(compiled_engine() is None, reason="the compiled engine is not built: one engine only")
 def test_examples_on_the_other_engine():
     # The default engine ran above; a subprocess runs the other one.
     for example, ours in run_on_other_engine("tests.test_python_key_examples", "run_examples").items():

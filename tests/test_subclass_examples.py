@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-from dispatcher._engine import compiled_engine
 
 from ._other_engine import run_on_other_engine
 from .conftest import load_golden
@@ -59,7 +58,6 @@ def test_example_handlers_see_torchs_operators(example):
     assert results()[example]["events"] == GOLDEN[example]["events"]
 
 
-@pytest.mark.skipif(compiled_engine() is None, reason="the compiled engine is not built: one engine only")
 def test_examples_on_the_other_engine():
     assert run_on_other_engine("tests.test_subclass_examples", "run_examples") == {
         name: {"output": GOLDEN[name]["output"], "events": GOLDEN[name]["events"]} for name in EXAMPLES}

@@ -13,7 +13,6 @@ import weakref
 import pytest
 
 from dispatcher import TensorBase
-from dispatcher._engine import compiled_engine
 from dispatcher.weak import WeakIdKeyDictionary, WeakIdRef
 
 from ._other_engine import run_on_other_engine
@@ -58,7 +57,6 @@ def test_weak_references_as_torch():
     assert run_weak_cases() == GOLDEN["weak"]
 
 
-@pytest.mark.skipif(compiled_engine() is None, reason="the compiled engine is not built: one engine only")
 def test_weak_references_as_torch_on_the_other_engine():
     assert run_on_other_engine("tests.test_weak_pytree", "run_weak_cases") == GOLDEN["weak"]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from dispatcher._engine import compiled_engine
 
 from ._other_engine import run_on_other_engine
 from .conftest import load_golden
@@ -30,6 +29,5 @@ def test_example_prints_and_fails_as_under_torch(name):
     assert run_ports()[name] == GOLDEN[name]
 
 
-@pytest.mark.skipif(compiled_engine() is None, reason="the compiled engine is not built: one engine only")
 def test_examples_on_the_other_engine():
     assert run_on_other_engine("tests.test_zoo_ports", "run_ports") == GOLDEN
