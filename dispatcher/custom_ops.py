@@ -126,6 +126,9 @@ class FakeImplCtx:
 
 class _CtxState(threading.local):
     current: Optional[FakeImplCtx] = None
+    # Set instead of ``current`` by a kernel whose get_ctx() is an error (a legacy
+    # CustomOp's meta kernel, dispatcher/_custom_op): get_ctx() calls it, and it raises.
+    getter: Optional[Callable[[], FakeImplCtx]] = None
 
 
 _ctx_state = _CtxState()
@@ -133,7 +136,19 @@ _ctx_state = _CtxState()
 
 def get_ctx() -> Optional[FakeImplCtx]:
     """The FakeImplCtx of the fake implementation running now; None outside one (as torch's)."""
-    return _ctx_state.current
+    getter = _ctx_state.getter
+    return _ctx_state.current if getter is None else getter()
+
+
+@contextlib.contextmanager
+def ctx_getter(getter: Optional[Callable[[], FakeImplCtx]]) -> Iterator[None]:
+    """Within the block, get_ctx() returns ``getter()`` (torch's set_ctx_getter)."""
+    previous = _ctx_state.current, _ctx_state.getter
+    _ctx_state.current, _ctx_state.getter = None, getter
+    try:
+        yield
+    finally:
+        _ctx_state.current, _ctx_state.getter = previous
 
 
 def _meta_kernel(qualname: str, source: str, fake_fn: Callable[..., Any],
@@ -142,12 +157,12 @@ def _meta_kernel(qualname: str, source: str, fake_fn: Callable[..., Any],
     its result checked and converted by ``check()``'s function (see dispatcher.kernel_results)."""
 
     def meta_kernel(*args: Any, **kwargs: Any) -> Any:
-        previous = _ctx_state.current
-        _ctx_state.current = FakeImplCtx(qualname, source)
+        previous = _ctx_state.current, _ctx_state.getter
+        _ctx_state.current, _ctx_state.getter = FakeImplCtx(qualname, source), None
         try:
             result = fake_fn(*args, **kwargs)
         finally:
-            _ctx_state.current = previous
+            _ctx_state.current, _ctx_state.getter = previous
         return check()(result)
 
     return meta_kernel

@@ -189,7 +189,7 @@ AMBIGUOUS_AUTOGRAD_OTHER = AnnotatedKernel(Kernel(KernelKind.AMBIGUOUS_AUTOGRAD_
 _REGISTERING_MODULES = frozenset(
     f"dispatcher.{name}"
     for name in ("library", "_library", "kernel", "registry", "operator_entry", "standard_fallbacks", "python_dispatcher", "compat.torch_C",
-                 "custom_ops", "vmap_rules", "autocast_rules")
+                 "custom_ops", "vmap_rules", "autocast_rules", "_custom_op.impl", "_custom_op.autograd", "_custom_ops")
 )
 
 

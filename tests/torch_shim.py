@@ -98,7 +98,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "from_numpy": lambda array: P.tensor(np.asarray(array)),
         "allclose": lambda a, b, rtol=1e-05, atol=1e-08: bool(np.allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)),
         "sin": lambda x: ops.aten.sin.default(x),
-        "vmap": P.vmap,
+        "vmap": P.vmap, "no_grad": P.no_grad,
     }
     for name, value in names.items():
         setattr(torch, name, value)

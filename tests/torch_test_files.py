@@ -182,7 +182,9 @@ def load(path: pathlib.Path, modules: dict[str, types.ModuleType]) -> types.Modu
     module = types.ModuleType(f"pytorch_{path.stem}")
     module.__file__ = str(path)
     with torch_installed(modules):
-        exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+        # dont_inherit: the file is compiled as Python would compile it, not with this
+        # module's ``from __future__ import annotations`` (its annotations are evaluated).
+        exec(compile(path.read_text(), str(path), "exec", dont_inherit=True), module.__dict__)
     return module
 
 

@@ -5,17 +5,23 @@ opcheck), and Unavailable modules, naming the feature, where it has not."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import operator
 import os
 import subprocess
 import sys
 import tempfile
 import types
+import typing
 import unittest
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 import dispatcher
+import dispatcher._custom_op.autograd
+import dispatcher._custom_op.impl
+import dispatcher._custom_ops
 import dispatcher.optests
 import dispatcher.prototype as P
 import dispatcher.pytree
@@ -108,6 +114,32 @@ def _lookup_op(qualname: str) -> Any:
     return getattr(getattr(ops, ns), packet).__dict__[overload or "default"]
 
 
+def _with_prototype_tensor(annotation: Any) -> Any:
+    """``annotation`` with dispatcher.Tensor replaced by the prototype's Tensor
+    (the shim's torch.Tensor), inside Optional, List, Sequence and the like."""
+    if annotation is dispatcher.Tensor:
+        return P.Tensor
+    args = typing.get_args(annotation)
+    if not args:
+        return annotation
+    replaced = tuple(_with_prototype_tensor(arg) for arg in args)
+    if isinstance(annotation, types.UnionType):  # X | None
+        return functools.reduce(operator.or_, replaced)
+    if isinstance(annotation, types.GenericAlias):  # list[X], collections.abc.Sequence[X]
+        return types.GenericAlias(typing.get_origin(annotation), replaced)
+    return annotation.copy_with(replaced)  # typing.List[X], Optional[X], Sequence[X]
+
+
+def _infer_schema_module() -> types.ModuleType:
+    """torch._library.infer_schema: dispatcher.schema_inference, its tables of supported
+    types keyed as torch's are, by the shim's torch.Tensor (the tests look them up so)."""
+    module = _module("torch._library.infer_schema", **vars(dispatcher.schema_inference))
+    for table in ("SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES"):
+        setattr(module, table, {_with_prototype_tensor(annotation): schema_type
+                                for annotation, schema_type in getattr(dispatcher.schema_inference, table).items()})
+    return module
+
+
 def _aten_function(name: str) -> Any:
     """``torch.<name>`` not otherwise in the shim: torch binds its aten operators
     as functions of ``torch``, so here the aten packet of that name (an
@@ -184,17 +216,16 @@ def modules() -> dict[str, types.ModuleType]:
         "torch.fx.experimental.proxy_tensor": unavailable_module("torch.fx.experimental.proxy_tensor", MAKE_FX),
         "torch.multiprocessing": unavailable_module("torch.multiprocessing", INTERNALS),
         "torch.multiprocessing.reductions": unavailable_module("torch.multiprocessing.reductions", INTERNALS),
-        "torch._custom_op": unavailable_module("torch._custom_op", CUSTOM_OP_API),
-        # The CustomOp API's registry, which the files' tearDown reads: it holds
-        # nothing here (every use of the API raises).
-        "torch._custom_op.impl": unavailable_module("torch._custom_op.impl", CUSTOM_OP_API, global_registry={},
-                                                    get_op=_lookup_op),
+        # torch's older CustomOp API: dispatcher's port of it.
+        "torch._custom_op": dispatcher._custom_op,  # type: ignore[dict-item]
+        "torch._custom_op.impl": dispatcher._custom_op.impl,  # type: ignore[dict-item]
+        "torch._custom_op.autograd": dispatcher._custom_op.autograd,  # type: ignore[dict-item]
         "torch._library": unavailable_module("torch._library", INTERNALS),
-        "torch._library.infer_schema": dispatcher.schema_inference,  # type: ignore[dict-item]
+        "torch._library.infer_schema": _infer_schema_module(),
         "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op),
         "torch._library.autograd": unavailable_module("torch._library.autograd", INTERNALS),
         "torch._custom_op.functional": unavailable_module("torch._custom_op.functional", CUSTOM_OP_API),
-        "torch._custom_ops": unavailable_module("torch._custom_ops", CUSTOM_OP_API),
+        "torch._custom_ops": dispatcher._custom_ops,  # type: ignore[dict-item]
         "torch.utils.cpp_extension": unavailable_module("torch.utils.cpp_extension", CPP),
         "torch._utils_internal": unavailable_module("torch._utils_internal", INTERNALS,
                                                     get_file_path_2=lambda *parts: os.path.join(*parts)),
