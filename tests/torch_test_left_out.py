@@ -3,8 +3,8 @@ that tests/test_torch_test_files.py does not expect to pass, each with why.
 
 A reason is either a feature of torch this package does not have and is not
 meant to (CUDA, torch.compile, FakeTensorMode, C++ extensions, make_fx,
-TorchScript, torch's OpInfo database and internals, the CustomOp API torch
-deprecated): such a test fails with NotImplementedError naming that feature
+TorchScript, torch's OpInfo database and internals, register_functional_op,
+which torch 2.13 no longer has): such a test fails with NotImplementedError naming that feature
 (tests/torch_test_modules.py), which the test checks; or ``gap(...)``: what
 this package, its prototype or the shim does not have yet (the error the test
 stops on), run as a strict xfail so that a gap that closes is noticed.

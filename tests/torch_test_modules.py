@@ -40,7 +40,9 @@ FAKE = "FakeTensorMode (fake tensors, symbolic shapes)"
 CPP = "C++ extensions"
 MAKE_FX = "make_fx (FX graph tracing)"
 OP_DB = "torch's OpInfo database (aten kernels of every operator)"
-CUSTOM_OP_API = "torch._custom_op (the CustomOp API torch deprecated for torch.library.custom_op)"
+# The rest of the CustomOp API is dispatcher._custom_op's; register_functional_op is not in torch 2.13
+CUSTOM_OP_API = ("torch._custom_op.functional (register_functional_op, gone from torch 2.13: "
+                 "it made functional variants for make_fx's functionalization)")
 INTERNALS = "torch's internals (storages, torch._utils_internal, torch.distributed)"
 LOGGING_TENSOR = "torch.testing._internal.logging_tensor (LoggingTensor and its log format), not ported here"
 TWO_TENSOR = "torch.testing._internal.two_tensor (TwoTensor), not ported here"
