@@ -78,6 +78,7 @@ CALL = "tests/test_call.py"
 COMPAT = "tests/test_compat.py"
 COMPAT_DISPATCH = "tests/test_compat_dispatch.py"
 CUSTOM = "tests/test_custom_ops.py"
+LEGACY = "tests/test_legacy_custom_op.py"
 CUSTOM_ENGINES = "tests/test_custom_ops_engines.py"
 CUSTOM_RESULTS = "tests/test_custom_op_results.py"
 INFER = "tests/test_schema_inference.py"
@@ -110,6 +111,8 @@ REGISTRY = "registry.py"
 ENTRY = "operator_entry.py"
 CUSTOM_OPS = "custom_ops.py"
 AUTOGRAD = "custom_op_autograd.py"
+LEGACY_IMPL = "_custom_op/impl.py"
+LEGACY_AUTOGRAD = "_custom_op/autograd.py"
 OPTESTS_PY = "optests.py"
 INFERENCE = "schema_inference.py"
 MODES = "dispatch_modes.py"
@@ -332,6 +335,24 @@ MUTANTS: list[Mutant] = [
        "        _ctx_state.current, _ctx_state.getter = FakeImplCtx(qualname, source), None\n",
        "",
        CUSTOM, GUARDS),
+
+    # -- _custom_op/ (torch's older CustomOp API) ---------------------------------------------------
+    _m("legacy custom op: an existing CPU kernel does not stop impl", LEGACY_IMPL,
+       "        if torch_C._dispatch_has_computed_kernel_for_dispatch_key(self._qualname, key):",
+       "        if False:",
+       LEGACY),
+    _m("legacy custom op: a view schema may have a backward formula", LEGACY_IMPL,
+       "            error(\"operator that returns views\")",
+       "            pass",
+       LEGACY),
+    _m("legacy custom op: inputs that require grad run without a formula", LEGACY_AUTOGRAD,
+       "            raise RuntimeError(\"Autograd has not been implemented for operator\")",
+       "            pass",
+       LEGACY),
+    _m("legacy custom op: the gradient dict's keys are not checked", LEGACY_AUTOGRAD,
+       "    if expected_keys != actual_keys:",
+       "    if False:",
+       LEGACY),
 
     # -- custom_op_autograd.py ---------------------------------------------------------------------
     _m("autograd: extra None gradients are not dropped", AUTOGRAD,
