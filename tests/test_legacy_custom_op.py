@@ -161,3 +161,10 @@ def test_decorator_form_of_custom_op_impl(in_use, quiet):
             op.impl_backward()(lambda ctx, saved, grad: {"x": grad})
     finally:
         op._destroy()
+
+
+def test_bad_names_and_device_types_are_named(quiet):
+    with pytest.raises(TypeError, match="expected the operator's name as a str such as 'ns::foo', got int"):
+        custom_ops.custom_op(3, "(Tensor x) -> Tensor")
+    with pytest.raises(ValueError, match=r"CustomOp.impl\(device_types=\[\['cpu'\], ...\]\): we only support device_type"):
+        legacy_impl.validate_device_type(["cpu"])

@@ -483,6 +483,8 @@ def validate_schema(schema: FunctionSchema) -> None:
 
 
 def parse_qualname(qualname: str) -> tuple[str, str]:
+    if not isinstance(qualname, str):  # torch fails on str's methods here
+        raise TypeError(f"expected the operator's name as a str such as 'ns::foo', got {type(qualname).__name__}")
     names = qualname.split("::", 1)
     if len(names) != 2:
         raise ValueError(
@@ -500,7 +502,8 @@ def parse_qualname(qualname: str) -> tuple[str, str]:
 
 
 def validate_device_type(device_type: str) -> None:
-    if device_type not in SUPPORTED_DEVICE_TYPE_TO_KEY:
+    # (Not a str: torch's dict lookup may fail on it unhashable; the same error here.)
+    if not isinstance(device_type, str) or device_type not in SUPPORTED_DEVICE_TYPE_TO_KEY:
         raise ValueError(
             f"CustomOp.impl(device_types=[{device_type}, ...]): we only support device_type "
             f"in {SUPPORTED_DEVICE_TYPE_TO_KEY.keys()}."
