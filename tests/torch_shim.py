@@ -14,8 +14,8 @@ torch.utils._python_dispatch       dispatcher.dispatch_modes
 torch.Tensor, torch.device, Tag,   dispatcher.Tensor, .device, .Tag,
 DispatchKey, DispatchKeySet        .DispatchKey, .DispatchKeySet
 torch.autocast                     dispatcher.autocast_rules.autocast
-tensors, factories, vmap           dispatcher.prototype (randn, tensor, ones,
-                                   ..., float32, vmap)
+tensors, factories, vmap,          dispatcher.prototype (randn, tensor, ones,
+no_grad                            ..., float32, vmap, no_grad)
 torch.from_numpy, allclose,        numpy through the prototype
 *_like, sin, autograd.grad
 =================================  ==========================================
