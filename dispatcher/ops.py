@@ -264,7 +264,9 @@ class _Watcher:
         """The registry's watcher (a method, not __call__: Python calls it faster)."""
         if packet is None:
             where = self.published.pop(qualified_name, None)
-            if where is not None:
+            # A user may have deleted the packet already (``del ops.ns.name``,
+            # as torch's tests do to drop torch.ops' cached packets).
+            if where is not None and where[1] in vars(where[0]):
                 delattr(*where)
             return
         ns, name = qualified_name.split("::", 1)

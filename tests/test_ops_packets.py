@@ -297,3 +297,19 @@ def test_a_dunder_namespace_is_an_attribute_at_once(world):
         lib.define("f(Tensor x) -> Tensor")
         assert type(vars(world.ops)["__dunder__"]).__name__ == "ops.__dunder__"
         assert repr(world.ops) == "<dispatcher.ops>"
+
+
+
+def test_a_packet_deleted_by_the_user_then_its_library_closed(world):
+    """``del torch.ops.ns.name`` drops a cached packet in torch (its tests do it
+    in tearDown); closing the library afterwards must still undo the
+    definition, not stop on the attribute already gone."""
+    lib = world.library("deleted_packet", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    delattr(world.ops.deleted_packet, "f")
+    lib.close()
+    assert world.registry.find_op("deleted_packet::f") is None
+    again = world.library("deleted_packet", "DEF")
+    again.define("f(Tensor x) -> Tensor")
+    assert str(world.ops.deleted_packet.f) == "deleted_packet.f"
+    again.close()
