@@ -71,6 +71,11 @@ def test_the_prototype_implements_the_listed_aten_operators():
 
 @pytest.mark.parametrize("name", sorted(KERNEL_KEYS))
 def test_kernels_are_where_torch_has_them(name):
+    if KERNEL_KEYS[name] is None:
+        # torch has it as a JIT operator over a TensorImpl method, which serves
+        # every backend and autograd alike: here a CompositeImplicitAutograd kernel.
+        assert prototype_keys(name) == {"CompositeImplicitAutograd"}
+        return
     torch_keys, ours = set(KERNEL_KEYS[name]), prototype_keys(name)
     # Where torch decomposes, the prototype decomposes, and only there.
     assert ("CompositeImplicitAutograd" in ours) == ("CompositeImplicitAutograd" in torch_keys)

@@ -39,6 +39,7 @@ from dispatcher import dispatch_modes, ops
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
+from dispatcher.streams import Stream
 
 __all__ = ["installed", "torch_module"]
 
@@ -57,6 +58,13 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Optional[Any] = None) -> tupl
         x.grad = None
     P.backward(outputs, grad_outputs)
     return tuple(x.grad for x in listed)
+
+
+def _layouts_and_memory_formats() -> dict[str, Any]:
+    """torch.strided, torch.sparse_csr, ..., torch.contiguous_format, torch.channels_last, ..."""
+    options = P.tensor_options
+    return {value._name.removeprefix("torch."): value for value in vars(options).values()
+            if isinstance(value, options.OptionValue)}
 
 
 class TorchOps:
@@ -89,6 +97,8 @@ def torch_module() -> dict[str, types.ModuleType]:
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
+        **_layouts_and_memory_formats(),
+        "Stream": Stream,
         "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),

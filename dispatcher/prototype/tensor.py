@@ -29,7 +29,8 @@ from .dtypes import (
 )
 from .operators import aten
 from .printing import tensor_text
-from .tensor_options import strided
+from . import contiguity
+from .tensor_options import channels_last, channels_last_3d, strided
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -310,6 +311,19 @@ class TensorMethods:
     def clone(self) -> Self:
         return aten.clone.default(self)
 
+    def contiguous(self, memory_format: Any = None) -> Self:
+        if memory_format is None:
+            return aten.contiguous.default(self)
+        return aten.contiguous.default(self, memory_format=memory_format)
+
+    def type_as(self, other: "TensorMethods") -> Self:
+        return aten.type_as.default(self, other)
+
+    def record_stream(self, stream: Any) -> None:
+        """Tell the caching allocator ``stream`` uses this memory (a CUDA kernel's
+        business in torch: on the CPU only a dispatch mode or subclass handles it)."""
+        aten.record_stream.default(self, stream)
+
     def detach(self) -> Self:
         return aten.detach.default(self)
 
@@ -458,6 +472,7 @@ class Tensor(TensorMethods, TensorBase):
     _wrapped_number = False  # see wrapped_scalar_tensor
     # A wrapper subclass's, which has no data to read them from (None: contiguous).
     _strides: Optional[tuple[int, ...]] = None
+    _storage_offset = 0  # a wrapper subclass's (strided_views.py reads the others' from their memory)
 
     # torch.Tensor's: a subclass's handler reaches it with super() and runs
     # the call below the Python key; the engine counts a type whose handler
@@ -575,9 +590,12 @@ class Tensor(TensorMethods, TensorBase):
     # Only CPU storage (numpy) can be strided; other devices keep dense
     # row-major buffers, and meta tensors have no strides here, so they count
     # as contiguous.
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the elements are dense in ``memory_format``'s order (row-major by default)."""
+        if memory_format is not None and memory_format in (channels_last, channels_last_3d):
+            return contiguity.is_channels_last_contiguous(self.shape, self.stride(), 4 if memory_format == channels_last else 5)
         if self._strides is not None:
-            return self._strides == contiguous_strides(self.shape)
+            return contiguity.is_contiguous(self.shape, self._strides)
         return self.device is not _CPU or self._data is None or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:
