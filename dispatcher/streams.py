@@ -42,6 +42,9 @@ class Stream:
     numbers are."""
 
     __slots__ = ("_stream_id", "_device_index", "_device_type")
+    _stream_id: int
+    _device_index: int
+    _device_type: int
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raw = ("stream_id", "device_index", "device_type")

@@ -68,7 +68,10 @@ def is_strides_like_channels_last(sizes: Sequence[int], strides: Sequence[int], 
 
 
 def is_non_overlapping_and_dense(sizes: Sequence[int], strides: Sequence[int]) -> bool:
-    """The elements fill a block of memory exactly once, in some order of the dimensions."""
+    """The elements fill a block of memory exactly once, in some order of the dimensions
+    (c10 counts every contiguous tensor so, an empty one too)."""
+    if is_contiguous(sizes, strides) or any(is_channels_last_contiguous(sizes, strides, n) for n in (4, 5)):
+        return True
     if len(sizes) == 1:
         return sizes[0] < 2 or strides[0] == 1
     # Dimensions of size < 2 go last; the rest by stride (c10's comparator, a stable sort here).

@@ -213,7 +213,7 @@ def _storage_offset(self: Any) -> int:
         answer = _ask(self, "aten", "sym_storage_offset", "default")
         if answer is not None:
             return answer
-    return Tensor.storage_offset(self)  # type: ignore[attr-defined]
+    return Tensor.storage_offset(self)
 
 
 def _data_ptr(self: Any) -> int:
@@ -223,7 +223,7 @@ def _data_ptr(self: Any) -> int:
         answer = _ask(self, "aten", "numel", "default")
         if (math.prod(_own_shape(self)) if answer is None else answer) == 0:
             return 0
-    return Tensor.data_ptr(self)  # type: ignore[attr-defined]
+    return Tensor.data_ptr(self)
 
 
 def _get_shape(self: Any) -> tuple[int, ...]:

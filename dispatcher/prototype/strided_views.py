@@ -57,17 +57,17 @@ def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
-def tensor_storage_offset(t: Tensor) -> int:
+def tensor_storage_offset(self: Tensor) -> int:
     """torch's ``t.storage_offset()``: elements between its storage's start and its first element."""
-    data = t._data
+    data = self._data
     if not isinstance(data, np.ndarray):
-        return t._storage_offset  # a wrapper's (0 unless it was made with one), or a buffer's start
+        return self._storage_offset  # a wrapper's (0 unless it was made with one), or a buffer's start
     return (_address(data) - _address(storage_array(data))) // data.itemsize
 
 
-def data_ptr(t: Tensor) -> int:
+def data_ptr(self: Tensor) -> int:
     """torch's ``t.data_ptr()``: the address of its first element (0 for a tensor without memory)."""
-    data = t._data
+    data = self._data
     if data is None:
         return 0
     if isinstance(data, np.ndarray):
@@ -181,7 +181,7 @@ _meta.impl("as_strided", as_strided_meta)
 _explicit.impl("diagonal", diagonal)
 
 # Tensor's own methods (Note [Methods set by the modules above] in tensor.py).
-Tensor.storage_offset = tensor_storage_offset  # type: ignore[attr-defined]
-Tensor.data_ptr = data_ptr  # type: ignore[attr-defined]
-Tensor.diagonal = _diagonal_method  # type: ignore[attr-defined]
-Tensor.as_strided = _as_strided_method  # type: ignore[attr-defined]
+Tensor.storage_offset = tensor_storage_offset  # type: ignore[method-assign]
+Tensor.data_ptr = data_ptr  # type: ignore[method-assign]
+Tensor.diagonal = _diagonal_method  # type: ignore[method-assign]
+Tensor.as_strided = _as_strided_method  # type: ignore[method-assign]

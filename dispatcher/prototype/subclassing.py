@@ -154,7 +154,7 @@ def _convert(value: Any, cls: type) -> Any:
 
 
 # Tensor's own attributes (Note [Methods set by the modules above] in tensor.py).
-Tensor._make_wrapper_subclass = staticmethod(make_wrapper_subclass)  # type: ignore[method-assign,assignment]
+Tensor._make_wrapper_subclass = staticmethod(make_wrapper_subclass)  # type: ignore[method-assign]
 Tensor._make_subclass = staticmethod(make_subclass)  # type: ignore[method-assign]
 Tensor.as_subclass = as_subclass  # type: ignore[method-assign,assignment]
 Tensor.__torch_function__ = classmethod(default_torch_function)  # type: ignore[method-assign,assignment]

@@ -512,15 +512,29 @@ class Tensor(TensorMethods, TensorBase):
         if "__init__" not in cls.__dict__:
             cls.__init__ = _subclass_init  # type: ignore[method-assign]
 
-    if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py (Note [Methods set by the modules above])
+    if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py and strided_views.py (Note [Methods set by the modules above])
         @staticmethod
         def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
                                    storage_offset: Optional[int] = None, memory_format: Any = None,
                                    dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
-                                   pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any: ...
+                                   pin_memory: bool = False, requires_grad: bool = False,
+                                   dispatch_sizes_strides_policy: Optional[str] = None, dispatch_device: bool = False,
+                                   dispatch_layout: bool = False, _extra_dispatch_keys: Optional[DispatchKeySet] = None,
+                                   storage_size: Optional[int] = None) -> Any: ...
 
         @staticmethod
-        def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, **policies: Any) -> Any: ...
+        def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, *,
+                           dispatch_sizes_strides_policy: Optional[str] = None, dispatch_device: bool = False,
+                           dispatch_layout: bool = False, device_for_backend_keys: Any = None) -> Any: ...
+
+        def storage_offset(self) -> int: ...
+
+        def data_ptr(self) -> int: ...
+
+        def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor": ...
+
+        def as_strided(self, size: Sequence[int], stride: Sequence[int],
+                       storage_offset: Optional[int] = None) -> "Tensor": ...
 
         def as_subclass(self, cls: type) -> Any: ...
 
