@@ -99,6 +99,8 @@ def torch_module() -> dict[str, types.ModuleType]:
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
         **_layouts_and_memory_formats(),
         "Stream": Stream,
+        "Storage": P.storage.TypedStorage, "TypedStorage": P.storage.TypedStorage,
+        "UntypedStorage": P.storage.UntypedStorage,
         "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),

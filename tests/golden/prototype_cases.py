@@ -33,7 +33,7 @@ OPERATORS = (
     "as_strided", "diagonal", "contiguous", "type_as", "dim", "numel", "sym_numel", "sym_size", "sym_size.int",
     "size", "size.int", "sym_stride", "sym_stride.int", "stride", "stride.int", "sym_storage_offset",
     "storage_offset", "is_contiguous", "is_contiguous.memory_format", "is_strides_like_format",
-    "is_non_overlapping_and_dense",
+    "is_non_overlapping_and_dense", "set_.source_Storage", "set_.source_Storage_storage_offset",
 )
 
 
