@@ -255,3 +255,13 @@ def test_a_class_defining_a_query_keeps_it():
     assert e.dim() == -1
     with pytest.raises(RuntimeError, match="sym_size must be a list or a tuple"):
         e.size()
+
+
+def test_a_class_without_a_handler_says_it_cannot_answer():
+    class NoHandler(Tensor):
+        pass
+
+    e = Tensor._make_subclass(NoHandler, P.randn(2, 3), dispatch_sizes_strides_policy="sizes")
+    with pytest.raises(RuntimeError, match="NoHandler was made to answer for its metadata, but defines no "
+                                           "__torch_dispatch__ to answer aten.dim.default"):
+        e.dim()

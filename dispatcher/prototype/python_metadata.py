@@ -39,7 +39,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from dispatcher import Library, ops
+from dispatcher import Library, disabled_torch_dispatch_impl, ops
 from dispatcher.dispatch_modes import _get_current_dispatch_mode, _pop_mode_temporarily
 from dispatcher.value_types import device as Device
 
@@ -91,7 +91,12 @@ def _ask(t: Any, namespace: str, name: str, overload: str, *extra: Any) -> Any:
             answer = popped.__torch_dispatch__(func, types, args, {})
         if answer is not NotImplemented:
             return answer
-    answer = type(t).__torch_dispatch__(func, types, args, {})
+    handler = getattr(type(t), "__torch_dispatch__", None)
+    if handler is None or handler is disabled_torch_dispatch_impl:
+        # torch fails an internal assert here; the default handler would run the query again, forever.
+        raise RuntimeError(f"{type(t).__name__} was made to answer for its metadata, but defines no "
+                           f"__torch_dispatch__ to answer {namespace}.{name}.{overload}")
+    answer = handler(func, types, args, {})
     if answer is NotImplemented:
         lines = [f"Multiple dispatch failed for 'torch.ops.{namespace}.{name}'; all __torch_dispatch__ handlers "
                  "returned NotImplemented:", ""]
