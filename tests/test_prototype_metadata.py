@@ -23,7 +23,7 @@ from dispatcher import DispatchKey, DispatchKeySet, ops
 from dispatcher.dispatch_modes import TorchDispatchMode
 from dispatcher.prototype import Tensor, contiguity
 from dispatcher.prototype.tensor_options import (
-    channels_last, channels_last_3d, contiguous_format, sparse_csr, strided,
+    channels_last, channels_last_3d, contiguous_format, preserve_format, sparse_csr, strided,
 )
 
 from .conftest import GOLDEN, load_golden
@@ -35,7 +35,7 @@ METADATA = load_golden("tensor_metadata_golden.json")
 pytestmark = pytest.mark.usefixtures("prototype_fallbacks")
 aten = ops.aten
 TORCH = SimpleNamespace(channels_last=channels_last, channels_last_3d=channels_last_3d,
-                        contiguous_format=contiguous_format,
+                        contiguous_format=contiguous_format, preserve_format=preserve_format,
                         as_strided=lambda t, size, stride, offset=None: t.as_strided(size, stride, offset))
 
 

@@ -45,7 +45,7 @@ from dispatcher.value_types import device as Device
 
 from . import contiguity, shapes
 from .tensor import Tensor, contiguous_strides, tensor_device
-from .tensor_options import Layout, channels_last, channels_last_3d
+from .tensor_options import Layout, channels_last, channels_last_3d, contiguous_format
 
 __all__ = ["MetadataPolicy", "apply_policy", "is_non_overlapping_and_dense", "is_strides_like_format", "policy_from"]
 
@@ -203,10 +203,10 @@ def _numel(self: Any) -> int:
 def _is_contiguous(self: Any, memory_format: Any = None) -> bool:
     policy = _policy(self)
     if policy is not None and policy.strides:
-        if memory_format is not None and memory_format in (channels_last, channels_last_3d):
-            answer = _answered_bool(self, "is_contiguous", "is_contiguous", "memory_format", memory_format)
-        else:  # torch asks the format-less overload for the row-major formats
+        if memory_format is None or memory_format == contiguous_format:  # torch asks the format-less overload
             answer = _answered_bool(self, "is_contiguous", "is_contiguous", "default")
+        else:
+            answer = _answered_bool(self, "is_contiguous", "is_contiguous", "memory_format", memory_format)
         if answer is not None:
             return answer
     return _own_is_contiguous(self, memory_format)

@@ -28,10 +28,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tensor_metadata_cases import LAYOUTS, POLICIES, QUERIES, VIEWS  # noqa: E402
 
-FORMATS = {"contiguous_format": torch.contiguous_format, "channels_last": torch.channels_last,
-           "channels_last_3d": torch.channels_last_3d}
-
-
 def layout_facts(sizes, strides):
     t = torch.empty_strided(sizes, strides)
     return {

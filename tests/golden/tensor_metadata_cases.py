@@ -33,5 +33,6 @@ POLICIES = {
 QUERIES = [
     "dim()", "ndim", "size()", "size(1)", "shape", "stride()", "stride(0)", "numel()",
     "is_contiguous()", "is_contiguous(memory_format=torch.contiguous_format)",
-    "is_contiguous(memory_format=torch.channels_last)", "storage_offset()", "device", "layout", "data_ptr()",
+    "is_contiguous(memory_format=torch.channels_last)", "is_contiguous(memory_format=torch.preserve_format)",
+    "is_contiguous(memory_format=torch.channels_last_3d)", "storage_offset()", "device", "layout", "data_ptr()",
 ]
