@@ -14,6 +14,11 @@ torch.utils._python_dispatch       dispatcher.dispatch_modes
 torch.Tensor, torch.device, Tag,   dispatcher.Tensor, .device, .Tag,
 DispatchKey, DispatchKeySet        .DispatchKey, .DispatchKeySet
 torch.autocast                     dispatcher.autocast_rules.autocast
+torch.Stream                       dispatcher.streams.Stream
+torch.Storage, UntypedStorage,     dispatcher.prototype.storage
+TypedStorage
+torch.strided, sparse_csr, ...,    dispatcher.prototype.tensor_options
+contiguous_format, channels_last
 tensors, factories, vmap           dispatcher.prototype (randn, tensor, ones,
                                    ..., float32, vmap)
 torch.from_numpy, allclose,        numpy through the prototype
