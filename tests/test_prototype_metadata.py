@@ -142,6 +142,8 @@ def test_data_ptr_is_the_first_elements_address():
     assert t.data_ptr() == t.numpy().__array_interface__["data"][0]
     assert t.t().diagonal(offset=2).data_ptr() == t.data_ptr() + 12 * 4
     assert P.zeros(2, device="meta").data_ptr() == 0
+    toy = P.zeros(2, device="toy")
+    assert toy.data_ptr() != 0 and toy.storage_offset() == 0
     assert Tensor._make_wrapper_subclass(Answering, (2,)).data_ptr() == 0
 
 

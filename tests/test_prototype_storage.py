@@ -73,6 +73,9 @@ def test_set_refuses_what_torch_refuses():
         Wrapper.make().untyped_storage()
     with pytest.raises(NotImplementedError, match="Not available for 'meta' device type"):
         UntypedStorage(4, device="meta").tolist()
+    with pytest.raises(NotImplementedError, match="untyped_storage\\(\\) of a tensor on toy: the prototype's storages"):
+        P.zeros(2, device="toy").untyped_storage()
+    assert P.zeros(2, 3, device="meta").t().untyped_storage().nbytes() == 24
 
 
 class Wrapper(P.Tensor):

@@ -159,7 +159,10 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
             out = UntypedStorage(0, device="meta")
             out._nbytes = (self.storage_offset() + self.numel()) * self.element_size()
             return out
-        raise RuntimeError(f"Cannot access storage of {type(self).__name__}: it has no memory of its own")
+        if data is None:
+            raise RuntimeError(f"Cannot access storage of {type(self).__name__}: it has no memory of its own")
+        raise NotImplementedError(f"untyped_storage() of a tensor on {self.device.type}: the prototype's storages "
+                                  "are on the cpu and meta devices")
     root = storage_array(data)
     return UntypedStorage._of(np.ravel(root, order="A").view(np.uint8))
 
