@@ -98,6 +98,9 @@ def _ask(t: Any, namespace: str, name: str, overload: str, *extra: Any) -> Any:
                            f"__torch_dispatch__ to answer {namespace}.{name}.{overload}")
     answer = handler(func, types, args, {})
     if answer is NotImplemented:
+        # torch's text, which names the operator by its Python path in torch (the
+        # engine's own error for an operator call names it dispatcher.ops.<ns>.<name>);
+        # code written for torch matches on it.
         lines = [f"Multiple dispatch failed for 'torch.ops.{namespace}.{name}'; all __torch_dispatch__ handlers "
                  "returned NotImplemented:", ""]
         if mode is not None:
