@@ -18,7 +18,8 @@ VIEWS = [
     "base", "base.t()", "base.t().diagonal(offset=2)", "base.diagonal()", "base.diagonal(offset=-1)",
     "base.diagonal(1, 1, 0)", "torch.as_strided(base, (2, 2), (1, 2))", "torch.as_strided(base, (3,), (7,), 2)",
     "torch.as_strided(base.t(), (2, 3), (1, 4))", "torch.as_strided(base.select(0, 1), (2,), (2,))",
-    "torch.as_strided(base.select(0, 1), (3, 2), (0, 1))",
+    "torch.as_strided(base.select(0, 1), (3, 2), (0, 1))", "torch.as_strided(base.select(0, 1).expand(3, 6), (2, 2), (1, 2))",
+    "base.expand(2, 4, 6).diagonal(0, 0, 1)", "torch.as_strided(base.t(), (5,), (5,), 1)",
 ]
 
 # The metadata policies of _make_wrapper_subclass / _make_subclass.
