@@ -67,6 +67,8 @@ def test_set_refuses_what_torch_refuses():
         P.empty(0, device="meta").set_(_arange(6).untyped_storage())
     with pytest.raises(TypeError, match="argument 'source' must be a Storage, not list"):
         P.empty(0).set_([1.0])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        P.zeros(2, requires_grad=True).set_(_arange(6).storage())
     meta = P.empty(0, device="meta").set_(UntypedStorage(12, device="meta"))
     assert meta.shape == (3,)
     with pytest.raises(RuntimeError, match="Cannot access storage of Wrapper: it has no memory of its own"):

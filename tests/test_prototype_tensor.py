@@ -89,15 +89,14 @@ def test_kernels_are_where_torch_has_them(name):
         assert "CompositeExplicitAutograd" in ours or {"CPU", "Meta"} <= ours
     else:
         assert {"CPU", "Meta"} <= ours
-    # ... a derivative for an operator with a differentiable result (not a
+    # ... a derivative for an operator with a differentiable result (set_'s
+    # Autograd kernel only checks its in-place write, as torch's; not a
     # factory's, nor a comparison's), and torch's bookkeeping of views and in-place writes.
     # detach's result is cut from the graph, lift_fresh's is its argument: an Autograd fallthrough serves them.
     differentiable = name not in ("gt.Scalar", "ne.Scalar", "ne.Tensor", "any", "empty.memory_format", "zeros", "ones",
                                   "full", "randn", "randn.generator", "empty_like", "zeros_like", "ones_like",
                                   "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
-                                  "detach", "lift_fresh",
-                                  # torch's formula of set_ is "not differentiable": autograd need not see it
-                                  "set_.source_Storage", "set_.source_Storage_storage_offset")
+                                  "detach", "lift_fresh")
     assert ("Autograd" in ours) == differentiable
     assert ("ADInplaceOrView" in ours) == ("ADInplaceOrView" in torch_keys)
     # The factories' BackendSelect kernels are the catalog's, as torch generates its own.

@@ -12,8 +12,9 @@ A ``TypedStorage`` is an untyped one read as elements of a dtype.
 ``.source_Storage_storage_offset`` operators) re-points a tensor at a
 storage, as torch's CPU and Meta kernels do; the Tensor method passes a
 TypedStorage's untyped storage after checking its dtype, as torch's
-argument parser does, so a handler sees an UntypedStorage.  Autograd does
-not record it (torch's derivative of set_ is "not differentiable" too).
+argument parser does, so a handler sees an UntypedStorage.  Its
+Autograd kernel, as torch's, refuses a leaf that requires grad (an in-place
+write) and records nothing: torch's formula of set_ is "not differentiable".
 """
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import Library
+from dispatcher import DispatchKeySet, Library, OperatorHandle
+from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
 
 from .dtypes import DType, check_dtype, default_float, optional_dtype, to_numpy_dtype
-from .operators import aten
+from .autograd import _check_inplace
+from .operators import aten, overload
 from .strided_views import storage_array
 from .tensor import DeviceLike, Tensor, contiguous_strides, tensor_device
 
@@ -234,11 +237,22 @@ def _set_method(self: Tensor, source: Union[UntypedStorage, TypedStorage], stora
                                                    [] if stride is None else list(stride))
 
 
+def _checked_below_autograd(op: OperatorHandle) -> Any:
+    """set_'s Autograd kernel: the in-place check, then the call below autograd (nothing recorded)."""
+    def kernel(keyset: DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        _check_inplace(self)
+        return op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, self, *args, **kwargs)
+
+    return kernel
+
+
 _cpu = Library("aten", "IMPL", "CPU")
 _meta = Library("aten", "IMPL", "Meta")
+_autograd = Library("aten", "IMPL", "Autograd")
 for _name in ("set_.source_Storage", "set_.source_Storage_storage_offset"):
     _cpu.impl(_name, set_storage)
     _meta.impl(_name, set_storage_meta)
+    _autograd.impl(_name, _checked_below_autograd(overload(_name)), with_keyset=True)
 
 # Tensor's own methods (Note [Methods set by the modules above] in tensor.py).
 Tensor.untyped_storage = untyped_storage  # type: ignore[attr-defined]
