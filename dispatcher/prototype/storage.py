@@ -238,9 +238,12 @@ def _set_method(self: Tensor, source: Union[UntypedStorage, TypedStorage], stora
 
 
 def _checked_below_autograd(op: OperatorHandle) -> Any:
-    """set_'s Autograd kernel: the in-place check, then the call below autograd (nothing recorded)."""
-    def kernel(keyset: DispatchKeySet, self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        _check_inplace(self)
+    """set_'s Autograd kernel: the in-place check, then the call below autograd
+    (nothing recorded).  Other libraries' tensors, which share the aten
+    operators and have no autograd state here, pass through."""
+    def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(self, Tensor):
+            _check_inplace(self)
         return op.redispatch(keyset & AFTER_AUTOGRAD_KEYSET, self, *args, **kwargs)
 
     return kernel
