@@ -68,8 +68,14 @@ def test_make_wrapper_subclass_refuses_what_it_cannot_make():
         Tensor._make_wrapper_subclass(Wrapper, [2.0])
     with pytest.raises(RuntimeError, match="1 sizes but 2 strides"):
         Tensor._make_wrapper_subclass(Wrapper, (1,), strides=(1, 1))
-    with pytest.raises(NotImplementedError, match="dispatch_sizes_strides_policy='sizes' is not supported"):
-        Tensor._make_wrapper_subclass(Wrapper, (1,), dispatch_sizes_strides_policy="sizes")
+    with pytest.raises(ValueError, match="Unknown sizes_strides_policy: bogus; expected 'strides' or 'sizes'"):
+        Tensor._make_wrapper_subclass(Wrapper, (1,), dispatch_sizes_strides_policy="bogus")
+    with pytest.raises(NotImplementedError, match="storage_size is not supported"):
+        Tensor._make_wrapper_subclass(Wrapper, (1,), storage_size=4)
+    with pytest.raises(RuntimeError, match="storage_offset must be a non-negative int, got -1"):
+        Tensor._make_wrapper_subclass(Wrapper, (1,), storage_offset=-1)
+    with pytest.raises(TypeError, match="_extra_dispatch_keys must be a DispatchKeySet, not str"):
+        Tensor._make_wrapper_subclass(Wrapper, (1,), _extra_dispatch_keys="NestedTensor")
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         Tensor._make_wrapper_subclass(Wrapper, (1,), colour=1)
     with pytest.raises(ValueError, match="unknown dtype 'bfloat16'"):

@@ -14,6 +14,11 @@ torch.utils._python_dispatch       dispatcher.dispatch_modes
 torch.Tensor, torch.device, Tag,   dispatcher.Tensor, .device, .Tag,
 DispatchKey, DispatchKeySet        .DispatchKey, .DispatchKeySet
 torch.autocast                     dispatcher.autocast_rules.autocast
+torch.Stream                       dispatcher.streams.Stream
+torch.Storage, UntypedStorage,     dispatcher.prototype.storage
+TypedStorage
+torch.strided, sparse_csr, ...,    dispatcher.prototype.tensor_options
+contiguous_format, channels_last
 tensors, factories, vmap,          dispatcher.prototype (randn, tensor, ones,
 no_grad                            ..., float32, vmap, no_grad)
 torch.from_numpy, allclose,        numpy through the prototype
@@ -39,6 +44,7 @@ from dispatcher import dispatch_modes, ops
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
+from dispatcher.streams import Stream
 
 __all__ = ["installed", "torch_module"]
 
@@ -57,6 +63,13 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Optional[Any] = None) -> tupl
         x.grad = None
     P.backward(outputs, grad_outputs)
     return tuple(x.grad for x in listed)
+
+
+def _layouts_and_memory_formats() -> dict[str, Any]:
+    """torch.strided, torch.sparse_csr, ..., torch.contiguous_format, torch.channels_last, ..."""
+    options = P.tensor_options
+    return {value._name.removeprefix("torch."): value for value in vars(options).values()
+            if isinstance(value, options.OptionValue)}
 
 
 class TorchOps:
@@ -89,6 +102,10 @@ def torch_module() -> dict[str, types.ModuleType]:
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
+        **_layouts_and_memory_formats(),
+        "Stream": Stream,
+        "Storage": P.storage.TypedStorage, "TypedStorage": P.storage.TypedStorage,
+        "UntypedStorage": P.storage.UntypedStorage,
         "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),

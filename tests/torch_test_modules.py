@@ -208,6 +208,7 @@ def modules() -> dict[str, types.ModuleType]:
         "torch._dynamo.testing": unavailable_module("torch._dynamo.testing", COMPILE),
         f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
         "torch._dynamo": unavailable_module("torch._dynamo", COMPILE),
+        "torch._dynamo.source": unavailable_module("torch._dynamo.source", COMPILE),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
         "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE),
         "torch.cuda": unavailable_module("torch.cuda", CUDA),

@@ -233,6 +233,24 @@ def to_dtype_layout(self: Any, *, dtype: Optional[DType] = None, layout: Any = N
                copy=copy, memory_format=memory_format)
 
 
+def contiguous(self: Any, *, memory_format: Any = contiguous_format) -> Any:
+    """torch's ``contiguous``: the tensor itself when it is contiguous in
+    ``memory_format`` (which a subclass's handler may say, python_metadata.py), else a clone in it."""
+    if self.is_contiguous(memory_format=memory_format):
+        return self
+    return aten.clone.default(self, memory_format=memory_format)
+
+
+def type_as(self: Any, other: Any) -> Any:
+    """torch's ``type_as``: ``self.to(other.options())``, in ``other``'s dtype and on its device."""
+    return _to(self, dtype=other.dtype, device=other.device)
+
+
+# Not batching decompositions (DECOMPOSITIONS): vmap's tensors have no strides to ask.
+_implicit.impl("contiguous", contiguous)
+_implicit.impl("type_as", type_as)
+
+
 # -- CompositeExplicitAutograd: arithmetic and reductions --------------------------------------
 @_explicit_kernel("mul.Scalar")
 def mul_scalar(self: Tensor, other: float) -> Tensor:

@@ -22,79 +22,83 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from dispatcher import disabled_torch_dispatch_impl
+from dispatcher import DispatchKeySet, disabled_torch_dispatch_impl
 
 from .dtypes import DType, check_dtype, default_float
+from .python_metadata import apply_policy, policy_from
 from .tensor import Tensor
 from .tensor_options import check_options, strided
 
 __all__ = ["as_subclass", "default_torch_function", "disabled_torch_function_impl", "make_subclass",
            "make_wrapper_subclass"]
 
-# torch's _make_wrapper_subclass takes these to let the handler answer
-# sizes(), strides(), device() and layout queries; the prototype's tensors
-# hold those as fields, so only their default (off) is accepted.
-_POLICIES = ("dispatch_sizes_strides_policy", "dispatch_device", "dispatch_layout", "_extra_dispatch_keys",
-             "storage_size")
-
-
 def _check_subclass(cls: Any, factory: str) -> None:
     if not isinstance(cls, type) or not issubclass(cls, Tensor):
         raise TypeError(f"{factory}: cls must be a subclass of dispatcher.prototype.Tensor, got {cls!r}")
 
 
-def _check_policies(policies: dict[str, Any], factory: str) -> None:
-    for name, value in policies.items():
-        if name not in _POLICIES:
-            raise TypeError(f"{factory}() got an unexpected keyword argument '{name}'")
-        if value:
-            raise NotImplementedError(
-                f"{factory}: {name}={value!r} is not supported: prototype tensors keep their sizes, strides, "
-                "device and layout as fields, which the handler cannot be asked for"
-            )
-
-
-def make_wrapper_subclass(cls: type, size: Sequence[int], *, strides: Optional[Sequence[int]] = None,
+def make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
                           storage_offset: Optional[int] = None, memory_format: Any = None,
                           dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
-                          pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any:
-    """A ``cls`` of these sizes, strides, dtype and device, with no data (torch's
-    ``Tensor._make_wrapper_subclass``); ``cls`` must define ``__torch_dispatch__``."""
+                          pin_memory: bool = False, requires_grad: bool = False,
+                          dispatch_sizes_strides_policy: Optional[str] = None, dispatch_device: bool = False,
+                          dispatch_layout: bool = False, _extra_dispatch_keys: Optional[DispatchKeySet] = None,
+                          storage_size: Optional[int] = None) -> Any:
+    """A ``cls`` of these sizes, strides, storage offset, dtype and device, with no
+    data (torch's ``Tensor._make_wrapper_subclass``, whose arguments may be given
+    by position too); ``cls`` must define ``__torch_dispatch__``.
+
+    The ``dispatch_*`` arguments make the handler answer for metadata
+    (python_metadata.py); ``_extra_dispatch_keys`` are added to its keys."""
     _check_subclass(cls, "_make_wrapper_subclass")
     if getattr(cls, "__torch_dispatch__", None) in (None, disabled_torch_dispatch_impl):
         raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
-    if policies:
-        _check_policies(policies, "_make_wrapper_subclass")
+    policy = policy_from(dispatch_sizes_strides_policy, dispatch_device, dispatch_layout)
+    if storage_size is not None:
+        raise NotImplementedError("_make_wrapper_subclass: storage_size is not supported: a prototype wrapper has "
+                                  "no storage")
+    if _extra_dispatch_keys is not None and not isinstance(_extra_dispatch_keys, DispatchKeySet):
+        raise TypeError(f"_make_wrapper_subclass: _extra_dispatch_keys must be a DispatchKeySet, not "
+                        f"{type(_extra_dispatch_keys).__name__}")
     if pin_memory or memory_format is not None:
         check_options(pin_memory, memory_format)
     if layout not in (None, strided):
         raise NotImplementedError(f"_make_wrapper_subclass: layout {layout!r} is not supported; prototype tensors are strided")
-    if storage_offset not in (None, 0):
-        raise NotImplementedError("_make_wrapper_subclass: a storage_offset other than 0 is not supported")
     shape = _int_tuple(size, "size")
     if strides is not None:
         strides = _int_tuple(strides, "strides")
         if len(strides) != len(shape):
             raise RuntimeError(f"_make_wrapper_subclass: {len(shape)} sizes but {len(strides)} strides")
+    if storage_offset is not None and (not isinstance(storage_offset, int) or storage_offset < 0):
+        raise RuntimeError(f"_make_wrapper_subclass: storage_offset must be a non-negative int, got {storage_offset!r}")
     dtype = default_float if dtype is None else check_dtype(dtype)
     out: Any = Tensor.__new__(cls)
     Tensor.__init__(out, None, shape, dtype, "cpu" if device is None else device)
     out._strides = strides  # None: row-major (Tensor.stride)
+    if storage_offset:
+        out._storage_offset = storage_offset
+    if _extra_dispatch_keys is not None:
+        out.key_set = out.key_set | _extra_dispatch_keys
     if requires_grad:
         out.requires_grad_()
+    apply_policy(out, policy)
     return out
 
 
-def make_subclass(cls: type, data: Tensor, require_grad: bool = False, **policies: Any) -> Any:
+def make_subclass(cls: type, data: Tensor, require_grad: bool = False, *,
+                  dispatch_sizes_strides_policy: Optional[str] = None, dispatch_device: bool = False,
+                  dispatch_layout: bool = False, device_for_backend_keys: Any = None) -> Any:
     """A ``cls`` sharing ``data``'s memory and version counter, without its
-    autograd history (torch's ``Tensor._make_subclass``)."""
+    autograd history (torch's ``Tensor._make_subclass``); the ``dispatch_*``
+    arguments as _make_wrapper_subclass's."""
     _check_subclass(cls, "_make_subclass")
     if not isinstance(data, Tensor):
         raise TypeError(f"_make_subclass: data must be a Tensor, not {type(data).__name__}")
-    _check_policies({k: v for k, v in policies.items() if k != "device_for_backend_keys"}, "_make_subclass")
+    policy = policy_from(dispatch_sizes_strides_policy, dispatch_device, dispatch_layout)
     out = _same_data(data, cls)
     if require_grad:
         out.requires_grad_()
+    apply_policy(out, policy)
     return out
 
 
@@ -111,6 +115,8 @@ def _same_data(t: Tensor, cls: type) -> Any:
     Tensor.__init__(out, t._data, t.shape, t.dtype, t.device)
     out._version_counter = t._version_counter  # one memory, one version counter
     out._strides = t._strides
+    if t._storage_offset:
+        out._storage_offset = t._storage_offset
     return out
 
 
@@ -148,7 +154,7 @@ def _convert(value: Any, cls: type) -> Any:
 
 
 # Tensor's own attributes (Note [Methods set by the modules above] in tensor.py).
-Tensor._make_wrapper_subclass = staticmethod(make_wrapper_subclass)  # type: ignore[method-assign,assignment]
+Tensor._make_wrapper_subclass = staticmethod(make_wrapper_subclass)  # type: ignore[method-assign]
 Tensor._make_subclass = staticmethod(make_subclass)  # type: ignore[method-assign]
 Tensor.as_subclass = as_subclass  # type: ignore[method-assign,assignment]
 Tensor.__torch_function__ = classmethod(default_torch_function)  # type: ignore[method-assign,assignment]

@@ -29,7 +29,8 @@ from .dtypes import (
 )
 from .operators import aten
 from .printing import tensor_text
-from .tensor_options import strided
+from . import contiguity
+from .tensor_options import channels_last, channels_last_3d, strided
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -310,6 +311,19 @@ class TensorMethods:
     def clone(self) -> Self:
         return aten.clone.default(self)
 
+    def contiguous(self, memory_format: Any = None) -> Self:
+        if memory_format is None:
+            return aten.contiguous.default(self)
+        return aten.contiguous.default(self, memory_format=memory_format)
+
+    def type_as(self, other: "TensorMethods") -> Self:
+        return aten.type_as.default(self, other)
+
+    def record_stream(self, stream: Any) -> None:
+        """Tell the caching allocator ``stream`` uses this memory (a CUDA kernel's
+        business in torch: on the CPU only a dispatch mode or subclass handles it)."""
+        aten.record_stream.default(self, stream)
+
     def detach(self) -> Self:
         return aten.detach.default(self)
 
@@ -458,6 +472,7 @@ class Tensor(TensorMethods, TensorBase):
     _wrapped_number = False  # see wrapped_scalar_tensor
     # A wrapper subclass's, which has no data to read them from (None: contiguous).
     _strides: Optional[tuple[int, ...]] = None
+    _storage_offset = 0  # a wrapper subclass's (strided_views.py reads the others' from their memory)
 
     # torch.Tensor's: a subclass's handler reaches it with super() and runs
     # the call below the Python key; the engine counts a type whose handler
@@ -497,15 +512,29 @@ class Tensor(TensorMethods, TensorBase):
         if "__init__" not in cls.__dict__:
             cls.__init__ = _subclass_init  # type: ignore[method-assign]
 
-    if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py (Note [Methods set by the modules above])
+    if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py and strided_views.py (Note [Methods set by the modules above])
         @staticmethod
         def _make_wrapper_subclass(cls: type, size: Sequence[int], strides: Optional[Sequence[int]] = None,
                                    storage_offset: Optional[int] = None, memory_format: Any = None,
                                    dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
-                                   pin_memory: bool = False, requires_grad: bool = False, **policies: Any) -> Any: ...
+                                   pin_memory: bool = False, requires_grad: bool = False,
+                                   dispatch_sizes_strides_policy: Optional[str] = None, dispatch_device: bool = False,
+                                   dispatch_layout: bool = False, _extra_dispatch_keys: Optional[DispatchKeySet] = None,
+                                   storage_size: Optional[int] = None) -> Any: ...
 
         @staticmethod
-        def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, **policies: Any) -> Any: ...
+        def _make_subclass(cls: type, data: "Tensor", require_grad: bool = False, *,
+                           dispatch_sizes_strides_policy: Optional[str] = None, dispatch_device: bool = False,
+                           dispatch_layout: bool = False, device_for_backend_keys: Any = None) -> Any: ...
+
+        def storage_offset(self) -> int: ...
+
+        def data_ptr(self) -> int: ...
+
+        def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor": ...
+
+        def as_strided(self, size: Sequence[int], stride: Sequence[int],
+                       storage_offset: Optional[int] = None) -> "Tensor": ...
 
         def as_subclass(self, cls: type) -> Any: ...
 
@@ -575,9 +604,12 @@ class Tensor(TensorMethods, TensorBase):
     # Only CPU storage (numpy) can be strided; other devices keep dense
     # row-major buffers, and meta tensors have no strides here, so they count
     # as contiguous.
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the elements are dense in ``memory_format``'s order (row-major by default)."""
+        if memory_format is not None and memory_format in (channels_last, channels_last_3d):
+            return contiguity.is_channels_last_contiguous(self.shape, self.stride(), 4 if memory_format == channels_last else 5)
         if self._strides is not None:
-            return self._strides == contiguous_strides(self.shape)
+            return contiguity.is_contiguous(self.shape, self._strides)
         return self.device is not _CPU or self._data is None or self._data.flags.c_contiguous
 
     def stride(self) -> tuple[int, ...]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["OptionValue", "channels_last", "check_memory_format", "check_options", "check_pin_memory", "contiguous_format",
-           "preserve_format", "strided"]
+__all__ = ["Layout", "OptionValue", "channels_last", "channels_last_3d", "check_memory_format", "check_options",
+           "check_pin_memory", "contiguous_format", "jagged", "mkldnn", "preserve_format", "sparse_bsc", "sparse_bsr",
+           "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
 
 class OptionValue(int):
     """A c10::Layout or c10::MemoryFormat number that prints as torch's object
@@ -34,11 +35,27 @@ class OptionValue(int):
     __str__ = __repr__
 
 
-# c10::Layout and c10::MemoryFormat numbers (torch.strided, torch.contiguous_format, ...).
-strided = OptionValue(0, "torch.strided")
+class Layout(OptionValue):
+    """A c10::Layout (torch.layout): how a tensor's elements are stored.  The
+    prototype's tensors are strided; the others name layouts a subclass's
+    handler may answer with (python_metadata.py)."""
+
+
+# c10::Layout numbers (torch.strided, torch.sparse_coo, ...).
+strided = Layout(0, "torch.strided")
+sparse_coo = Layout(1, "torch.sparse_coo")
+sparse_csr = Layout(2, "torch.sparse_csr")
+mkldnn = Layout(3, "torch._mkldnn")
+sparse_csc = Layout(4, "torch.sparse_csc")
+sparse_bsr = Layout(5, "torch.sparse_bsr")
+sparse_bsc = Layout(6, "torch.sparse_bsc")
+jagged = Layout(7, "torch.jagged")
+
+# c10::MemoryFormat numbers (torch.contiguous_format, ...).
 contiguous_format = OptionValue(0, "torch.contiguous_format")
 preserve_format = OptionValue(1, "torch.preserve_format")
 channels_last = OptionValue(2, "torch.channels_last")
+channels_last_3d = OptionValue(3, "torch.channels_last_3d")
 
 _MEMORY_FORMAT_NAMES = ("torch.contiguous_format", "torch.preserve_format", "torch.channels_last",
                         "torch.channels_last_3d")

@@ -15,11 +15,13 @@ Records
   (``torch._C._dispatch_has_kernel_for_dispatch_key``), among those the
   prototype registers at: tests/test_prototype_tensor.py checks that the
   prototype decomposes exactly the operators torch does, and gives the
-  others backend kernels and a derivative.
+  others backend kernels and a derivative; None for the operators torch has
+  only as JIT operators (aten::sym_size, aten::stride, ...: no c10 operator).
 """
 import json
 import pathlib
 import sys
+from typing import Optional
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -39,8 +41,11 @@ def traced_operators(program) -> list[str]:
     return [node.target.name() for node in graph.nodes if node.op == "call_function"]
 
 
-def kernel_keys(name: str) -> list[str]:
+def kernel_keys(name: str) -> Optional[list[str]]:
+    """None for an operator torch has only as a JIT operator (no c10 kernels)."""
     qualified = f"aten::{name}"
+    if qualified not in torch._C._dispatch_get_all_op_names():
+        return None
     return [key for key in KEYS if torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key)]
 
 

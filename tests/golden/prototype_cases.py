@@ -28,6 +28,12 @@ OPERATORS = (
     "empty.memory_format", "zeros", "ones", "full", "randn", "randn.generator",
     "empty_like", "zeros_like", "ones_like", "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
     "new_full", "detach", "lift_fresh",
+    # strided views, and the metadata queries (python_metadata.py); torch's JIT-only
+    # ones (sym_size, stride, ..., no c10 operator in torch) are recorded as None
+    "as_strided", "diagonal", "contiguous", "type_as", "dim", "numel", "sym_numel", "sym_size", "sym_size.int",
+    "size", "size.int", "sym_stride", "sym_stride.int", "stride", "stride.int", "sym_storage_offset",
+    "storage_offset", "is_contiguous", "is_contiguous.memory_format", "is_strides_like_format",
+    "is_non_overlapping_and_dense", "set_.source_Storage", "set_.source_Storage_storage_offset",
 )
 
 
