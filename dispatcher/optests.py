@@ -44,7 +44,10 @@ from .keys import DispatchKey, get_autograd_key_from_backend
 from .registry import registry_in_use
 from .tensor_protocols import TensorChecks, autograd_engine_for, tensor_checks_for
 
-__all__ = ["ALL_TEST_UTILS", "DEFAULT_TEST_UTILS", "MetadataMismatchError", "OpCheckError", "Skipped", "opcheck"]
+__all__ = [
+    "ALL_TEST_UTILS", "DEFAULT_TEST_UTILS", "MetadataMismatchError", "OpCheckError", "Skipped",
+    "UnsupportedOperatorException", "opcheck",
+]
 
 
 class OpCheckError(Exception):
@@ -53,6 +56,15 @@ class OpCheckError(Exception):
 
 class MetadataMismatchError(RuntimeError):
     """A fake (meta) result that does not match the real one."""
+
+
+class UnsupportedOperatorException(RuntimeError):
+    """An operator with no fake implementation: nothing runs it on meta tensors
+    (torch's FakeTensorMode raises it, its text the overload's name)."""
+
+    def __init__(self, func: Any) -> None:
+        super().__init__(str(func))
+        self.func = func
 
 
 class Skipped(str):
@@ -71,9 +83,11 @@ class Skipped(str):
 
 Result = Union[str, Exception]
 
+# Says what it needs as the features out of scope say it (tests/torch_test_modules.py: "needs <feature>").
 _NO_COMPILER = (
-    "compares eager mode with torch.compile (AOTAutograd, functionalization, FakeTensor tracing), which do not "
-    "exist without torch"
+    "needs torch.compile (dynamo, AOTAutograd): it compares eager mode with torch.compile (AOTAutograd, "
+    "functionalization, FakeTensor tracing), which do not exist without torch; only its checks that need no "
+    "tracing ran"
 )
 
 
@@ -239,6 +253,8 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
     inputs = _Inputs(args, kwargs, engine)
     if inputs.any_meta():
         return
+    if not registry_in_use().op_or_throw(op.name()).computed_kernel(DispatchKey.Meta).is_valid():
+        raise UnsupportedOperatorException(op)  # no fake implementation, Meta kernel, nor a kernel for every backend
     inputs = inputs.copies()
     fake_inputs = inputs.map_tensors(lambda checks, t: checks.to_meta(t))
     _run_through_autograd(op, fake_inputs)
@@ -271,7 +287,36 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
             raise MetadataMismatchError(f"{context} mismatched tensor metadata{which}: {problem}")
 
 
-def _skip_aot(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
+def check_functionalizable(op: Any) -> None:
+    """What torch's functionalization (the first step of AOTAutograd) refuses
+    before it traces anything: a custom operator, not decomposed on the way
+    (CompositeImplicitAutograd), that returns an alias of an input
+    (``Tensor(a!)``, ``Tensor(a)``): torch's auto_functionalize handles
+    mutated arguments, not aliased outputs.  torch's words (its
+    FunctionalizeFallbackKernel)."""
+    schema = op.schema
+    if op.name().partition("::")[0] in ("aten", "prim") or not any(r.alias_info for r in schema.returns):
+        return
+    if registry_in_use().op_or_throw(op.name()).has_kernel_for_dispatch_key(DispatchKey.CompositeImplicitAutograd):
+        return
+    raise RuntimeError(
+        f"Found a custom (non-ATen) operator whose output has alias annotations: {schema}. We only support "
+        "functionalizing operators whose outputs do not have alias annotations (e.g. 'Tensor(a)' is a Tensor "
+        "with an alias annotation whereas 'Tensor' is a Tensor without. The '(a)' is the alias annotation). The "
+        "alias annotation specifies that the output Tensor shares storage with an input that has the same "
+        "annotation. Please check if (1) the output needs to be an output (if not, don't return it), (2) if the "
+        "output doesn't share storage with any inputs, then delete the alias annotation. (3) if the output "
+        "indeed shares storage with an input, then add a .clone() before returning it to prevent storage "
+        "sharing and then delete the alias annotation. Otherwise, please file an issue on GitHub."
+    )
+
+
+def check_aot_dispatch(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
+    """test_aot_dispatch_*: torch's checks that need no tracing
+    (check_functionalizable); the comparison of eager results and gradients
+    with the compiled operator's needs torch.compile, so the test is Skipped."""
+    if not _Inputs(args, kwargs, engine).any_meta():
+        check_functionalizable(op)
     return Skipped(_NO_COMPILER)
 
 
@@ -282,8 +327,8 @@ ALL_TEST_UTILS: dict[str, Checker] = {
     "test_schema": check_schema,
     "test_autograd_registration": check_autograd_registration,
     "test_faketensor": check_fake,
-    "test_aot_dispatch_static": _skip_aot,
-    "test_aot_dispatch_dynamic": _skip_aot,
+    "test_aot_dispatch_static": check_aot_dispatch,
+    "test_aot_dispatch_dynamic": check_aot_dispatch,
 }
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
@@ -304,9 +349,10 @@ def _resolve(op: Any) -> Any:
         return getattr(op, names[0] or "default")
     if any(isinstance(op, engine.OperatorHandle) for engine in engines):
         return op
+    # torch's words (its OpOverload is an OperatorHandle here).
     raise ValueError(
-        "opcheck(op, ...): op must be an OperatorHandle (e.g. ops.mylib.foo.default), an overload packet with one "
-        f"overload, or a CustomOpDef; got {type(op)}"
+        "opcheck(op, ...): op must be instance of torch._ops.OpOverload, e.g. torch.ops.aten.sin.default, "
+        f"got {type(op)}"
     )
 
 
