@@ -29,8 +29,9 @@ from .tensor import Tensor
 
 __all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "VIEW_OPERATORS"]
 
-INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim")
-VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim")
+INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_")
+VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim",
+                  "slice.Tensor", "alias")
 ALIAS_OPERATORS = ("detach",)
 
 _library = Library("aten", "IMPL", "ADInplaceOrView")
