@@ -124,8 +124,9 @@ def instantiate_parametrized_tests(cls: type) -> type:
                              "_".join(f"{n}_{_value_name(v)}" for n, v in zip(plan.names, values)))
             name = f"{attr}_{'_'.join(parts)}"
 
-            def test(self: Any, fn: Callable[..., Any] = fn, kwargs: dict[str, Any] = kwargs) -> Any:
-                return fn(self, **kwargs)
+            # ``*args``: the device of a device-type test (instantiate_device_type_tests passes it).
+            def test(self: Any, *args: Any, fn: Callable[..., Any] = fn, kwargs: dict[str, Any] = kwargs) -> Any:
+                return fn(self, *args, **kwargs)
 
             setattr(cls, name, test)
     return cls

@@ -108,6 +108,18 @@ def _lookup_op(qualname: str) -> Any:
     return getattr(getattr(ops, ns), packet).__dict__[overload or "default"]
 
 
+def _is_tensorlist_like_type(typ: Any) -> bool:
+    """torch._library.utils.is_tensorlist_like_type: Tensor[], Tensor?[], Tensor[]? or Tensor?[]?."""
+    from dispatcher.schema import BaseTy, BaseType, ListType, OptionalType
+
+    typ = typ.strip_annotations()
+    typ = typ.elem if isinstance(typ, OptionalType) else typ
+    if not isinstance(typ, ListType) or typ.size is not None:
+        return False
+    elem = typ.elem.elem if isinstance(typ.elem, OptionalType) else typ.elem
+    return isinstance(elem, BaseType) and elem.name is BaseTy.Tensor
+
+
 def _aten_function(name: str) -> Any:
     """``torch.<name>`` not otherwise in the shim: torch binds its aten operators
     as functions of ``torch``, so here the aten packet of that name (an
@@ -174,6 +186,7 @@ def modules() -> dict[str, types.ModuleType]:
         "torch._dynamo.testing": unavailable_module("torch._dynamo.testing", COMPILE),
         f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
         "torch._dynamo": unavailable_module("torch._dynamo", COMPILE),
+        "torch._dynamo.utils": unavailable_module("torch._dynamo.utils", COMPILE),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
         "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE),
         "torch.cuda": unavailable_module("torch.cuda", CUDA),
@@ -191,7 +204,8 @@ def modules() -> dict[str, types.ModuleType]:
                                                     get_op=_lookup_op),
         "torch._library": unavailable_module("torch._library", INTERNALS),
         "torch._library.infer_schema": dispatcher.schema_inference,  # type: ignore[dict-item]
-        "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op),
+        "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op,
+                                                   is_tensorlist_like_type=_is_tensorlist_like_type),
         "torch._library.autograd": unavailable_module("torch._library.autograd", INTERNALS),
         "torch._custom_op.functional": unavailable_module("torch._custom_op.functional", CUSTOM_OP_API),
         "torch._custom_ops": unavailable_module("torch._custom_ops", CUSTOM_OP_API),
