@@ -248,13 +248,19 @@ def check_autograd_registration(op: Any, args: tuple[Any, ...], kwargs: dict[str
         )
 
 
+def check_has_fake(op: Any) -> None:
+    """What torch's FakeTensorMode refuses first: an operator nothing runs on meta
+    tensors (no fake implementation, Meta kernel, nor a kernel for every backend)."""
+    if not registry_in_use().op_or_throw(op.name()).computed_kernel(DispatchKey.Meta).is_valid():
+        raise UnsupportedOperatorException(op)
+
+
 def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> None:
     """test_faketensor: the fake implementation's results against the real ones."""
     inputs = _Inputs(args, kwargs, engine)
     if inputs.any_meta():
         return
-    if not registry_in_use().op_or_throw(op.name()).computed_kernel(DispatchKey.Meta).is_valid():
-        raise UnsupportedOperatorException(op)  # no fake implementation, Meta kernel, nor a kernel for every backend
+    check_has_fake(op)
     inputs = inputs.copies()
     fake_inputs = inputs.map_tensors(lambda checks, t: checks.to_meta(t))
     _run_through_autograd(op, fake_inputs)
@@ -312,10 +318,12 @@ def check_functionalizable(op: Any) -> None:
 
 
 def check_aot_dispatch(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
-    """test_aot_dispatch_*: torch's checks that need no tracing
-    (check_functionalizable); the comparison of eager results and gradients
-    with the compiled operator's needs torch.compile, so the test is Skipped."""
+    """test_aot_dispatch_*: torch's checks that need no tracing (AOTAutograd
+    traces with fake tensors: check_has_fake; then functionalizes:
+    check_functionalizable); the comparison of eager results and gradients
+    with the compiled operator needs torch.compile, so the test is Skipped."""
     if not _Inputs(args, kwargs, engine).any_meta():
+        check_has_fake(op)
         check_functionalizable(op)
     return Skipped(_NO_COMPILER)
 

@@ -1,0 +1,80 @@
+"""What PyTorch's test/test_custom_ops.py needed of this package, as torch 2.13
+does it (tests/golden/torch_test_gaps_golden.json, from
+tests/golden/torch_test_gap_cases.py run on torch and here through
+tests/torch_shim.py): Library.define's schema errors, torch._C.parse_schema,
+``_defined_in_python``, register_autograd on an operator with defaults,
+opcheck's texts (a non-operator, a missing fake implementation,
+functionalization's refusal of aliased outputs), ``numpy(force=True)``, basic
+indexing (results, views, and the operators it calls), the operators the file
+runs (sin_, pow, nonzero, view_as, slice's gradient), and where a fake
+implementation was registered.  Each section on the default engine here, and
+all of them on the pure engine in a subprocess.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from dispatcher.custom_ops import fake_impl_source
+
+from .conftest import load_golden
+from .golden.torch_test_gap_cases import run
+from .torch_shim import installed
+
+# The cases register an operator's autograd formula twice, as torch allows (and warns of too).
+pytestmark = pytest.mark.filterwarnings("ignore:Overriding a previously registered kernel:UserWarning")
+
+ROOT = pathlib.Path(__file__).parent.parent
+GOLDEN = load_golden("torch_test_gaps_golden.json")
+SECTIONS = sorted(set(GOLDEN) - {"torch"})
+
+
+def ours() -> dict[str, Any]:
+    with installed() as torch:
+        return json.loads(json.dumps(run(torch, fake_impl_source)))  # (tuples as JSON gives them back)
+
+
+@pytest.fixture(scope="module")
+def here():
+    return ours()
+
+
+def same(got: Any, expected: Any, where: str = "") -> None:
+    """``got`` is torch's ``expected``: floats to a few ulps (torch's vectorized
+    cos is an ulp off now and then); an exception of torch's class or a subclass
+    of it (this package's errors say what they are more closely), with its message."""
+    if isinstance(expected, dict) and "error" in expected and "is" in expected:
+        assert expected["error"] in got["is"], (where, got["is"])
+        assert got["message"] == expected["message"], where
+    elif isinstance(expected, dict):
+        assert isinstance(got, dict) and set(got) == set(expected), (where, got)
+        for key in expected:
+            same(got[key], expected[key], f"{where}/{key}")
+    elif isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), (where, got)
+        for i, (g, e) in enumerate(zip(got, expected)):
+            same(g, e, f"{where}[{i}]")
+    elif isinstance(expected, float):
+        assert got == pytest.approx(expected, rel=1e-6), where
+    else:
+        assert got == expected and type(got) is type(expected), (where, got)
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_as_torch(here, section):
+    same(here[section], GOLDEN[section], section)
+
+
+def test_as_torch_on_the_pure_engine():
+    env = {**os.environ, "DISPATCHER_NO_EXTENSIONS": "1"}
+    code = "import json; from tests.test_torch_test_gaps import ours; print(json.dumps(ours()))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for section in SECTIONS:
+        same(found[section], GOLDEN[section], section)
