@@ -199,9 +199,25 @@ def test_cases(module: types.ModuleType) -> list[tuple[str, str]]:
 
 def run_case(module: types.ModuleType, modules: dict[str, types.ModuleType], name: str, method: str) -> unittest.TestResult:
     result = unittest.TestResult()
-    with torch_installed(modules):
+    with torch_installed(modules), _torch_in_subprocesses():
         getattr(module, name)(method).run(result)
     return result
+
+
+@contextlib.contextmanager
+def _torch_in_subprocesses() -> Iterator[None]:
+    """``import torch`` gives the shim in the Pythons a test starts too
+    (tests/torch_shim_path/torch), by PYTHONPATH for the block."""
+    saved = os.environ.get("PYTHONPATH")
+    shim_path = str(ROOT / "tests" / "torch_shim_path")
+    os.environ["PYTHONPATH"] = shim_path if not saved else os.pathsep.join((shim_path, saved))
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def as_array(value: Any) -> Optional[np.ndarray]:

@@ -10,12 +10,14 @@ import subprocess
 import sys
 import tempfile
 import types
+import typing
 import unittest
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 import dispatcher
+import dispatcher.custom_ops
 import dispatcher.optests
 import dispatcher.prototype as P
 import dispatcher.pytree
@@ -108,6 +110,56 @@ def _lookup_op(qualname: str) -> Any:
     return getattr(getattr(ops, ns), packet).__dict__[overload or "default"]
 
 
+def _infer_schema_module() -> types.ModuleType:
+    """torch._library.infer_schema: dispatcher.schema_inference, with type tables
+    that name this shim's ``torch.Tensor`` (the prototype's) where they name the
+    package's tensor base class, as torch's name ``torch.Tensor``."""
+    inference = dispatcher.schema_inference
+
+    def retyped(annotation: Any) -> Any:
+        if annotation is dispatcher.Tensor:
+            return P.Tensor
+        origin = typing.get_origin(annotation)
+        if origin is None:
+            return annotation
+        return inference._same_generic(annotation, origin, tuple(retyped(a) for a in typing.get_args(annotation)))
+
+    names = {name: value for name, value in vars(inference).items() if not name.startswith("__")}
+    return _module("torch._library.infer_schema", **{
+        **names,
+        "SUPPORTED_PARAM_TYPES": {retyped(k): v for k, v in inference.SUPPORTED_PARAM_TYPES.items()},
+        "SUPPORTED_RETURN_TYPES": {retyped(k): v for k, v in inference.SUPPORTED_RETURN_TYPES.items()},
+    })
+
+
+def _custom_op_db(name: str) -> types.ModuleType:
+    """torch.testing._internal.custom_op_db: its operators ``_torch_testing::source0``
+    to ``source5`` (tests/custom_op_db.py), registered when a copy first reads a
+    name of the module, as torch registers them when it imports it; its
+    OpInfo entries and their numpy operators are torch's OpInfo database."""
+    module = unavailable_module(name, OP_DB, custom_op_db=[])
+
+    def read(attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+        from . import custom_op_db  # noqa: F401  (registers the operators)
+
+        return Unavailable(f"{name}.{attr}", OP_DB)
+
+    module.__getattr__ = read  # type: ignore[attr-defined]
+    return module
+
+
+class _SimpleRegistry:
+    """torch._library.simple_registry.singleton: what it says of an operator's fake implementation."""
+
+    def find(self, qualname: str) -> Any:
+        source = dispatcher.custom_ops.fake_impl_source(qualname)
+        kernel = None if source is None else types.SimpleNamespace(source=source)
+        holder = types.SimpleNamespace(kernel=kernel)
+        return types.SimpleNamespace(qualname=qualname, fake_impl=holder, abstract_impl=holder)
+
+
 def _is_tensorlist_like_type(typ: Any) -> bool:
     """torch._library.utils.is_tensorlist_like_type: Tensor[], Tensor?[], Tensor[]? or Tensor?[]?."""
     from dispatcher.schema import BaseTy, BaseType, ListType, OptionalType
@@ -177,7 +229,7 @@ def modules() -> dict[str, types.ModuleType]:
         # ``ops`` decorator that runs a test over them says what is missing.
         f"{internal}.common_methods_invocations": unavailable_module(
             f"{internal}.common_methods_invocations", OP_DB, op_db=[]),
-        f"{internal}.custom_op_db": unavailable_module(f"{internal}.custom_op_db", OP_DB, custom_op_db=[]),
+        f"{internal}.custom_op_db": _custom_op_db(f"{internal}.custom_op_db"),
         f"{internal}.common_cuda": _module(f"{internal}.common_cuda", TEST_CUDA=False),
         f"{internal}.logging_tensor": unavailable_module(f"{internal}.logging_tensor", LOGGING_TENSOR),
         f"{internal}.two_tensor": unavailable_module(f"{internal}.two_tensor", TWO_TENSOR),
@@ -203,10 +255,11 @@ def modules() -> dict[str, types.ModuleType]:
         "torch._custom_op.impl": unavailable_module("torch._custom_op.impl", CUSTOM_OP_API, global_registry={},
                                                     get_op=_lookup_op),
         "torch._library": unavailable_module("torch._library", INTERNALS),
-        "torch._library.infer_schema": dispatcher.schema_inference,  # type: ignore[dict-item]
+        "torch._library.infer_schema": _infer_schema_module(),
         "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op,
                                                    is_tensorlist_like_type=_is_tensorlist_like_type),
         "torch._library.autograd": unavailable_module("torch._library.autograd", INTERNALS),
+        "torch._library.simple_registry": _module("torch._library.simple_registry", singleton=_SimpleRegistry()),
         "torch._custom_op.functional": unavailable_module("torch._custom_op.functional", CUSTOM_OP_API),
         "torch._custom_ops": unavailable_module("torch._custom_ops", CUSTOM_OP_API),
         "torch.utils.cpp_extension": unavailable_module("torch.utils.cpp_extension", CPP),
