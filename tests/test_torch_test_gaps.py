@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import dispatcher
 from dispatcher.custom_ops import fake_impl_source
 
 from .conftest import load_golden
@@ -78,3 +79,38 @@ def test_as_torch_on_the_pure_engine():
     found = json.loads(done.stdout.strip().splitlines()[-1])
     for section in SECTIONS:
         same(found[section], GOLDEN[section], section)
+
+
+def test_define_refuses_a_type_variable_its_schema_was_parsed_with_before():
+    # FunctionSchema.parse takes type variables (as torch._C.parse_schema) and
+    # remembers what it parsed: define must not take that parse for its own.
+    import dispatcher.library as library
+    from dispatcher.schema import FunctionSchema, SchemaParseError
+
+    text = "gap_type_var(Tensor x, elem y) -> Tensor"
+    assert str(FunctionSchema.parse(text).arguments[1].type) == "elem"
+    with library._scoped_library("_gap_cases_define", "FRAGMENT") as lib:
+        with pytest.raises(SchemaParseError, match=r"unknown type specifier(.|\n)*\^~~~ <--- HERE"):
+            lib.define(text)
+        assert lib.define("gap_type_var(Tensor x, int y) -> Tensor") == "gap_type_var"
+
+
+def test_indexing_says_what_it_does_not_take():
+    import dispatcher.prototype as P
+
+    x = P.zeros(2, 3)
+    with pytest.raises(NotImplementedError, match="indexing a tensor with Tensor .advanced indexing. is not in the"):
+        x[P.tensor([0])]
+    with pytest.raises(NotImplementedError, match="with bool"):
+        x[True]
+    with pytest.raises(NotImplementedError, match="with list"):
+        x[[0, 1]]
+    with pytest.raises(RuntimeError, match="slice step must be positive"):  # (indexing says it as torch: golden)
+        dispatcher.ops.aten.slice.Tensor(x, 0, 0, 2, -1)
+
+
+def test_nonzero_has_no_meta_result():
+    import dispatcher.prototype as P
+
+    with pytest.raises(NotImplementedError, match="its shape depends on values"):
+        P.empty(3, device="meta").nonzero()

@@ -110,6 +110,8 @@ _meta.impl("nonzero", _nonzero_meta)
 # -- Tensor.__getitem__ -------------------------------------------------------------------
 def _sliced(self: Tensor, dim: int, index: slice) -> Tensor:
     """slice.Tensor as torch calls it: no start is 0, no end is INT64_MAX, the step at its default left out."""
+    if index.step is not None and index.step <= 0:  # Python's slice unpacking, then torch's indexing
+        raise ValueError("slice step cannot be zero" if index.step == 0 else "step must be greater than zero")
     start = 0 if index.start is None else index.start
     end = _INT64_MAX if index.stop is None else index.stop
     if index.step is None or index.step == 1:
@@ -130,9 +132,13 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     an integer selects (removing the dimension), a slice slices, None inserts a
     dimension of size 1, Ellipsis stands for the dimensions not named.  One
     slice alone is always a slice.Tensor call; in a tuple a full slice (``:``)
-    calls nothing, and an index that calls nothing gives an alias, as torch's."""
+    calls nothing, and an index that calls nothing gives an alias, as torch's.
+    A bad index raises what torch's indexing raises, with its texts."""
     if isinstance(index, slice):
         return _sliced(self, 0, index)
+    if self.ndim == 0 and isinstance(index, int) and not isinstance(index, bool):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
     items = index if isinstance(index, tuple) else (index,)
     for item in items:
         if not (item is None or item is Ellipsis or isinstance(item, (int, slice))) or isinstance(item, bool):
@@ -140,19 +146,23 @@ def getitem(self: Tensor, index: Any) -> Tensor:
                 f"indexing a tensor with {type(item).__name__} (advanced indexing) is not in the prototype: it "
                 "takes integers, slices, None and Ellipsis"
             )
-    if sum(item is Ellipsis for item in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     named = sum(isinstance(item, (int, slice)) for item in items)
     if named > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    # ``dim``: the dimension of the result the next index applies to.  Each
+    # Ellipsis stands for the dimensions not named (torch takes several, each
+    # standing for them).  A message names an index by its position (torch's real_dim).
     result, dim = self, 0
-    for item in items:
+    for position, item in enumerate(items):
         if item is Ellipsis:
             dim += self.ndim - named
         elif item is None:
             result = aten.unsqueeze.default(result, dim)
             dim += 1
         elif isinstance(item, int):
+            size = result.shape[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {position} with size {size}")
             result = aten.select.int(result, dim, item)
         else:
             if not _is_full(item, result.shape[dim]):

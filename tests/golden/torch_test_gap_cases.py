@@ -28,6 +28,13 @@ INDICES = (
     ("None", None), ("...", Ellipsis), ("-1", -1), ("(0, 1)", (0, 1)), ("(:, 1)", (slice(None), 1)),
     ("(..., None)", (Ellipsis, None)), ("(1, 1:)", (1, slice(1, None))), ("(:, :)", (slice(None), slice(None))),
     ("(None, 0)", (None, 0)), ("(..., ::3)", (Ellipsis, slice(None, None, 3))), ("(0:3, 0:4)", (slice(0, 3), slice(0, 4))),
+    ("(..., 0, ...)", (Ellipsis, 0, Ellipsis)), ("(..., ...)", (Ellipsis, Ellipsis)), ("()", ()), ("(0,)", (0,)),
+    ("(None, ..., None, -1)", (None, Ellipsis, None, -1)),
+)
+# (label, index): what torch raises for them on a tensor of shape (2, 3).
+BAD_INDICES = (
+    ("::-1", slice(None, None, -1)), ("::0", slice(None, None, 0)), ("(0, 0, 0)", (0, 0, 0)), ("5", 5),
+    ("-3", -3), ("(:, 7)", (slice(None), 7)), ("(None, 0, -4)", (None, 0, -4)), ("(..., 3)", (Ellipsis, 3)),
 )
 
 
@@ -157,6 +164,18 @@ def indexing(torch: Any) -> dict[str, Any]:
     return found
 
 
+def bad_indexing(torch: Any) -> dict[str, Any]:
+    found = {}
+    for label, index in BAD_INDICES:
+        x = torch.zeros(2, 3)
+        found[label] = _error(lambda: x[index])
+    found["0-d[1:]"] = _error(lambda: torch.tensor(1.0)[1:])
+    found["0-d[0]"] = _error(lambda: torch.tensor(1.0)[0])
+    found["0-d[0, 0]"] = _error(lambda: torch.tensor(1.0)[0, 0])
+    found["0-d[None]"] = list(torch.tensor(1.0)[None].shape)
+    return found
+
+
 def _writes_through(torch: Any, x: Any, y: Any) -> bool:
     """Whether writing to ``y`` changes ``x`` (a view)."""
     before = x.sum().item()
@@ -218,5 +237,5 @@ def run(torch: Any, fake_source: Callable[[str], Any]) -> dict[str, Any]:
     return {
         "define_errors": define_errors(torch), "parse_schema": parsed(torch), "defined_in_python": defined_in_python(torch),
         "autograd_defaults": autograd_defaults(torch), "opcheck": opcheck_texts(torch), "numpy_force": numpy_force(torch),
-        "indexing": indexing(torch), "operators": operators(torch), "fake_sources": fake_sources(torch, fake_source),
+        "indexing": indexing(torch), "bad_indexing": bad_indexing(torch), "operators": operators(torch), "fake_sources": fake_sources(torch, fake_source),
     }
