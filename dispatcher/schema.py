@@ -1721,7 +1721,7 @@ def parse_operator_schema(text: str) -> FunctionSchema:
     an error (torch's text; ``int64_t`` and ``double`` name the schema's type
     to use) rather than a type variable (which torch._C.parse_schema allows)."""
     schema = FunctionSchema.parse(text)
-    if any(_has_type_var(a.type) for a in (*schema.arguments, *schema.returns)):
+    if any(_has_type_var(a.type) for a in schema.arguments) or any(_has_type_var(r.type) for r in schema.returns):
         _Parser(text, allow_typevars=False).schema()  # raises, marking the first one
     return schema
 

@@ -277,7 +277,7 @@ class TensorMethods:
     def __getitem__(self, index: Any) -> Self:
         from .indexing import getitem  # (indexing imports this module)
 
-        return getitem(self, index)
+        return getitem(self, index)  # type: ignore[arg-type,return-value]  # (getitem takes and gives Tensor, not Self)
 
     def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> Self:

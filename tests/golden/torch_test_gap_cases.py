@@ -237,5 +237,6 @@ def run(torch: Any, fake_source: Callable[[str], Any]) -> dict[str, Any]:
     return {
         "define_errors": define_errors(torch), "parse_schema": parsed(torch), "defined_in_python": defined_in_python(torch),
         "autograd_defaults": autograd_defaults(torch), "opcheck": opcheck_texts(torch), "numpy_force": numpy_force(torch),
-        "indexing": indexing(torch), "bad_indexing": bad_indexing(torch), "operators": operators(torch), "fake_sources": fake_sources(torch, fake_source),
+        "indexing": indexing(torch), "bad_indexing": bad_indexing(torch), "operators": operators(torch),
+        "fake_sources": fake_sources(torch, fake_source),
     }
