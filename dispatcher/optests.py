@@ -317,14 +317,58 @@ def check_functionalizable(op: Any) -> None:
     )
 
 
+# torch's text (torch/testing/_internal/optests/aot_autograd.py) when the traced call's results differ.
+_OUTPUTS_DIFFER = (
+    "Outputs of the operator are different in eager-mode PyTorch vs AOTDispatcher tracing. This means the operator "
+    "will have incorrect output underneath torch.compile. This could be because the operator's implementation not "
+    "traceable."
+)
+
+
+def check_same_results_twice(op: Any, inputs: _Inputs) -> None:
+    """torch compares an eager call with a traced one, each on fresh copies of
+    the inputs and with the random generators seeded alike: an operator whose
+    results depend on state that its calls change (a counter, a cache) gives
+    other results the second time.  Two eager calls show that much; torch's
+    verdict and text for such an operator.  Only for a tensor library whose
+    TensorChecks can seed its generators (``seeded``), lest an operator that
+    draws random numbers look like one."""
+    tensors = inputs.all_tensors()
+    seeded = getattr(checks_of(tensors[0]), "seeded", None) if tensors else None
+    if seeded is None:
+        return
+    runs = []
+    for _ in range(2):
+        call = inputs.copies()
+        with seeded():
+            runs.append(_leaves(op(*call.args, **call.kwargs)))
+    first, second = runs
+    if len(first) != len(second) or any(_differ(inputs, a, b) for a, b in zip(first, second)):
+        raise AssertionError(_OUTPUTS_DIFFER)
+
+
+def _differ(inputs: _Inputs, a: Any, b: Any) -> bool:
+    if inputs.engine.tensor_key_set(a) is None or inputs.engine.tensor_key_set(b) is None:
+        return bool(a != b)
+    checks = checks_of(a)
+    return checks.metadata(a) != checks_of(b).metadata(b) or checks.changed(b, checks.snapshot(a))
+
+
 def check_aot_dispatch(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
-    """test_aot_dispatch_*: torch's checks that need no tracing (AOTAutograd
-    traces with fake tensors: check_has_fake; then functionalizes:
-    check_functionalizable); the comparison of eager results and gradients
-    with the compiled operator needs torch.compile, so the test is Skipped."""
-    if not _Inputs(args, kwargs, engine).any_meta():
-        check_has_fake(op)
+    """test_aot_dispatch_*: what torch's finds without a compiler.  AOTAutograd
+    functionalizes the call (check_functionalizable) and traces it with fake
+    tensors (check_has_fake, then the call on meta copies, through autograd
+    as its trace is); the compiled call's results must be the eager ones
+    (check_same_results_twice).  The rest of the comparison of results and
+    gradients with the compiled operator's needs torch.compile, so the test
+    is Skipped."""
+    inputs = _Inputs(args, kwargs, engine)
+    if not inputs.any_meta():
         check_functionalizable(op)
+        check_has_fake(op)
+        fake = inputs.copies().map_tensors(lambda checks, t: checks.to_meta(t))
+        op(*fake.args, **fake.kwargs)
+        check_same_results_twice(op, inputs)
     return Skipped(_NO_COMPILER)
 
 

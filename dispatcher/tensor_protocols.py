@@ -67,7 +67,15 @@ class AutogradEngine(Protocol):
 
 
 class TensorChecks(Protocol):
-    """A tensor library's answers to what ``opcheck`` asks about its tensors."""
+    """A tensor library's answers to what ``opcheck`` asks about its tensors.
+
+    Optionally, also ``seeded()``: a context manager whose block runs with the
+    library's random generators seeded the same way each time, their state put
+    back after (torch's ``freeze_rng_state`` and ``manual_seed``).  With it,
+    opcheck's test_aot_dispatch_* call the operator twice on the same inputs
+    and compare the results, as torch's compare an eager call with a traced
+    one: an operator whose results depend on state its calls change fails.
+    """
 
     def copy(self, tensor: Any) -> Any:
         """A leaf tensor with its own memory and ``tensor``'s values, shape, dtype,

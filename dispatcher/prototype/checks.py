@@ -2,14 +2,15 @@
 
 Copies are clones made under no_grad, then given the original's
 ``requires_grad`` (leaves, as torch's ``clone_input`` makes them); values
-are compared through numpy; a meta tensor of the same shape and dtype
+are compared through numpy; the random generator is seeded for opcheck's
+repeated calls (``seeded``); a meta tensor of the same shape and dtype
 stands for a FakeTensor; memory is shared between CPU tensors whose numpy
 arrays may overlap, and between tensors of another device that hold the
 same buffer.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, ContextManager, Optional
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from dispatcher.tensor_protocols import register_tensor_checks
 
 from .autograd import no_grad
 from .dtypes import DType
+from .generator import seeded
 from .meta import meta_tensor
 from .operators import aten
 from .tensor import Tensor
@@ -52,6 +54,9 @@ class PrototypeTensorChecks:
 
     def metadata(self, tensor: Tensor) -> tuple[tuple[int, ...], DType]:
         return tuple(tensor.shape), tensor.dtype
+
+    def seeded(self) -> ContextManager[None]:
+        return seeded()
 
     def shares_memory(self, a: Any, b: Any) -> bool:
         if a is b:

@@ -12,6 +12,7 @@ fake implementation was registered.  No imports of either library here.
 """
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any, Callable
 
@@ -137,6 +138,15 @@ def opcheck_texts(torch: Any) -> dict[str, Any]:
         lib.impl("nofake", lambda x: x.clone(), "CPU")
         found["no fake implementation"] = _opcheck_results(
             torch, getattr(torch.ops, NS).nofake.default, (torch.tensor([0.0, 1.0]),))
+        calls = itertools.count(1)
+        lib.define("counts(Tensor x) -> Tensor")
+        lib.impl("counts", lambda x: x * next(calls), "CPU")  # its result depends on how often it ran
+        lib.impl("counts", lambda x: x.clone(), "Meta")
+        found["global state"] = _opcheck_results(torch, getattr(torch.ops, NS).counts.default, (torch.tensor([1.0, 2.0]),))
+        lib.define("noisy(Tensor x) -> Tensor")
+        lib.impl("noisy", lambda x: x + torch.randn(*x.shape), "CPU")  # random, and the same for a seed
+        lib.impl("noisy", lambda x: x.clone(), "Meta")
+        found["random"] = _opcheck_results(torch, getattr(torch.ops, NS).noisy.default, (torch.tensor([1.0, 2.0]),))
     return found
 
 
