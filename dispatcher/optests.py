@@ -29,9 +29,14 @@ torch, checks nothing when an input is a meta tensor.
     FakeTensors keep the device, and its check compares strides and memory
     aliasing too, which meta tensors here do not have.
 ``test_aot_dispatch_dynamic``, ``test_aot_dispatch_static``
-    compare eager results and gradients with torch.compile's (AOTAutograd):
-    nothing of the kind exists without torch, so they report ``Skipped``,
-    a str equal to ``"SKIPPED"`` that carries the reason.
+    compare eager results and gradients with torch.compile's (AOTAutograd).
+    What fails there without a compiler fails here, with torch's texts
+    (check_aot_dispatch): an aliased output that functionalization refuses,
+    an operator without a fake implementation or whose call on fake (meta)
+    tensors fails, results that differ from call to call (two calls, the
+    generator seeded alike).  The comparison itself needs torch.compile: then
+    they report ``Skipped``, a str equal to ``"SKIPPED"`` that carries the
+    reason.
 """
 from __future__ import annotations
 
