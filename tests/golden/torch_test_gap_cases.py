@@ -127,7 +127,9 @@ def opcheck_texts(torch: Any) -> dict[str, Any]:
     def not_an_operator(x: Any) -> Any:
         return x
 
-    found: dict[str, Any] = {"not an operator": _error(lambda: torch.library.opcheck(not_an_operator, (torch.ones(1),)))}
+    found: dict[str, Any] = {"not an operator": _error(lambda: torch.library.opcheck(not_an_operator, (torch.ones(1),))),
+                             "a packet of several overloads": _error(
+                                 lambda: torch.library.opcheck(torch.ops.aten.sin, (torch.ones(1),)))}
     with torch.library._scoped_library(NS, "FRAGMENT") as lib:
         lib.define("mutates(Tensor(a!) x) -> Tensor(a!)")
         lib.impl("mutates", lambda x: x.sin_(), "CPU")
@@ -136,6 +138,8 @@ def opcheck_texts(torch: Any) -> dict[str, Any]:
             torch, getattr(torch.ops, NS).mutates.default, (torch.tensor([0.0, 1.0]),))
         lib.define("nofake(Tensor x) -> Tensor")
         lib.impl("nofake", lambda x: x.clone(), "CPU")
+        found["a packet of one overload"] = _opcheck_results(
+            torch, getattr(torch.ops, NS).mutates, (torch.tensor([0.0, 1.0]),))
         found["no fake implementation"] = _opcheck_results(
             torch, getattr(torch.ops, NS).nofake.default, (torch.tensor([0.0, 1.0]),))
         calls = itertools.count(1)
