@@ -171,7 +171,8 @@ class Library:
         self._qualified_names[text] = name  # impl() is usually given it next
         qualname = f"{self.ns}::{text}"
         _defs.add(qualname)
-        self._python_undos.append(lambda: _defs.discard(qualname))
+        # The set's own method, bound now: a library closed as the interpreter exits finds no module globals.
+        self._python_undos.append(functools.partial(_defs.discard, qualname))
         return name.name
 
     def tags_of(self, name: str) -> tuple[str, ...]:

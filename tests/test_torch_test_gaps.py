@@ -118,3 +118,31 @@ def test_nonzero_has_no_meta_result():
 
     with pytest.raises(NotImplementedError, match="its shape depends on values"):
         P.empty(3, device="meta").nonzero()
+
+
+def test_an_operator_is_defined_in_python_while_its_library_lives():
+    import dispatcher.library as library
+    from dispatcher import _library
+
+    lib = library.Library("_gap_cases_defs", "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.define("f.other(Tensor x) -> Tensor")
+    assert dispatcher.ops._gap_cases_defs.f.default._defined_in_python
+    assert {"_gap_cases_defs::f", "_gap_cases_defs::f.other"} <= _library._defs
+    lib.close()
+    assert not {"_gap_cases_defs::f", "_gap_cases_defs::f.other"} & _library._defs
+
+
+def test_closing_a_library_needs_no_module_globals(monkeypatch):
+    # A library still open as the interpreter exits is closed after the
+    # modules' globals are gone (set to None): its undo holds what it needs.
+    import dispatcher.library as library
+    from dispatcher import _library
+
+    lib = library.Library("_gap_cases_exit", "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    defs = _library._defs
+    monkeypatch.setattr(_library, "_defs", None)
+    lib.close()
+    monkeypatch.undo()
+    assert "_gap_cases_exit::f" not in defs
