@@ -33,8 +33,8 @@ torch, checks nothing when an input is a meta tensor.
     What fails there without a compiler fails here, with torch's texts
     (check_aot_dispatch): an aliased output that functionalization refuses,
     an operator without a fake implementation or whose call on fake (meta)
-    tensors fails, results that differ from call to call (two calls, the
-    generator seeded alike).  The comparison itself needs torch.compile: then
+    tensors fails, results or gradients that differ from call to call (two
+    calls, the generator seeded alike), a backward that fails.  The comparison itself needs torch.compile: then
     they report ``Skipped``, a str equal to ``"SKIPPED"`` that carries the
     reason.
 """
@@ -330,31 +330,49 @@ _OUTPUTS_DIFFER = (
 )
 
 
+_GRADIENTS_DIFFER = (
+    "Gradients of the operator are different in eager-mode PyTorch vs AOTDispatcher. This means the operator will "
+    "have incorrect gradients underneath torch.compile. This could be because the operator's backward is incorrectly "
+    "registered or not traceable."
+)
+
+
 def check_same_results_twice(op: Any, inputs: _Inputs) -> None:
     """torch compares an eager call with a traced one, each on fresh copies of
-    the inputs and with the random generators seeded alike: an operator whose
-    results depend on state that its calls change (a counter, a cache) gives
-    other results the second time.  Two eager calls show that much; torch's
-    verdict and text for such an operator.  Only for a tensor library whose
+    the inputs and with the random generators seeded alike, and, when an input
+    and a result require grad, their gradients (of the results' sum): an
+    operator whose results or backward depend on state that its calls change
+    (a counter, a cache) gives others the second time.  Two eager calls show
+    that much (and a backward that fails fails here, as torch's eager one
+    does); torch's verdicts and texts.  Only for a tensor library whose
     TensorChecks can seed its generators (``seeded``), lest an operator that
-    draws random numbers look like one."""
+    draws random numbers look like one; gradients if it can compute them
+    (``gradients``)."""
     tensors = inputs.all_tensors()
-    seeded = getattr(checks_of(tensors[0]), "seeded", None) if tensors else None
+    checks = checks_of(tensors[0]) if tensors else None
+    seeded = getattr(checks, "seeded", None)
     if seeded is None:
         return
+    gradients = getattr(checks, "gradients", None)
     runs = []
     for _ in range(2):
         call = inputs.copies()
         with seeded():
-            runs.append(_leaves(op(*call.args, **call.kwargs)))
-    first, second = runs
+            out = _leaves(op(*call.args, **call.kwargs))
+            wrt = [t for t in call.all_tensors() if _requires_grad(t)]
+            differentiable = [o for o in call.tensors(out) if _requires_grad(o)]
+            grads = gradients(differentiable, wrt) if gradients is not None and wrt and differentiable else []
+        runs.append((out, list(grads)))
+    (first, first_grads), (second, second_grads) = runs
     if len(first) != len(second) or any(_differ(inputs, a, b) for a, b in zip(first, second)):
         raise AssertionError(_OUTPUTS_DIFFER)
+    if any(_differ(inputs, a, b) for a, b in zip(first_grads, second_grads)):
+        raise AssertionError(_GRADIENTS_DIFFER)
 
 
 def _differ(inputs: _Inputs, a: Any, b: Any) -> bool:
     if inputs.engine.tensor_key_set(a) is None or inputs.engine.tensor_key_set(b) is None:
-        return bool(a != b)
+        return a is not b if a is None or b is None else bool(a != b)
     checks = checks_of(a)
     return checks.metadata(a) != checks_of(b).metadata(b) or checks.changed(b, checks.snapshot(a))
 

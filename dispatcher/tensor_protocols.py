@@ -75,6 +75,10 @@ class TensorChecks(Protocol):
     opcheck's test_aot_dispatch_* call the operator twice on the same inputs
     and compare the results, as torch's compare an eager call with a traced
     one: an operator whose results depend on state its calls change fails.
+    And ``gradients(outputs, inputs)``: the gradients of the sum of the
+    elements of ``outputs`` (tensors that require grad) with respect to
+    ``inputs`` (None for one they do not depend on); with it, those calls'
+    gradients are compared too.
     """
 
     def copy(self, tensor: Any) -> Any:

@@ -147,10 +147,19 @@ def opcheck_texts(torch: Any) -> dict[str, Any]:
         lib.impl("counts", lambda x: x * next(calls), "CPU")  # its result depends on how often it ran
         lib.impl("counts", lambda x: x.clone(), "Meta")
         found["global state"] = _opcheck_results(torch, getattr(torch.ops, NS).counts.default, (torch.tensor([1.0, 2.0]),))
+        backward_calls = itertools.count(1)
+        lib.define("counts_in_backward(Tensor x) -> Tensor")
+        lib.impl("counts_in_backward", lambda x: x * 2, "CPU")
+        lib.impl("counts_in_backward", lambda x: x.clone(), "Meta")
+        torch.library.register_autograd(f"{NS}::counts_in_backward",
+                                        lambda ctx, grad: grad * next(backward_calls), lib=lib)
+        found["global state in backward"] = _opcheck_results(
+            torch, getattr(torch.ops, NS).counts_in_backward.default, (torch.tensor([1.0, 2.0], requires_grad=True),))
         lib.define("noisy(Tensor x) -> Tensor")
         lib.impl("noisy", lambda x: x + torch.randn(*x.shape), "CPU")  # random, and the same for a seed
         lib.impl("noisy", lambda x: x.clone(), "Meta")
         found["random"] = _opcheck_results(torch, getattr(torch.ops, NS).noisy.default, (torch.tensor([1.0, 2.0]),))
+
     return found
 
 
