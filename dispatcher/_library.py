@@ -33,7 +33,7 @@ from .keysets import get_runtime_dispatch_key_set
 from .registry import Dispatcher, RegistrationHandle
 from .registry import default_registry
 from .operator_tags import Tag, tag_names
-from .schema import _IDENT, FunctionSchema, OperatorName
+from .schema import _IDENT, FunctionSchema, OperatorName, parse_operator_schema
 
 __all__ = ["DeviceTypes", "KeyArg", "Library", "define", "fallthrough_kernel", "impl", "keys_for_types"]
 
@@ -51,6 +51,10 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # What _parse_key made of each key name it was given (impl() parses one per
 # kernel); only names that parse are kept, so it stays small.
 _PARSED_KEY_NAMES: dict[str, Optional[DispatchKey]] = {"": None}
+
+# torch.library._defs: the operators a Library.define made (``ns::name[.overload]``),
+# while their library lives; what an overload's ``_defined_in_python`` asks.
+_defs: set[str] = set()
 
 
 def _parse_key(key: KeyArg) -> Optional[DispatchKey]:
@@ -158,13 +162,17 @@ class Library:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         self._check_open()
         names = tag_names(tags)
-        parsed = FunctionSchema.parse(schema) if isinstance(schema, str) else schema
+        parsed = parse_operator_schema(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
         name = self._def(parsed, alias_analysis or "FROM_SCHEMA", tags=names)
         self._tags[name] = names
         text = f"{name.name}.{name.overload_name}" if name.overload_name else name.name
         self._qualified_names[text] = name  # impl() is usually given it next
+        qualname = f"{self.ns}::{text}"
+        _defs.add(qualname)
+        # The set's own method, bound now: a library closed as the interpreter exits finds no module globals.
+        self._python_undos.append(functools.partial(_defs.discard, qualname))
         return name.name
 
     def tags_of(self, name: str) -> tuple[str, ...]:

@@ -8,7 +8,10 @@ otherwise just runs the operator below autograd.  Here the Function is a
 the arguments' tensor library (tensor_protocols.AutogradEngine): the kernel
 
 1. binds the call to the schema, positional arguments and keyword-only ones
-   apart (defaults filled in, as torch's ``fill_defaults``);
+   apart, those equal to their defaults left out as torch's dispatcher leaves
+   them out of a Python kernel's call (so the Function's inputs, and the
+   gradients its backward returns, are the arguments given), and filled in
+   again for ``setup_context`` (torch's ``fill_defaults``);
 2. if no positional argument requires grad (asked of each tensor's engine),
    redispatches below autograd and returns -- nothing is recorded;
 3. otherwise hands the call to that engine, whose ``apply`` makes a context,
@@ -58,11 +61,11 @@ class CustomOpFunction:
     """
 
     __slots__ = ("name", "op", "_info", "_keyset", "_keyword_only", "_pass_keyword_only", "_below_autograd",
-                 "_input_kinds", "_is_tensor")
+                 "_input_kinds", "_is_tensor", "_filled")
 
     def __init__(self, name: str, op: Any, info: AutogradInfo, keyset: Any, keyword_only: dict[str, Any],
                  pass_keyword_only: bool, below_autograd: Callable[[], Any], input_kinds: tuple[int, ...],
-                 is_tensor: Callable[[object], bool]) -> None:
+                 is_tensor: Callable[[object], bool], filled: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
         self.name = name
         self.op = op
         self._info = info
@@ -72,6 +75,7 @@ class CustomOpFunction:
         self._below_autograd = below_autograd
         self._input_kinds = input_kinds  # what each positional argument is, for checking the gradients
         self._is_tensor = is_tensor
+        self._filled = filled  # the call's arguments, defaults filled in, for setup_context
 
     def __repr__(self) -> str:
         return f"<CustomOpFunction {self.name}>"
@@ -82,10 +86,12 @@ class CustomOpFunction:
             result = self.op.redispatch(self._keyset, *args, **self._keyword_only)
             setup_context = self._info._setup_context_fn
             if setup_context is not None:
+                inputs, keyword_only = self._filled
+                inputs = args + inputs[len(args):]  # (the engine's own arguments, as it handed them)
                 if self._pass_keyword_only:
-                    setup_context(ctx=ctx, inputs=args, keyword_only_inputs=dict(self._keyword_only), output=result)
+                    setup_context(ctx=ctx, inputs=inputs, keyword_only_inputs=keyword_only, output=result)
                 else:
-                    setup_context(ctx=ctx, inputs=args, output=result)
+                    setup_context(ctx=ctx, inputs=inputs, output=result)
         return result
 
     def backward(self, ctx: Any, *grads: Any) -> tuple[Any, ...]:
@@ -203,8 +209,10 @@ def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool
 
     def autograd_impl(keyset: Any, *args: Any, **kwargs: Any) -> Any:
         # Keyword-only arguments as keywords, the rest positionally, whichever
-        # way the caller passed them (as c10 hands them to torch's kernel).
-        args, keyword_only = schema.split_call(schema.bind(args, kwargs))
+        # way the caller passed them, those equal to their defaults left out
+        # (as c10 hands them to torch's kernel).
+        values = schema.bind(args, kwargs)
+        args, keyword_only = schema.split_call_without_defaults(values)
         if is_out:
             if _engine_requiring_grad(args + tuple(keyword_only.values())) is not None:
                 raise RuntimeError(
@@ -219,7 +227,7 @@ def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool
                 result = op.redispatch(keyset & below, *args, **keyword_only)
             return check_result(result) if check_below else result
         function = CustomOpFunction(function_name, op, info, keyset & below, keyword_only, pass_keyword_only,
-                                    below_autograd, _input_kinds(args, is_tensor), is_tensor)
+                                    below_autograd, _input_kinds(args, is_tensor), is_tensor, schema.split_call(values))
         return check_result(engine_for_call.apply(function, args))
 
     return autograd_impl

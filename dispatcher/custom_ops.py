@@ -74,6 +74,7 @@ __all__ = [
     "FakeImplCtx",
     "custom_op",
     "dispatch_key_for_device",
+    "fake_impl_source",
     "get_ctx",
     "register_autograd",
     "register_fake",
@@ -821,6 +822,21 @@ def register_fake(op: OpIdentifier, func: Optional[Callable[..., Any]] = None, /
     if func is None:
         return register
     return register(func)
+
+
+def fake_impl_source(op: OpIdentifier) -> Optional[str]:
+    """``FILE:LINE`` where ``op``'s fake implementation was registered (the caller
+    of register_fake; for a CustomOpDef, where custom_op made it, as its fake
+    kernel is registered then), or None: it has none, or its Meta kernel is not
+    a fake implementation.  torch keeps it as
+    ``torch._library.simple_registry.singleton.find(name).fake_impl.kernel.source``."""
+    resolved = _resolve_op_for_registration(op, "fake_impl_source")
+    qualname = resolved._qualname if isinstance(resolved, CustomOpDef) else resolved
+    entry = registry_in_use().find_op(qualname)
+    meta = entry.kernel_for(DispatchKey.Meta) if entry is not None else None
+    if meta is None or not meta.debug.startswith(_FAKE_DEBUG):
+        return None
+    return meta.debug[len(_FAKE_DEBUG):]
 
 
 def _check_no_fake_yet(qualname: str) -> None:

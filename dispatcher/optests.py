@@ -29,9 +29,14 @@ torch, checks nothing when an input is a meta tensor.
     FakeTensors keep the device, and its check compares strides and memory
     aliasing too, which meta tensors here do not have.
 ``test_aot_dispatch_dynamic``, ``test_aot_dispatch_static``
-    compare eager results and gradients with torch.compile's (AOTAutograd):
-    nothing of the kind exists without torch, so they report ``Skipped``,
-    a str equal to ``"SKIPPED"`` that carries the reason.
+    compare eager results and gradients with torch.compile's (AOTAutograd).
+    What fails there without a compiler fails here, with torch's texts
+    (check_aot_dispatch): an aliased output that functionalization refuses,
+    an operator without a fake implementation or whose call on fake (meta)
+    tensors fails, results or gradients that differ from call to call (two
+    calls, the generator seeded alike), a backward that fails.  The comparison itself needs torch.compile: then
+    they report ``Skipped``, a str equal to ``"SKIPPED"`` that carries the
+    reason.
 """
 from __future__ import annotations
 
@@ -44,7 +49,10 @@ from .keys import DispatchKey, get_autograd_key_from_backend
 from .registry import registry_in_use
 from .tensor_protocols import TensorChecks, autograd_engine_for, tensor_checks_for
 
-__all__ = ["ALL_TEST_UTILS", "DEFAULT_TEST_UTILS", "MetadataMismatchError", "OpCheckError", "Skipped", "opcheck"]
+__all__ = [
+    "ALL_TEST_UTILS", "DEFAULT_TEST_UTILS", "MetadataMismatchError", "OpCheckError", "Skipped",
+    "UnsupportedOperatorException", "opcheck",
+]
 
 
 class OpCheckError(Exception):
@@ -53,6 +61,15 @@ class OpCheckError(Exception):
 
 class MetadataMismatchError(RuntimeError):
     """A fake (meta) result that does not match the real one."""
+
+
+class UnsupportedOperatorException(RuntimeError):
+    """An operator with no fake implementation: nothing runs it on meta tensors
+    (torch's FakeTensorMode raises it, its text the overload's name)."""
+
+    def __init__(self, func: Any) -> None:
+        super().__init__(str(func))
+        self.func = func
 
 
 class Skipped(str):
@@ -71,9 +88,11 @@ class Skipped(str):
 
 Result = Union[str, Exception]
 
+# Says what it needs as the features out of scope say it (tests/torch_test_modules.py: "needs <feature>").
 _NO_COMPILER = (
-    "compares eager mode with torch.compile (AOTAutograd, functionalization, FakeTensor tracing), which do not "
-    "exist without torch"
+    "needs torch.compile (dynamo, AOTAutograd): it compares eager mode with torch.compile (AOTAutograd, "
+    "functionalization, FakeTensor tracing), which do not exist without torch; only its checks that need no "
+    "tracing ran"
 )
 
 
@@ -234,11 +253,19 @@ def check_autograd_registration(op: Any, args: tuple[Any, ...], kwargs: dict[str
         )
 
 
+def check_has_fake(op: Any) -> None:
+    """What torch's FakeTensorMode refuses first: an operator nothing runs on meta
+    tensors (no fake implementation, Meta kernel, nor a kernel for every backend)."""
+    if not registry_in_use().op_or_throw(op.name()).computed_kernel(DispatchKey.Meta).is_valid():
+        raise UnsupportedOperatorException(op)
+
+
 def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> None:
     """test_faketensor: the fake implementation's results against the real ones."""
     inputs = _Inputs(args, kwargs, engine)
     if inputs.any_meta():
         return
+    check_has_fake(op)
     inputs = inputs.copies()
     fake_inputs = inputs.map_tensors(lambda checks, t: checks.to_meta(t))
     _run_through_autograd(op, fake_inputs)
@@ -271,7 +298,100 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
             raise MetadataMismatchError(f"{context} mismatched tensor metadata{which}: {problem}")
 
 
-def _skip_aot(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
+def check_functionalizable(op: Any) -> None:
+    """What torch's functionalization (the first step of AOTAutograd) refuses
+    before it traces anything: a custom operator, not decomposed on the way
+    (CompositeImplicitAutograd), that returns an alias of an input
+    (``Tensor(a!)``, ``Tensor(a)``): torch's auto_functionalize handles
+    mutated arguments, not aliased outputs.  torch's words (its
+    FunctionalizeFallbackKernel)."""
+    schema = op.schema
+    if op.name().partition("::")[0] in ("aten", "prim") or not any(r.alias_info for r in schema.returns):
+        return
+    if registry_in_use().op_or_throw(op.name()).has_kernel_for_dispatch_key(DispatchKey.CompositeImplicitAutograd):
+        return
+    raise RuntimeError(
+        f"Found a custom (non-ATen) operator whose output has alias annotations: {schema}. We only support "
+        "functionalizing operators whose outputs do not have alias annotations (e.g. 'Tensor(a)' is a Tensor "
+        "with an alias annotation whereas 'Tensor' is a Tensor without. The '(a)' is the alias annotation). The "
+        "alias annotation specifies that the output Tensor shares storage with an input that has the same "
+        "annotation. Please check if (1) the output needs to be an output (if not, don't return it), (2) if the "
+        "output doesn't share storage with any inputs, then delete the alias annotation. (3) if the output "
+        "indeed shares storage with an input, then add a .clone() before returning it to prevent storage "
+        "sharing and then delete the alias annotation. Otherwise, please file an issue on GitHub."
+    )
+
+
+# torch's text (torch/testing/_internal/optests/aot_autograd.py) when the traced call's results differ.
+_OUTPUTS_DIFFER = (
+    "Outputs of the operator are different in eager-mode PyTorch vs AOTDispatcher tracing. This means the operator "
+    "will have incorrect output underneath torch.compile. This could be because the operator's implementation not "
+    "traceable."
+)
+
+
+_GRADIENTS_DIFFER = (
+    "Gradients of the operator are different in eager-mode PyTorch vs AOTDispatcher. This means the operator will "
+    "have incorrect gradients underneath torch.compile. This could be because the operator's backward is incorrectly "
+    "registered or not traceable."
+)
+
+
+def check_same_results_twice(op: Any, inputs: _Inputs) -> None:
+    """torch compares an eager call with a traced one, each on fresh copies of
+    the inputs and with the random generators seeded alike, and, when an input
+    and a result require grad, their gradients (of the results' sum): an
+    operator whose results or backward depend on state that its calls change
+    (a counter, a cache) gives others the second time.  Two eager calls show
+    that much (and a backward that fails fails here, as torch's eager one
+    does); torch's verdicts and texts.  Only for a tensor library whose
+    TensorChecks can seed its generators (``seeded``), lest an operator that
+    draws random numbers look like one; gradients if it can compute them
+    (``gradients``)."""
+    tensors = inputs.all_tensors()
+    checks = checks_of(tensors[0]) if tensors else None
+    seeded = getattr(checks, "seeded", None)
+    if seeded is None:
+        return
+    gradients = getattr(checks, "gradients", None)
+    runs = []
+    for _ in range(2):
+        call = inputs.copies()
+        with seeded():
+            out = _leaves(op(*call.args, **call.kwargs))
+            wrt = [t for t in call.all_tensors() if _requires_grad(t)]
+            differentiable = [o for o in call.tensors(out) if _requires_grad(o)]
+            grads = gradients(differentiable, wrt) if gradients is not None and wrt and differentiable else []
+        runs.append((out, list(grads)))
+    (first, first_grads), (second, second_grads) = runs
+    if len(first) != len(second) or any(_differ(inputs, a, b) for a, b in zip(first, second)):
+        raise AssertionError(_OUTPUTS_DIFFER)
+    if any(_differ(inputs, a, b) for a, b in zip(first_grads, second_grads)):
+        raise AssertionError(_GRADIENTS_DIFFER)
+
+
+def _differ(inputs: _Inputs, a: Any, b: Any) -> bool:
+    if inputs.engine.tensor_key_set(a) is None or inputs.engine.tensor_key_set(b) is None:
+        return a is not b if a is None or b is None else bool(a != b)
+    checks = checks_of(a)
+    return checks.metadata(a) != checks_of(b).metadata(b) or checks.changed(b, checks.snapshot(a))
+
+
+def check_aot_dispatch(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
+    """test_aot_dispatch_*: what torch's finds without a compiler.  AOTAutograd
+    functionalizes the call (check_functionalizable) and traces it with fake
+    tensors (check_has_fake, then the call on meta copies, through autograd
+    as its trace is); the compiled call's results must be the eager ones
+    (check_same_results_twice).  The rest of the comparison of results and
+    gradients with the compiled operator's needs torch.compile, so the test
+    is Skipped."""
+    inputs = _Inputs(args, kwargs, engine)
+    if not inputs.any_meta():
+        check_functionalizable(op)
+        check_has_fake(op)
+        fake = inputs.copies().map_tensors(lambda checks, t: checks.to_meta(t))
+        op(*fake.args, **fake.kwargs)
+        check_same_results_twice(op, inputs)
     return Skipped(_NO_COMPILER)
 
 
@@ -282,8 +402,8 @@ ALL_TEST_UTILS: dict[str, Checker] = {
     "test_schema": check_schema,
     "test_autograd_registration": check_autograd_registration,
     "test_faketensor": check_fake,
-    "test_aot_dispatch_static": _skip_aot,
-    "test_aot_dispatch_dynamic": _skip_aot,
+    "test_aot_dispatch_static": check_aot_dispatch,
+    "test_aot_dispatch_dynamic": check_aot_dispatch,
 }
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
@@ -304,9 +424,10 @@ def _resolve(op: Any) -> Any:
         return getattr(op, names[0] or "default")
     if any(isinstance(op, engine.OperatorHandle) for engine in engines):
         return op
+    # torch's words (its OpOverload is an OperatorHandle here).
     raise ValueError(
-        "opcheck(op, ...): op must be an OperatorHandle (e.g. ops.mylib.foo.default), an overload packet with one "
-        f"overload, or a CustomOpDef; got {type(op)}"
+        "opcheck(op, ...): op must be instance of torch._ops.OpOverload, e.g. torch.ops.aten.sin.default, "
+        f"got {type(op)}"
     )
 
 

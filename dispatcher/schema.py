@@ -1256,12 +1256,13 @@ class _Parser:
     walks the type later.  Both stop at ``_MAX_TYPE_NESTING``.
     """
 
-    __slots__ = ("src", "toks", "i", "depth", "height")
+    __slots__ = ("src", "toks", "i", "depth", "height", "allow_typevars")
 
-    def __init__(self, src: str) -> None:
+    def __init__(self, src: str, allow_typevars: bool = True) -> None:
         if not isinstance(src, str):
             raise TypeError(f"a schema must be a str, not {type(src).__name__}")
         self.src = src
+        self.allow_typevars = allow_typevars
         self.toks: list[str] = _TOKEN.findall(src)
         self.toks.append(_EOF)
         self.i = 0
@@ -1438,7 +1439,7 @@ class _Parser:
                 break
             end += 1
         key = (head, *toks[start:end])
-        element = _ELEMENT_CACHE.get(key)
+        element = _ELEMENT_CACHE.get(key) if self.allow_typevars else None  # (strict: parse it again)
         if element is not None:
             self.i = end
             return element
@@ -1511,6 +1512,8 @@ class _Parser:
             elif tok == "__torch__":
                 t = self.class_type()
             elif tok[0].islower():
+                if not self.allow_typevars:
+                    raise self.error(_not_a_type(tok), first)
                 t = TypeVar(tok, self.alias_annotation())
             else:
                 raise self.error(f"unknown type '{tok}'", first)
@@ -1687,6 +1690,40 @@ _CACHE_SIZE = 4096
 # only the name is parsed.  Anything the name parser refuses goes through
 # the whole parser, so that the error says where in the text it went wrong.
 _SIGNATURE_CACHE: dict[str, FunctionSchema] = {}
+
+
+# torch's SchemaTypeParser's words for a name that is not a type where type
+# variables are not allowed (an operator's schema, as Library.define parses it).
+_UNKNOWN_TYPE = ("unknown type specifier. Common valid schema types include Tensor, SymInt, int, float, bool, Scalar; "
+                 "for a full list, please see https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/README.md#func ")
+_C_TYPES = {
+    "int64_t": "Use `SymInt` or `int` instead of `int64_t` in an operator's schema string. `SymInt` corresponds to "
+               "c10::SymInt in C++ while `int` in schema corresponds to the int64_t type in C++.",
+    "double": "Use `float` instead of `double` in an operator's schema string. `float` in schema corresponds to the "
+              "double type in C++",
+}
+
+
+def _not_a_type(name: str) -> str:
+    return _C_TYPES.get(name, _UNKNOWN_TYPE)
+
+
+def _has_type_var(t: Type) -> bool:
+    if isinstance(t, TypeVar):
+        return True
+    inner = [getattr(t, "elem", None), *getattr(t, "elems", ()), *getattr(t, "args", ())]
+    return any(_has_type_var(x) for x in inner if isinstance(x, Type))
+
+
+def parse_operator_schema(text: str) -> FunctionSchema:
+    """``text`` parsed as torch's Library.define parses an operator's schema:
+    FunctionSchema.parse's schema, where a lowercase name that is not a type is
+    an error (torch's text; ``int64_t`` and ``double`` name the schema's type
+    to use) rather than a type variable (which torch._C.parse_schema allows)."""
+    schema = FunctionSchema.parse(text)
+    if any(_has_type_var(a.type) for a in schema.arguments) or any(_has_type_var(r.type) for r in schema.returns):
+        _Parser(text, allow_typevars=False).schema()  # raises, marking the first one
+    return schema
 
 
 def _parse_new_schema(text: str) -> FunctionSchema:

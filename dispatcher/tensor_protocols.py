@@ -67,7 +67,19 @@ class AutogradEngine(Protocol):
 
 
 class TensorChecks(Protocol):
-    """A tensor library's answers to what ``opcheck`` asks about its tensors."""
+    """A tensor library's answers to what ``opcheck`` asks about its tensors.
+
+    Optionally, also ``seeded()``: a context manager whose block runs with the
+    library's random generators seeded the same way each time, their state put
+    back after (torch's ``freeze_rng_state`` and ``manual_seed``).  With it,
+    opcheck's test_aot_dispatch_* call the operator twice on the same inputs
+    and compare the results, as torch's compare an eager call with a traced
+    one: an operator whose results depend on state its calls change fails.
+    And ``gradients(outputs, inputs)``: the gradients of the sum of the
+    elements of ``outputs`` (tensors that require grad) with respect to
+    ``inputs`` (None for one they do not depend on); with it, those calls'
+    gradients are compared too.
+    """
 
     def copy(self, tensor: Any) -> Any:
         """A leaf tensor with its own memory and ``tensor``'s values, shape, dtype,

@@ -93,7 +93,7 @@ def test_kernels_are_where_torch_has_them(name):
     # Autograd kernel only checks its in-place write, as torch's; not a
     # factory's, nor a comparison's), and torch's bookkeeping of views and in-place writes.
     # detach's result is cut from the graph, lift_fresh's is its argument: an Autograd fallthrough serves them.
-    differentiable = name not in ("gt.Scalar", "ne.Scalar", "ne.Tensor", "any", "empty.memory_format", "zeros", "ones",
+    differentiable = name not in ("gt.Scalar", "ne.Scalar", "ne.Tensor", "any", "nonzero", "empty.memory_format", "zeros", "ones",
                                   "full", "randn", "randn.generator", "empty_like", "zeros_like", "ones_like",
                                   "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
                                   "detach", "lift_fresh")

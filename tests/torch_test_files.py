@@ -124,8 +124,9 @@ def instantiate_parametrized_tests(cls: type) -> type:
                              "_".join(f"{n}_{_value_name(v)}" for n, v in zip(plan.names, values)))
             name = f"{attr}_{'_'.join(parts)}"
 
-            def test(self: Any, fn: Callable[..., Any] = fn, kwargs: dict[str, Any] = kwargs) -> Any:
-                return fn(self, **kwargs)
+            # ``*args``: the device of a device-type test (instantiate_device_type_tests passes it).
+            def test(self: Any, *args: Any, fn: Callable[..., Any] = fn, kwargs: dict[str, Any] = kwargs) -> Any:
+                return fn(self, *args, **kwargs)
 
             setattr(cls, name, test)
     return cls
@@ -200,9 +201,25 @@ def test_cases(module: types.ModuleType) -> list[tuple[str, str]]:
 
 def run_case(module: types.ModuleType, modules: dict[str, types.ModuleType], name: str, method: str) -> unittest.TestResult:
     result = unittest.TestResult()
-    with torch_installed(modules):
+    with torch_installed(modules), _torch_in_subprocesses():
         getattr(module, name)(method).run(result)
     return result
+
+
+@contextlib.contextmanager
+def _torch_in_subprocesses() -> Iterator[None]:
+    """``import torch`` gives the shim in the Pythons a test starts too
+    (tests/torch_shim_path/torch), by PYTHONPATH for the block."""
+    saved = os.environ.get("PYTHONPATH")
+    shim_path = str(ROOT / "tests" / "torch_shim_path")
+    os.environ["PYTHONPATH"] = shim_path if not saved else os.pathsep.join((shim_path, saved))
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def as_array(value: Any) -> Optional[np.ndarray]:

@@ -22,6 +22,7 @@ import dispatcher
 import dispatcher._custom_op.autograd
 import dispatcher._custom_op.impl
 import dispatcher._custom_ops
+import dispatcher.custom_ops
 import dispatcher.optests
 import dispatcher.prototype as P
 import dispatcher.pytree
@@ -142,6 +143,46 @@ def _infer_schema_module() -> types.ModuleType:
     return module
 
 
+def _custom_op_db(name: str) -> types.ModuleType:
+    """torch.testing._internal.custom_op_db: its operators ``_torch_testing::source0``
+    to ``source5`` (tests/custom_op_db.py), registered when a copy first reads a
+    name of the module, as torch registers them when it imports it; its
+    OpInfo entries and their numpy operators are torch's OpInfo database."""
+    module = unavailable_module(name, OP_DB, custom_op_db=[])
+
+    def read(attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+        from . import custom_op_db  # noqa: F401  (registers the operators)
+
+        return Unavailable(f"{name}.{attr}", OP_DB)
+
+    module.__getattr__ = read  # type: ignore[attr-defined]
+    return module
+
+
+class _SimpleRegistry:
+    """torch._library.simple_registry.singleton: what it says of an operator's fake implementation."""
+
+    def find(self, qualname: str) -> Any:
+        source = dispatcher.custom_ops.fake_impl_source(qualname)
+        kernel = None if source is None else types.SimpleNamespace(source=source)
+        holder = types.SimpleNamespace(kernel=kernel)
+        return types.SimpleNamespace(qualname=qualname, fake_impl=holder, abstract_impl=holder)
+
+
+def _is_tensorlist_like_type(typ: Any) -> bool:
+    """torch._library.utils.is_tensorlist_like_type: Tensor[], Tensor?[], Tensor[]? or Tensor?[]?."""
+    from dispatcher.schema import BaseTy, BaseType, ListType, OptionalType
+
+    typ = typ.strip_annotations()
+    typ = typ.elem if isinstance(typ, OptionalType) else typ
+    if not isinstance(typ, ListType) or typ.size is not None:
+        return False
+    elem = typ.elem.elem if isinstance(typ.elem, OptionalType) else typ.elem
+    return isinstance(elem, BaseType) and elem.name is BaseTy.Tensor
+
+
 def _aten_function(name: str) -> Any:
     """``torch.<name>`` not otherwise in the shim: torch binds its aten operators
     as functions of ``torch``, so here the aten packet of that name (an
@@ -199,7 +240,7 @@ def modules() -> dict[str, types.ModuleType]:
         # ``ops`` decorator that runs a test over them says what is missing.
         f"{internal}.common_methods_invocations": unavailable_module(
             f"{internal}.common_methods_invocations", OP_DB, op_db=[]),
-        f"{internal}.custom_op_db": unavailable_module(f"{internal}.custom_op_db", OP_DB, custom_op_db=[]),
+        f"{internal}.custom_op_db": _custom_op_db(f"{internal}.custom_op_db"),
         f"{internal}.common_cuda": _module(f"{internal}.common_cuda", TEST_CUDA=False),
         f"{internal}.logging_tensor": unavailable_module(f"{internal}.logging_tensor", LOGGING_TENSOR),
         f"{internal}.two_tensor": unavailable_module(f"{internal}.two_tensor", TWO_TENSOR),
@@ -209,6 +250,7 @@ def modules() -> dict[str, types.ModuleType]:
         f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
         "torch._dynamo": unavailable_module("torch._dynamo", COMPILE),
         "torch._dynamo.source": unavailable_module("torch._dynamo.source", COMPILE),
+        "torch._dynamo.utils": unavailable_module("torch._dynamo.utils", COMPILE),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
         "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE),
         "torch.cuda": unavailable_module("torch.cuda", CUDA),
@@ -225,8 +267,10 @@ def modules() -> dict[str, types.ModuleType]:
         "torch._custom_op.autograd": dispatcher._custom_op.autograd,  # type: ignore[dict-item]
         "torch._library": unavailable_module("torch._library", INTERNALS),
         "torch._library.infer_schema": _infer_schema_module(),
-        "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op),
+        "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op,
+                                                   is_tensorlist_like_type=_is_tensorlist_like_type),
         "torch._library.autograd": unavailable_module("torch._library.autograd", INTERNALS),
+        "torch._library.simple_registry": _module("torch._library.simple_registry", singleton=_SimpleRegistry()),
         "torch._custom_op.functional": unavailable_module("torch._custom_op.functional", CUSTOM_OP_API),
         "torch._custom_ops": dispatcher._custom_ops,  # type: ignore[dict-item]
         "torch.utils.cpp_extension": unavailable_module("torch.utils.cpp_extension", CPP),

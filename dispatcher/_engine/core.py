@@ -2175,6 +2175,14 @@ class OperatorHandle:
         )
 
     @property
+    def _defined_in_python(self) -> bool:
+        """torch's: whether a Library.define made this operator (not the aten
+        catalog, nor a def through compat.torch_C's C++-style library)."""
+        from .._library import _defs  # on first use: the engine does not import the registration layer
+
+        return self._name in _defs
+
+    @property
     def _nondeterministic_seeded(self) -> bool:
         return "nondeterministic_seeded" in self._plan.shape.tags
 

@@ -162,6 +162,7 @@ __all__ = [
     "_dispatch_tls_set_dispatch_key_included",
     "_jit_resolve_packet",
     "_parse_dispatch_key",
+    "parse_schema",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -603,3 +604,8 @@ def _jit_resolve_packet(op_name: str, *args: Any, **kwargs: Any) -> str:
     except TypeError as exc:
         raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any schema:\n{exc}") from None
     return str(handle._overloadname)
+
+
+def parse_schema(schema: str) -> FunctionSchema:
+    """torch._C.parse_schema: ``schema`` parsed (type variables allowed, as in torch)."""
+    return FunctionSchema.parse(str_arg(schema, "parse_schema", "schema"))

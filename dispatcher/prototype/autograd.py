@@ -272,13 +272,13 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     # positions' values themselves, read without flattening lists.
     has_lists = any(d.kind in (TensorArgKind.TENSOR_LIST, TensorArgKind.OPTIONAL_TENSOR_LIST)
                     for d in schema.dispatch_args)
-    plan = _context_plan(names, tensor_positions, saves)
+    inplace = bool(schema.arguments) and schema.arguments[0].is_write
+    plan = _context_plan(names, tensor_positions, saves, inplace)
     # Most operators' tensor arguments are consecutive (self, other): a
     # positional call passing them all has them as one slice of its arguments.
     start = tensor_positions[0] if tensor_positions else 0
     end = start + len(tensor_positions)
     consecutive = tensor_positions == list(range(start, end))
-    inplace = bool(schema.arguments) and schema.arguments[0].is_write
     node_name = _node_name(name)
     saves_result = "result" in saves
     bind = schema.bind
@@ -367,11 +367,16 @@ def _check_inplace(self: Tensor) -> None:
 # argument), the tensor itself (saved: the formula reads its values), or its
 # TensorMeta; a value of a tensor argument that is not a Tensor (None, a
 # Tensor[] list) takes the general path whatever its plan.
-_AS_IS, _SAVED, _META = 0, 1, 2
+_AS_IS, _SAVED, _META, _ORIGINAL = 0, 1, 2, 3
 
 
-def _context_plan(names: Sequence[str], tensor_positions: Sequence[int], saves: frozenset) -> tuple[tuple[str, int], ...]:
-    return tuple((name, _AS_IS if i not in tensor_positions else _SAVED if name in saves else _META)
+def _context_plan(names: Sequence[str], tensor_positions: Sequence[int], saves: frozenset,
+                  inplace: bool = False) -> tuple[tuple[str, int], ...]:
+    """How the formula gets each argument.  An in-place operator's formula that
+    reads ``self`` gets a copy taken before the write (torch's ``original_self``):
+    the tensor itself then holds the result."""
+    return tuple((name, _AS_IS if i not in tensor_positions
+                  else (_ORIGINAL if inplace and i == 0 else _SAVED) if name in saves else _META)
                  for i, name in enumerate(names))
 
 
@@ -388,6 +393,9 @@ def _context(plan: Sequence[tuple[str, int]], values: Sequence[Any]) -> tuple[Co
             if how == _SAVED:
                 saved.append((name, value, value._version_counter.value))
                 fields[name] = value
+            elif how == _ORIGINAL:
+                with AutoDispatchBelowADInplaceOrView():  # a copy of the values, recorded nowhere
+                    fields[name] = aten.clone.default(value)
             else:
                 fields[name] = TensorMeta(value)
         elif isinstance(value, (bool, int, float, complex)):

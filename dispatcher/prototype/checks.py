@@ -2,21 +2,25 @@
 
 Copies are clones made under no_grad, then given the original's
 ``requires_grad`` (leaves, as torch's ``clone_input`` makes them); values
-are compared through numpy; a meta tensor of the same shape and dtype
+are compared through numpy; the random generator is seeded for opcheck's
+repeated calls (``seeded``), whose gradients the autograd engine computes
+(``gradients``); a meta tensor of the same shape and dtype
 stands for a FakeTensor; memory is shared between CPU tensors whose numpy
 arrays may overlap, and between tensors of another device that hold the
 same buffer.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+import functools
+from typing import Any, ContextManager, Optional, Sequence
 
 import numpy as np
 
 from dispatcher.tensor_protocols import register_tensor_checks
 
-from .autograd import no_grad
+from .autograd import grad, no_grad
 from .dtypes import DType
+from .generator import seeded
 from .meta import meta_tensor
 from .operators import aten
 from .tensor import Tensor
@@ -52,6 +56,13 @@ class PrototypeTensorChecks:
 
     def metadata(self, tensor: Tensor) -> tuple[tuple[int, ...], DType]:
         return tuple(tensor.shape), tensor.dtype
+
+    def seeded(self) -> ContextManager[None]:
+        return seeded()
+
+    def gradients(self, outputs: Sequence[Tensor], inputs: Sequence[Tensor]) -> tuple[Optional[Tensor], ...]:
+        total = functools.reduce(aten.add.Tensor, [aten.sum.default(o) for o in outputs])
+        return grad([total], list(inputs), allow_unused=True)
 
     def shares_memory(self, a: Any, b: Any) -> bool:
         if a is b:

@@ -252,6 +252,11 @@ _implicit.impl("type_as", type_as)
 
 
 # -- CompositeExplicitAutograd: arithmetic and reductions --------------------------------------
+@_decomposition("view_as")
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    return aten.view.default(self, list(other.shape))
+
+
 @_explicit_kernel("mul.Scalar")
 def mul_scalar(self: Tensor, other: float) -> Tensor:
     return aten.mul.Tensor(self, other)

@@ -13,6 +13,7 @@ import math
 from typing import Callable, Optional, Sequence, Union
 
 from .autograd import Context, TensorMeta, differentiable, sum_to
+from .indexing import slice_shape
 from .operators import aten
 from .shapes import wrap_dim
 from .tensor import Tensor, convert
@@ -132,6 +133,20 @@ def _sin(ctx: Context, grad: Tensor) -> Grads:
     return (aten.mul.Tensor(grad, aten.cos.default(ctx.self)),)
 
 
+@differentiable("sin_", saves=("self",))
+def _sin_(ctx: Context, grad: Tensor) -> Grads:
+    return _sin(ctx, grad)  # ctx.self: the values before the write (see autograd._context_plan)
+
+
+@differentiable("pow.Tensor_Scalar", saves=("self",))
+def _pow_tensor_scalar(ctx: Context, grad: Tensor) -> Grads:
+    """torch's pow_backward: ``grad * exponent * self ** (exponent - 1)``, zeros for an exponent of 0."""
+    if ctx.exponent == 0:
+        return (aten.zeros_like.default(ctx.self),)
+    power = aten.pow.Tensor_Scalar(ctx.self, ctx.exponent - 1)
+    return (aten.mul.Tensor(grad, aten.mul.Scalar(power, ctx.exponent)),)
+
+
 @differentiable("cos", saves=("self",))
 def _cos(ctx: Context, grad: Tensor) -> Grads:
     # torch's grad * -self.sin().conj(): the negation is of sin's result.  The
@@ -247,6 +262,22 @@ def _select(ctx: Context, grad: Tensor) -> Grads:
 @differentiable("select_backward")
 def _select_backward(ctx: Context, grad: Tensor) -> Grads:
     return (aten.select.int(grad, ctx.dim, ctx.index),)
+
+
+@differentiable("slice.Tensor")
+def _slice(ctx: Context, grad: Tensor) -> Grads:
+    _, dim, start, end = slice_shape(ctx.self.shape, ctx.dim, ctx.start, ctx.end, ctx.step)
+    return (aten.slice_backward.default(grad, list(ctx.self.shape), dim, start, end, ctx.step),)
+
+
+@differentiable("slice_backward")
+def _slice_backward(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.slice.Tensor(grad, ctx.dim, ctx.start, ctx.end, ctx.step),)
+
+
+@differentiable("alias")
+def _alias(ctx: Context, grad: Tensor) -> Grads:
+    return (grad,)
 
 
 @differentiable("unsqueeze")

@@ -5,11 +5,14 @@ generators there once registered.
 """
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 import numpy as np
 
 from dispatcher.ivalue import IValueTag, register_value_type
 
-__all__ = ["default_generator", "manual_seed"]
+__all__ = ["default_generator", "manual_seed", "seeded"]
 
 register_value_type(IValueTag.GENERATOR, np.random.Generator)
 
@@ -24,3 +27,16 @@ def manual_seed(seed: int) -> None:
 
 def default_generator() -> np.random.Generator:
     return _generator
+
+
+@contextlib.contextmanager
+def seeded(seed: int = 42) -> Iterator[None]:
+    """The block runs with the generator seeded with ``seed``; the generator
+    before it is back after (torch's freeze_rng_state around manual_seed)."""
+    global _generator
+    saved = _generator
+    _generator = np.random.default_rng(seed)
+    try:
+        yield
+    finally:
+        _generator = saved

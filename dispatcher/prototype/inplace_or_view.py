@@ -29,10 +29,10 @@ from .tensor import Tensor
 
 __all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "VIEW_OPERATORS"]
 
-INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "set_.source_Storage",
+INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Storage",
                      "set_.source_Storage_storage_offset")
 VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim",
-                  "as_strided", "diagonal")
+                  "as_strided", "diagonal", "slice.Tensor", "alias")
 ALIAS_OPERATORS = ("detach",)
 
 _library = Library("aten", "IMPL", "ADInplaceOrView")

@@ -175,6 +175,30 @@ def cos(self: Tensor) -> Tensor:
     return _float_unary(np.cos, self)
 
 
+@_kernel("sin_")
+def sin_(self: Tensor) -> Tensor:
+    dt = float_result_type(self)
+    if dt is not self.dtype:  # an integer tensor cannot hold its sines
+        shapes.check_inplace(self.shape, self.dtype, self.shape, dt)
+    out = _writable(self)
+    with np.errstate(invalid="ignore"):  # sin(inf) is nan, silently, as PyTorch
+        # In float64, rounded once to the tensor's dtype (see the module's docstring).
+        out[...] = np.sin(out.astype(np.float64, copy=False))
+    return self
+
+
+@_kernel("pow.Tensor_Scalar")
+def pow_tensor_scalar(self: Tensor, exponent: float) -> Tensor:
+    dt = result_type(self, exponent)
+    if not dt.is_floating_point and isinstance(exponent, int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    base = _operand(self, dt)
+    if dt.is_floating_point:  # in float64, rounded once (see the module's docstring)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            return _wrap(np.power(base.astype(np.float64, copy=False), exponent), dt)
+    return _wrap(np.power(base, int(exponent)), dt)
+
+
 @_kernel("gt.Scalar")
 def gt(self: Tensor, other: float) -> Tensor:
     return _wrap(self._data > other, DType.bool)

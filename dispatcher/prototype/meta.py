@@ -123,6 +123,19 @@ def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
     return meta_tensor(shapes.permute_shape(self.shape, dims), self.dtype)
 
 
+@_kernel("sin_")
+def sin_(self: Tensor) -> Tensor:
+    dt = float_result_type(self)
+    if dt is not self.dtype:
+        shapes.check_inplace(self.shape, self.dtype, self.shape, dt)
+    return self
+
+
+@_kernel("pow.Tensor_Scalar")
+def pow_tensor_scalar(self: Tensor, exponent: float) -> Tensor:
+    return meta_tensor(self.shape, result_type(self, exponent))
+
+
 @_kernel("view")
 def view(self: Tensor, size: Sequence[int]) -> Tensor:
     return meta_tensor(shapes.view_shape(self.shape, size), self.dtype)

@@ -263,6 +263,23 @@ class TensorMethods:
     def cos(self) -> Self:
         return aten.cos.default(self)
 
+    def sin_(self) -> Self:
+        return aten.sin_.default(self)
+
+    def pow(self, exponent: Scalar) -> Self:
+        return aten.pow.Tensor_Scalar(self, exponent)
+
+    def __pow__(self, exponent: Scalar) -> Self:
+        return self.pow(exponent)
+
+    def nonzero(self) -> Self:
+        return aten.nonzero.default(self)
+
+    def __getitem__(self, index: Any) -> Self:
+        from .indexing import getitem  # (indexing imports this module)
+
+        return getitem(self, index)  # type: ignore[arg-type,return-value]  # (getitem takes and gives Tensor, not Self)
+
     def sum(self, dim: Union[int, Sequence[int], None] = None, keepdim: bool = False, *,
             dtype: Optional[DType] = None) -> Self:
         dtype = optional_dtype(dtype)
@@ -297,6 +314,12 @@ class TensorMethods:
 
     def view(self, *size: Any) -> Self:
         return aten.view.default(self, _sizes(size))
+
+    def view_as(self, other: "Tensor") -> Self:
+        return aten.view_as.default(self, other)
+
+    def unsqueeze(self, dim: int) -> Self:
+        return aten.unsqueeze.default(self, dim)
 
     def reshape(self, *shape: Any) -> Self:
         return aten.reshape.default(self, _sizes(shape))
@@ -636,8 +659,12 @@ class Tensor(TensorMethods, TensorBase):
         self.shape = tuple(shape)
 
     # -- leaving the dispatcher ----------------------------------------------------------
-    def numpy(self) -> np.ndarray:
-        """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a numpy array (shared with a CPU tensor, a copy otherwise).
+
+        ``force``, as torch's: the values of the tensor detached and on the CPU
+        (here a tensor that requires grad or is on another device gives its values
+        without it too)."""
         if self.device is _META:
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
         if self._data is None and self.device is _CPU:

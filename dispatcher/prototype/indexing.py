@@ -1,0 +1,171 @@
+"""Basic indexing and the operators it needs: ``t[i]``, ``t[a:b:c]``, ``t[None]``,
+``t[...]`` and tuples of them, as torch's ``Tensor.__getitem__`` runs them
+(its applySlicing) through aten's select.int, slice.Tensor, unsqueeze and
+alias, each a view of ``t``.
+
+This module registers slice.Tensor's and alias's kernels (CPU and Meta views,
+slice_backward) and nonzero's: its result's shape depends on the values, so
+its Meta kernel raises NotImplementedError, as torch's does.  Indexing by tensors or lists (advanced indexing) is not in the
+prototype: it raises NotImplementedError saying so.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from dispatcher import Library
+
+from .dtypes import DType
+from .meta import meta_tensor
+from .operators import aten
+from .shapes import Shape, wrap_dim
+from .tensor import Tensor, cpu_tensor
+
+__all__ = ["getitem", "slice_shape"]
+
+_INT64_MAX = 2**63 - 1
+_cpu = Library("aten", "IMPL", "CPU")
+_meta = Library("aten", "IMPL", "Meta")
+
+
+def slice_shape(shape: Sequence[int], dim: int, start: Optional[int], end: Optional[int],
+                step: int) -> tuple[Shape, int, int, int]:
+    """slice.Tensor's (result shape, wrapped dim, start, end), start and end
+    clamped to the dimension as torch clamps them (a negative one counts from
+    the end; end before start gives an empty slice)."""
+    if not shape:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    dim = wrap_dim(dim, len(shape))
+    size = shape[dim]
+    start = 0 if start is None else start
+    end = _INT64_MAX if end is None else end
+    start = min(max(start + size if start < 0 else start, 0), size)
+    end = min(max(end + size if end < 0 else end, 0), size)
+    end = max(end, start)
+    length = (end - start + step - 1) // step
+    return tuple(shape[:dim]) + (length,) + tuple(shape[dim + 1:]), dim, start, end
+
+
+def _slice_key(dim: int, start: int, end: int, step: int) -> tuple[Any, ...]:
+    # The trailing Ellipsis keeps a numpy view whatever the dimensions after ``dim``.
+    return (slice(None),) * dim + (slice(start, end, step), Ellipsis)
+
+
+def _slice_cpu(self: Tensor, dim: int = 0, start: Optional[int] = None, end: Optional[int] = None,
+               step: int = 1) -> Tensor:
+    _, dim, start, end = slice_shape(self.shape, dim, start, end, step)
+    return cpu_tensor(self._data[_slice_key(dim, start, end, step)], self.dtype)
+
+
+def _slice_meta(self: Tensor, dim: int = 0, start: Optional[int] = None, end: Optional[int] = None,
+                step: int = 1) -> Tensor:
+    return meta_tensor(slice_shape(self.shape, dim, start, end, step)[0], self.dtype)
+
+
+def _slice_backward_cpu(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int, end: int,
+                        step: int) -> Tensor:
+    """slice.Tensor's gradient: zeros of the input's shape, ``grad_output`` in the slice."""
+    _, dim, start, end = slice_shape(input_sizes, dim, start, end, step)
+    out = np.zeros(input_sizes, dtype=grad_output._data.dtype)
+    out[_slice_key(dim, start, end, step)] = grad_output._data
+    return cpu_tensor(out, grad_output.dtype)
+
+
+def _slice_backward_meta(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int, end: int,
+                         step: int) -> Tensor:
+    slice_shape(input_sizes, dim, start, end, step)
+    return meta_tensor(input_sizes, grad_output.dtype)
+
+
+def _alias(self: Tensor) -> Tensor:
+    """A new tensor of the same memory, shape and dtype (torch's at::alias)."""
+    return cpu_tensor(self._data.view(), self.dtype) if self._data is not None else meta_tensor(self.shape, self.dtype)
+
+
+def _nonzero_cpu(self: Tensor) -> Tensor:
+    """The indices of the elements that are not zero, one row each ([n, ndim], int64)."""
+    return cpu_tensor(np.argwhere(self._data).astype(np.int64, copy=False), DType.int64)
+
+
+def _nonzero_meta(self: Tensor) -> Tensor:
+    raise NotImplementedError(
+        "nonzero's result has one row per element that is not zero: its shape depends on values, which a meta "
+        "tensor has not (torch's Meta kernel of nonzero raises too)"
+    )
+
+
+_cpu.impl("slice.Tensor", _slice_cpu)
+_meta.impl("slice.Tensor", _slice_meta)
+_cpu.impl("slice_backward", _slice_backward_cpu)
+_meta.impl("slice_backward", _slice_backward_meta)
+_cpu.impl("alias", _alias)
+_meta.impl("alias", _alias)
+_cpu.impl("nonzero", _nonzero_cpu)
+_meta.impl("nonzero", _nonzero_meta)
+
+
+# -- Tensor.__getitem__ -------------------------------------------------------------------
+def _sliced(self: Tensor, dim: int, index: slice) -> Tensor:
+    """slice.Tensor as torch calls it: no start is 0, no end is INT64_MAX, the step at its default left out."""
+    if index.step is not None and index.step <= 0:  # Python's slice unpacking, then torch's indexing
+        raise ValueError("slice step cannot be zero" if index.step == 0 else "step must be greater than zero")
+    start = 0 if index.start is None else index.start
+    end = _INT64_MAX if index.stop is None else index.stop
+    if index.step is None or index.step == 1:
+        return aten.slice.Tensor(self, dim, start, end)
+    return aten.slice.Tensor(self, dim, start, end, index.step)
+
+
+def _is_full(index: slice, size: int) -> bool:
+    """Whether ``index`` takes a whole dimension of ``size`` (torch then calls nothing)."""
+    if index.step not in (None, 1):
+        return False
+    _, _, start, end = slice_shape((size,), 0, index.start, index.stop, 1)
+    return start == 0 and end == size
+
+
+def getitem(self: Tensor, index: Any) -> Tensor:
+    """``self[index]`` for integers, slices, None and Ellipsis (torch's applySlicing):
+    an integer selects (removing the dimension), a slice slices, None inserts a
+    dimension of size 1, Ellipsis stands for the dimensions not named.  One
+    slice alone is always a slice.Tensor call; in a tuple a full slice (``:``)
+    calls nothing, and an index that calls nothing gives an alias, as torch's.
+    A bad index raises what torch's indexing raises, with its texts."""
+    if isinstance(index, slice):
+        return _sliced(self, 0, index)
+    if self.ndim == 0 and isinstance(index, int) and not isinstance(index, bool):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if not (item is None or item is Ellipsis or isinstance(item, (int, slice))) or isinstance(item, bool):
+            raise NotImplementedError(
+                f"indexing a tensor with {type(item).__name__} (advanced indexing) is not in the prototype: it "
+                "takes integers, slices, None and Ellipsis"
+            )
+    named = sum(isinstance(item, (int, slice)) for item in items)
+    if named > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    # ``dim``: the dimension of the result the next index applies to.  Each
+    # Ellipsis stands for the dimensions not named (torch takes several, each
+    # standing for them).  A message names an index by its position (torch's real_dim).
+    result, dim = self, 0
+    for position, item in enumerate(items):
+        if item is Ellipsis:
+            dim += self.ndim - named
+        elif item is None:
+            result = aten.unsqueeze.default(result, dim)
+            dim += 1
+        elif isinstance(item, int):
+            size = result.shape[dim]
+            if not -size <= item < size:
+                raise IndexError(f"index {item} is out of bounds for dimension {position} with size {size}")
+            result = aten.select.int(result, dim, item)
+        else:
+            if not _is_full(item, result.shape[dim]):
+                result = _sliced(result, dim, item)
+            dim += 1
+    return aten.alias.default(result) if result is self else result
