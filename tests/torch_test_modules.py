@@ -20,9 +20,11 @@ import dispatcher.optests
 import dispatcher.prototype as P
 import dispatcher.pytree
 import dispatcher.schema_inference
-from dispatcher import dispatch_modes, ops
+from dispatcher.prototype.python_dispatch import no_dispatch
+from dispatcher import ops
 
 from . import _torch_testing
+from .torch_test_helpers import call_time_modules, helper_modules
 from .torch_test_files import (
     Unavailable, as_array, instantiate_device_type_tests, instantiate_parametrized_tests, needs, parametrize,
     subtest, unavailable_module,
@@ -153,7 +155,7 @@ def modules() -> dict[str, types.ModuleType]:
                                  generate_tests=unavailable_module(f"{internal}.optests.generate_tests", COMPILE))
     mode_utils = _module("torch.utils._mode_utils",
                          all_same_mode=lambda modes: all(mode == modes[0] for mode in modes),
-                         no_dispatch=Unavailable("torch.utils._mode_utils.no_dispatch", INTERNALS))
+                         no_dispatch=no_dispatch)
     found = {
         "torch.testing": _module("torch.testing"),
         "torch.testing._internal": _module(internal),
@@ -167,8 +169,6 @@ def modules() -> dict[str, types.ModuleType]:
             f"{internal}.common_methods_invocations", OP_DB, op_db=[]),
         f"{internal}.custom_op_db": unavailable_module(f"{internal}.custom_op_db", OP_DB, custom_op_db=[]),
         f"{internal}.common_cuda": _module(f"{internal}.common_cuda", TEST_CUDA=False),
-        f"{internal}.logging_tensor": unavailable_module(f"{internal}.logging_tensor", LOGGING_TENSOR),
-        f"{internal}.two_tensor": unavailable_module(f"{internal}.two_tensor", TWO_TENSOR),
         f"{internal}.optests": optests,
         f"{internal}.optests.generate_tests": optests.generate_tests,
         "torch._dynamo.testing": unavailable_module("torch._dynamo.testing", COMPILE),
@@ -201,7 +201,6 @@ def modules() -> dict[str, types.ModuleType]:
         "torch.distributed": unavailable_module("torch.distributed", INTERNALS),
         "torch.utils._pytree": dispatcher.pytree,  # type: ignore[dict-item]
         "torch.utils._mode_utils": mode_utils,
-        "torch.utils._python_dispatch": dispatch_modes,
         "yaml": unavailable_module("yaml", FAKE + " profiles (PyYAML)"),
         "functorch": unavailable_module("functorch", MAKE_FX),
         # Names added to the shim's torch module.
@@ -210,6 +209,10 @@ def modules() -> dict[str, types.ModuleType]:
                          Tensor=P.Tensor, __getattr__=_aten_function,
                          types=_module("torch.types", Number=dispatcher.Number)),
     }
+    found.update(call_time_modules())
+    # torch's LoggingTensor and TwoTensor, from copies of their files when present.
+    found.update(helper_modules(found, {f"{internal}.logging_tensor": LOGGING_TENSOR,
+                                        f"{internal}.two_tensor": TWO_TENSOR}))
     return found
 
 

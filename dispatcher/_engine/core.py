@@ -2043,10 +2043,11 @@ def _print_trace(what, name, bits):
 def _handle_names(name):
     """torch's ``__name__``, ``__qualname__`` and ``__module__`` of the
     OpOverload of ``ns::op.overload``: ``op.overload`` (``op.default``),
-    ``ns::op.overload`` (the name as given) and ``dispatcher.ops.ns`` (torch:
-    ``torch._ops.ns``)."""
+    ``ns::op.overload`` (the name as given) and ``torch._ops.ns``: torch's
+    own module name, as code written for torch prints and compares it
+    (``f"{func.__module__}.{func.__name__}"`` in torch's LoggingTensor logs)."""
     namespace, _, rest = name.partition("::")
-    return (rest if "." in rest else f"{rest}.default"), name, f"dispatcher.ops.{namespace}"
+    return (rest if "." in rest else f"{rest}.default"), name, f"torch._ops.{namespace}"
 
 
 class _NameOfHandle:
@@ -2966,7 +2967,7 @@ class OverloadPacket(_OverloadPacketBase):
         # as an overload's is ns::name.overload).
         self.__name__ = name
         self.__qualname__ = qualified_name
-        self.__module__ = f"dispatcher.ops.{namespace}"
+        self.__module__ = f"torch._ops.{namespace}"  # torch's (see _handle_names)
 
     _is_protocol = False
 

@@ -69,8 +69,8 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], *, strides: Optional[S
         check_options(pin_memory, memory_format)
     if layout not in (None, strided):
         raise NotImplementedError(f"_make_wrapper_subclass: layout {layout!r} is not supported; prototype tensors are strided")
-    if storage_offset not in (None, 0):
-        raise NotImplementedError("_make_wrapper_subclass: a storage_offset other than 0 is not supported")
+    if storage_offset is not None and (type(storage_offset) is not int or storage_offset < 0):
+        raise TypeError(f"_make_wrapper_subclass: storage_offset must be a non-negative int, got {storage_offset!r}")
     shape = _int_tuple(size, "size")
     if strides is not None:
         strides = _int_tuple(strides, "strides")
@@ -80,6 +80,8 @@ def make_wrapper_subclass(cls: type, size: Sequence[int], *, strides: Optional[S
     out: Any = Tensor.__new__(cls)
     Tensor.__init__(out, None, shape, dtype, "cpu" if device is None else device)
     out._strides = strides  # None: row-major (Tensor.stride)
+    if storage_offset:
+        out._storage_offset = storage_offset
     if requires_grad:
         out.requires_grad_()
     return out

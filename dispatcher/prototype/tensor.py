@@ -458,6 +458,7 @@ class Tensor(TensorMethods, TensorBase):
     _wrapped_number = False  # see wrapped_scalar_tensor
     # A wrapper subclass's, which has no data to read them from (None: contiguous).
     _strides: Optional[tuple[int, ...]] = None
+    _storage_offset = 0
 
     # torch.Tensor's: a subclass's handler reaches it with super() and runs
     # the call below the Python key; the engine counts a type whose handler
@@ -588,6 +589,18 @@ class Tensor(TensorMethods, TensorBase):
             return contiguous_strides(self.shape)
         itemsize = self._data.itemsize
         return tuple([step // itemsize for step in self._data.strides])
+
+    def storage_offset(self) -> int:
+        """Where, in elements, the tensor's first element sits in the memory it views
+        (a CPU view's offset into the numpy array at the root of its views; a
+        wrapper subclass's as it was made)."""
+        if self.device is not _CPU or self._data is None:
+            return self._storage_offset
+        root = self._data
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        start = self._data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return start // self._data.itemsize
 
     def _with_shape(self, shape: Sequence[int]) -> "Tensor":
         """The same elements, in row-major order, in another shape: a view of the same
