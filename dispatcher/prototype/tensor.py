@@ -28,7 +28,7 @@ from .dtypes import (
     DTYPE_NAMES, DType, check_dtype, default_float, from_numpy_dtype, optional_dtype, to_numpy_dtype,
 )
 from .operators import aten
-from .printing import tensor_text
+from .printing import tensor_text, text_with_suffixes
 from .tensor_options import strided
 
 if TYPE_CHECKING:
@@ -618,7 +618,15 @@ class Tensor(TensorMethods, TensorBase):
 
     # -- leaving the dispatcher ----------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The values as a numpy array (shared with a CPU tensor, a copy otherwise)."""
+        """The values as a numpy array (shared with a CPU tensor, a copy otherwise).
+        A tensor of a subclass with a ``__torch_dispatch__`` has none to give (torch
+        refuses it, as its values are whatever its handler makes of its operators)."""
+        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
+        return self._values()
+
+    def _values(self) -> np.ndarray:
+        """numpy(), for any tensor with values of its own (repr prints them)."""
         if self.device is _META:
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
         if self._data is None and self.device is _CPU:
@@ -637,12 +645,18 @@ class Tensor(TensorMethods, TensorBase):
         return bool(self.item())
 
     def item(self) -> Scalar:
+        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+            # As torch: through aten::_local_scalar_dense, which the subclass's handler answers.
+            result: Scalar = aten._local_scalar_dense.default(self)
+            return result
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self.numpy().item()
+        return self._values().item()
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
+        return self._values().tolist()
 
     def __format__(self, format_spec: str) -> str:
         # torch's: a plain 0-d tensor formats as its number (f"{loss:.3f}").
@@ -650,7 +664,11 @@ class Tensor(TensorMethods, TensorBase):
             return format(self.item(), format_spec)
         return object.__format__(self, format_spec)
 
-    def __repr__(self) -> str:
+    def __repr__(self, *, tensor_contents: Optional[str] = None) -> str:
+        """torch's: ``tensor([...], dtype=..., ...)``; a subclass's begins with its
+        class's name, and ``tensor_contents`` (a subclass's own text of what it
+        holds, as a wrapper subclass gives it) stands for the values."""
+        prefix = "tensor(" if type(self) is Tensor else f"{type(self).__name__}("
         extras = []
         if self.device is not _CPU:
             extras.append(f"device='{self.device}'")
@@ -665,9 +683,11 @@ class Tensor(TensorMethods, TensorBase):
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
+        if tensor_contents is not None:
+            return text_with_suffixes(prefix, tensor_contents, extras)
         if self.device is _META:
-            return f"tensor({', '.join([f'..., size={self.shape}', *extras])})"
-        return tensor_text(self.numpy(), self.dtype.is_floating_point, extras)
+            return f"{prefix}{', '.join([f'..., size={self.shape}', *extras])})"
+        return tensor_text(self._values(), self.dtype.is_floating_point, extras, prefix)
 
 
 def tensor(data: Any, *, dtype: Optional[DType] = None, device: DeviceLike = "cpu",
