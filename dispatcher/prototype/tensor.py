@@ -29,7 +29,7 @@ from .dtypes import (
 )
 from .operators import aten
 from .printing import tensor_text, text_with_suffixes
-from .tensor_options import strided
+from .tensor_options import contiguous_format, strided
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -306,12 +306,38 @@ class TensorMethods:
     def select(self, dim: int, index: int) -> Self:
         return aten.select.int(self, dim, index)
 
+    def __getitem__(self, index: Any) -> Self:
+        """``t[i]``, ``t[:, j]``: integers select (aten::select.int) and a whole
+        dimension's ``:`` keeps it, as torch's indexing does (it calls no
+        operator for a ``:``).  Other indices (partial slices, tensors, ``None``,
+        ``...``) need operators the prototype has no kernels for."""
+        items = index if isinstance(index, tuple) else (index,)
+        if len(items) > self.ndim:
+            raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+        out: Any = self
+        dim = 0
+        for item in items:
+            if isinstance(item, slice) and item == slice(None):
+                dim += 1
+            elif isinstance(item, int) and not isinstance(item, bool):
+                out = aten.select.int(out, dim, item)
+            else:
+                raise NotImplementedError(
+                    f"indexing with {item!r}: prototype tensors index with integers and ':' only")
+        return out  # type: ignore[no-any-return]
+
     # -- copies and in-place -------------------------------------------------------------
     def clone(self) -> Self:
         return aten.clone.default(self)
 
     def detach(self) -> Self:
         return aten.detach.default(self)
+
+    def contiguous(self, memory_format: Any = contiguous_format) -> Self:
+        """The tensor itself when it is row-major, else a row-major copy (aten::clone)."""
+        if self.is_contiguous():
+            return self
+        return aten.clone.default(self, memory_format=memory_format)
 
     def cpu(self) -> Self:
         return convert(self, device="cpu")
