@@ -166,8 +166,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOp.test_symints': MAKE_FX,
         'TestCustomOp.test_unsupported_param_types': CUSTOM_OP_API,
         'TestCustomOp.test_unsupported_schemas': CUSTOM_OP_API,
-        'MiniOpTest.test_dont_generate': gap("TypeError: 'Tensor' object is not subscriptable"),
-        'MiniOpTest.test_incorrect_schema': gap("TypeError: 'Tensor' object is not subscriptable"),
         'MiniOpTest.test_inplace': gap("NotImplementedError: Could not run 'aten::sin_' with arguments from the 'CPU' backend. No kernel is regi..."),
         'MiniOpTest.test_mm_fake': FAKE,
         'MiniOpTest.test_nonzero': gap("NotImplementedError: Could not run 'aten::nonzero' with arguments from the 'CPU' backend. No kernel is r..."),
