@@ -50,15 +50,6 @@ def _like(make: Any) -> Any:
     return like
 
 
-def _grad(outputs: Any, inputs: Any, grad_outputs: Optional[Any] = None) -> tuple[Any, ...]:
-    """torch.autograd.grad for one output: its gradients for ``inputs`` (one or a sequence)."""
-    listed = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-    for x in listed:
-        x.grad = None
-    P.backward(outputs, grad_outputs)
-    return tuple(x.grad for x in listed)
-
-
 class TorchOps:
     """``torch.ops``: dispatcher.ops, where any namespace name gives a namespace
     (dispatcher.ops.namespace) and ``del torch.ops.<ns>`` drops an empty one."""
@@ -81,7 +72,7 @@ def torch_module() -> dict[str, types.ModuleType]:
     utils = types.ModuleType("torch.utils")
     utils._python_dispatch = dispatch_modes  # type: ignore[attr-defined]
     autograd = types.ModuleType("torch.autograd")
-    autograd.grad = _grad  # type: ignore[attr-defined]
+    autograd.grad = P.grad  # type: ignore[attr-defined]
     autograd.Function = P.Function  # type: ignore[attr-defined]
     names = {
         "library": dispatcher.library, "ops": TorchOps(), "_C": torch_C, "utils": utils, "autograd": autograd,
@@ -90,7 +81,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
         "contiguous_format": P.tensor_options.contiguous_format,
-        "autocast": autocast,
+        "autocast": autocast, "no_grad": P.no_grad,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
         "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),

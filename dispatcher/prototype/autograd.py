@@ -139,6 +139,19 @@ class Node(_GraphNode):
         # (argument name, tensor, its version when saved); None once released.
         self._saved: Optional[Sequence[tuple[str, Tensor, int]]] = saved
 
+    def __getattr__(self, name: str) -> Any:
+        """torch's ``grad_fn._saved_<argument>``: the tensor the node saved for that
+        argument (``_saved_result``: its output); RuntimeError once backward freed them."""
+        if name.startswith("_saved_"):
+            argument = name[len("_saved_"):]
+            saved = self._saved
+            if saved is None:
+                raise RuntimeError(_BACKWARD_TWICE)
+            for saved_name, t, _ in saved:
+                if saved_name == argument:
+                    return t
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
     def release_saved(self) -> None:
         """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
         if self._saved:
