@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence, Union
 
-from .autograd import Context, TensorMeta, differentiable, sum_to
+from .autograd import Context, TensorMeta, differentiable, not_differentiable_out, sum_to
 from .operators import aten
 from .shapes import wrap_dim
 from .tensor import Tensor, convert
@@ -192,6 +192,29 @@ def _bmm(ctx: Context, grad: Tensor) -> Grads:
     return _wanted(ctx, "self", lambda: aten.bmm.default(grad, aten.transpose.int(ctx.mat2, 1, 2))), mat2
 
 
+@differentiable("addmv", saves=("mat", "vec"))
+def _addmv(ctx: Context, grad: Tensor) -> Grads:
+    # torch's: grad * beta; alpha * grad.ger(vec) (the outer product, by broadcasting); alpha * mat.t() @ grad.
+    vec = _wanted(ctx, "vec", lambda: _times(aten.mv.default(aten.t.default(ctx.mat), grad), ctx.alpha))
+    mat = _wanted(ctx, "mat", lambda: _times(aten.mul.Tensor(aten.unsqueeze.default(grad, 1), ctx.vec), ctx.alpha))
+    return _wanted(ctx, "self", lambda: _times(grad, ctx.beta)), mat, vec
+
+
+@differentiable("pow.Tensor_Scalar", saves=("self",))
+def _pow(ctx: Context, grad: Tensor) -> Grads:
+    # torch's pow_backward: zeros for an exponent of 0, else grad * exponent * self ** (exponent - 1).
+    exponent = ctx.exponent
+    if exponent == 0:
+        return (aten.zeros_like.default(ctx.self),)
+    return (aten.mul.Tensor(grad, aten.mul.Scalar(aten.pow.Tensor_Scalar(ctx.self, exponent - 1), exponent)),)
+
+
+@differentiable("_foobar")
+def _foobar(ctx: Context, grad: Tensor) -> Grads:
+    # torch has no formula for it: its result's grad_fn raises when backward reaches it.
+    raise RuntimeError("derivative for aten::_foobar is not implemented")
+
+
 @differentiable("mv", saves=("self", "vec"))
 def _mv(ctx: Context, grad: Tensor) -> Grads:
     # torch's grad.ger(vec) for the matrix: the outer product, by broadcasting.
@@ -302,3 +325,7 @@ def _fill_(ctx: Context, grad: Tensor) -> Grads:
 @differentiable("normal_")
 def _normal_(ctx: Context, grad: Tensor) -> Grads:
     return (None,)
+
+
+# -- out= operators: never recorded ---------------------------------------------------------
+not_differentiable_out("abs.out")

@@ -251,15 +251,6 @@ def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1, alpha: flo
     return _wrap(np.broadcast_to(total, product.shape), mat.dtype)
 
 
-@_kernel("cumprod")
-def cumprod(self: Tensor, dim: int, *, dtype: Optional[DType] = None) -> Tensor:
-    dt = reduction_dtype(self.dtype, dtype)
-    if self.ndim == 0:
-        return _wrap(self._data.astype(_NUMPY[dt]), dt)
-    axis = shapes.wrap_dim(dim, self.ndim)
-    return _wrap(np.cumprod(_operand(self, dt), axis=axis), dt)
-
-
 @_kernel("abs.out")
 def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
     if not can_cast(self.dtype, out.dtype):
@@ -281,10 +272,17 @@ def foobar(self: Tensor, arg1: bool = True, arg2: bool = True, *, arg3: bool = T
 
 @_kernel("_local_scalar_dense")
 def local_scalar_dense(self: Tensor) -> Any:
-    """Tensor.item()'s operator: the one element as a Python number."""
-    if self.numel() != 1:
-        raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-    return self._data.item()
+    """Tensor.item()'s operator: the first element as a Python number (item()
+    checks there is one; the operator, as torch's, reads the first)."""
+    if self.numel() == 0:
+        raise RuntimeError("_local_scalar_dense: the tensor has no elements")
+    return self._data.flat[0].item()
+
+
+@_kernel("pow.Tensor_Scalar")
+def pow_tensor_scalar(self: Tensor, exponent: float) -> Tensor:
+    dt = result_type(self, exponent)
+    return _wrap(np.power(_operand(self, dt), exponent), dt)
 
 
 # -- views: numpy views share memory, as PyTorch views do --------------------------------

@@ -113,6 +113,34 @@ def mv(self: Tensor, vec: Tensor) -> Tensor:
     return meta_tensor(shapes.mv_shape(self, vec), self.dtype)
 
 
+@_kernel("addmv")
+def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    shape = shapes.mv_shape(mat, vec)
+    shapes.broadcast_shapes(self.shape, shape)
+    return meta_tensor(shape, mat.dtype)
+
+
+@_kernel("abs.out")
+def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
+    out.shape = tuple(self.shape)  # torch resizes an out= tensor to the result
+    return out
+
+
+@_kernel("_foobar")
+def foobar(self: Tensor, arg1: bool = True, arg2: bool = True, *, arg3: bool = True) -> Tensor:
+    return meta_tensor(self.shape, self.dtype)
+
+
+@_kernel("_local_scalar_dense")
+def local_scalar_dense(self: Tensor) -> Any:
+    raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+
+
+@_kernel("pow.Tensor_Scalar")
+def pow_tensor_scalar(self: Tensor, exponent: float) -> Tensor:
+    return meta_tensor(self.shape, result_type(self, exponent))
+
+
 @_kernel("dot")
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     return meta_tensor(shapes.dot_shape(self, tensor), self.dtype)

@@ -198,6 +198,12 @@ class TensorMethods:
         # torch's Tensor.__rdiv__: the reciprocal, times the number.
         return aten.mul.Tensor(aten.reciprocal.default(self), _number_or_tensor(other))
 
+    def __pow__(self, exponent: Scalar) -> Self:
+        return aten.pow.Tensor_Scalar(self, exponent)
+
+    def pow(self, exponent: Scalar) -> Self:
+        return aten.pow.Tensor_Scalar(self, exponent)
+
     def __matmul__(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
 
