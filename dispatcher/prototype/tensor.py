@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
+from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 from dispatcher.value_types import device as Device
@@ -555,6 +555,33 @@ class Tensor(TensorMethods, TensorBase):
     def _version(self) -> int:
         """How many in-place writes this tensor's memory has had (torch's ``_version``)."""
         return self._version_counter.value
+
+    @property
+    def data(self) -> "Tensor":
+        """torch's ``.data``: the same memory, cut from the graph, with a version
+        counter of its own (a write through it is not seen by autograd's checks
+        of this tensor).  A subclass with a ``__torch_dispatch__`` makes it with
+        ``aten::detach``, which its handler sees, as torch's does; no other
+        tensor's is an operator call."""
+        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+            with AutoDispatchBelowADInplaceOrView():
+                out: Tensor = aten.detach.default(self)
+        else:
+            out = Tensor(self._data, self.shape, self.dtype, self.device)
+            out._strides = self._strides
+        out._version_counter = VersionCounter()
+        return out
+
+    @data.setter
+    def data(self, new: "Tensor") -> None:
+        # torch's set_data: this tensor takes new's memory and metadata, keeping
+        # its own type, autograd state and version counter.
+        if not isinstance(new, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if new.device != self.device:
+            raise RuntimeError(f"data set to a tensor on {new.device} cannot replace the data of a tensor on "
+                               f"{self.device}: prototype tensors keep their device's keys")
+        self._data, self.shape, self.dtype, self._strides = new._data, new.shape, new.dtype, new._strides
 
     @property
     def is_leaf(self) -> bool:
