@@ -43,13 +43,6 @@ from dispatcher.compat import torch_C
 __all__ = ["installed", "torch_module"]
 
 
-def _like(make: Any) -> Any:
-    def like(x: Any, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Any:
-        return make(*args, tuple(x.shape), dtype=dtype or x.dtype, device=device or x.device, **kwargs)
-
-    return like
-
-
 class TorchOps:
     """``torch.ops``: dispatcher.ops, where any namespace name gives a namespace
     (dispatcher.ops.namespace) and ``del torch.ops.<ns>`` drops an empty one."""
@@ -83,10 +76,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "contiguous_format": P.tensor_options.contiguous_format,
         "autocast": autocast, "no_grad": P.no_grad,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
-        "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
-        "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),
-        "ones_like": _like(lambda size, **kw: P.ones(*size, **kw)),
-        "full_like": _like(lambda value, size, **kw: P.full(size, value, **kw)),
+        "empty_like": P.empty_like, "zeros_like": P.zeros_like, "ones_like": P.ones_like, "full_like": P.full_like,
         "from_numpy": lambda array: P.tensor(np.asarray(array)),
         "allclose": lambda a, b, rtol=1e-05, atol=1e-08: bool(np.allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)),
         "sin": lambda x: ops.aten.sin.default(x),

@@ -221,5 +221,7 @@ def _torch_logs_uncaptured() -> Iterator[None]:
 
 
 def as_array(value: Any) -> Optional[np.ndarray]:
+    if isinstance(value, type):  # a class (assertEqual(type(x), MyTensor)) has no values
+        return None
     numpy = getattr(value, "numpy", None)
     return np.asarray(numpy()) if callable(numpy) and hasattr(value, "dtype") and hasattr(value, "shape") else None

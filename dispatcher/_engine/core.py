@@ -2632,7 +2632,7 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
         finally:
             _push_mode(state, mode)
         if result is not NotImplemented:
-            return result
+            return _handler_result(plan, result)
     if overloaded is not None:
         for tensor in overloaded:
             rule = rules.get(type(tensor)) if rules else None
@@ -2643,8 +2643,20 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
             else:
                 result = tensor.__torch_dispatch__(handle, types, args, kwargs)
             if result is not NotImplemented:
-                return result
+                return _handler_result(plan, result)
     _all_returned_not_implemented(handle, mode, types)
+
+
+def _handler_result(plan, result):
+    """A handler's result, as torch takes it back: torch casts it to the
+    operator's returns, so where the schema returns one Tensor anything but
+    a tensor raises (torch's cast error)."""
+    if isinstance(result, TensorBase) or _tensor_bits(result) >= 0:
+        return result
+    returns = plan.shape.schema.returns
+    if len(returns) == 1 and getattr(getattr(returns[0].type, "name", None), "value", None) == "Tensor":
+        raise RuntimeError(f"Unable to cast {result} to Tensor")
+    return result
 
 
 def _python_tensors(plan, args, kwargs):

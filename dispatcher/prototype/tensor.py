@@ -792,8 +792,19 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """The __init__ of a Tensor subclass that has none: nothing to do for an
     instance its __new__ made (its keys are set: a made tensor has a backend
-    key, a new one none), else Tensor.__init__."""
-    if not self._bits:
+    key, a new one none).  Else torch's constructor, ``MyTensor(t)`` or
+    ``MyTensor(2, 3)``: an alias of tensor ``t``'s memory (sharing its
+    version counter, outside the graph), or a new uninitialized float32
+    tensor of those sizes; other arguments are Tensor.__init__'s."""
+    if self._bits:
+        return
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+        source = args[0]
+        Tensor.__init__(self, source._data, source.shape, source.dtype, source.device)
+        self._version_counter, self._strides = source._version_counter, source._strides
+    elif args and not kwargs and all(type(a) is int and a >= 0 for a in args):
+        Tensor.__init__(self, np.empty(args, dtype=np.float32), args, DType.float32)
+    else:
         Tensor.__init__(self, *args, **kwargs)
 
 
