@@ -210,3 +210,72 @@ def test_foobar_copies_and_has_no_derivative():
     with pytest.raises(RuntimeError, match="derivative for aten::_foobar is not implemented"):
         y.sum().backward()
     assert aten._foobar.default(P.empty(3, device="meta")).shape == (3,)
+
+
+def test_a_subclass_constructor_aliases_a_tensor_or_makes_one_of_sizes():
+    class Sub(Tensor):
+        pass
+
+    x = P.tensor([1.0, 2.0])
+    alias = Sub(x)
+    assert type(alias) is Sub and alias._values() is x._data and alias._version_counter is x._version_counter
+    sized = Sub(2, 3)
+    assert (type(sized), sized.shape, sized.dtype) == (Sub, (2, 3), P.float32)
+
+
+def test_deepcopy_as_torchs():
+    import copy
+
+    class Copies(Tensor):
+        __slots__ = ["elem"]
+
+        def new_empty(self, shape):
+            return Copies(0)
+
+    x = Tensor._make_subclass(Copies, P.tensor([1.0, 2.0]))
+    x.elem, x.note = P.tensor([5.0]), ["shared"]
+    memo: dict = {}
+    y = copy.deepcopy(x, memo)
+    assert type(y) is Copies and y._values().tolist() == [1.0, 2.0] and y._values() is not x._values()
+    assert y.elem is not x.elem and y.elem.tolist() == [5.0] and y.note == ["shared"] and y.note is not x.note
+    assert copy.deepcopy(x, memo) is y
+    leaf = P.tensor([1.0], requires_grad=True)
+    leaf.grad = P.tensor([0.5])
+    copied = copy.deepcopy(leaf)
+    assert copied.requires_grad and copied.grad.tolist() == [0.5] and copied.grad is not leaf.grad
+
+    class NoNewEmpty(Tensor):
+        pass
+
+    with pytest.raises(RuntimeError, match="for which that function returns another instance of the same subclass"):
+        copy.deepcopy(NoNewEmpty(2))
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(leaf * 2)
+
+    class ClonesPlain(Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = Tensor._make_wrapper_subclass(cls, elem.shape)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return args[0].elem.clone()  # clone gives a plain tensor
+
+    with pytest.raises(RuntimeError, match="for which cloning returns another instance of the same subclass"):
+        copy.deepcopy(ClonesPlain(P.ones(2)))
+    w = Wrapper(P.tensor([3.0]))
+    w_copy = copy.deepcopy(w)
+    assert type(w_copy) is Wrapper and w_copy.elem.tolist() == [3.0] and w_copy.elem is not w.elem
+
+
+def test_untyped_storage_describes_the_memory():
+    x = P.tensor([1.0, 2.0, 3.0])
+    storage = x[1].untyped_storage()
+    assert (storage.nbytes(), len(storage), storage.device) == (12, 12, x.device)
+    assert storage.data_ptr() == x.untyped_storage().data_ptr() == x._data.__array_interface__["data"][0]
+    meta = P.empty(2, device="meta").untyped_storage()
+    assert (meta.nbytes(), meta.data_ptr()) == (8, 0)
+    with pytest.raises(RuntimeError, match="^Attempted to access the data pointer on an invalid python storage\\.$"):
+        Wrapper(P.ones(1)).untyped_storage().data_ptr()
