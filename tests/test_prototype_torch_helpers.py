@@ -279,3 +279,20 @@ def test_untyped_storage_describes_the_memory():
     assert (meta.nbytes(), meta.data_ptr()) == (8, 0)
     with pytest.raises(RuntimeError, match="^Attempted to access the data pointer on an invalid python storage\\.$"):
         Wrapper(P.ones(1)).untyped_storage().data_ptr()
+
+
+def test_abs_is_abs_out_into_a_new_tensor_and_differentiable():
+    x = P.tensor([-1.5, 0.0, 2.0])
+    with Recording() as mode:
+        y = x.abs()
+    assert [name for name, _, _ in mode.calls] == ["abs.default"]  # what abs does below is not the mode's
+    assert y.tolist() == [1.5, 0.0, 2.0] and aten.sgn.default(x).tolist() == [-1.0, 0.0, 1.0]
+    assert aten.abs.default(P.empty(2, 3, device="meta")).shape == (2, 3)
+    leaf = P.tensor([-2.0, 3.0], dtype=P.float64, requires_grad=True)
+    assert P.gradcheck(lambda t: t.abs(), [leaf])
+    leaf = P.tensor([-2.0, 3.0], requires_grad=True)
+    leaf.abs().sum().backward()
+    assert leaf.grad.tolist() == [-1.0, 1.0]
+    s = P.tensor([1.0], requires_grad=True)
+    aten.sgn.default(s).sum().backward()
+    assert s.grad.tolist() == [0.0]

@@ -105,6 +105,16 @@ def _div_scalar(ctx: Context, grad: Tensor) -> Grads:
     return (aten.div.Scalar(grad, ctx.other),)
 
 
+@differentiable("abs", saves=("self",))
+def _abs(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.mul.Tensor(grad, aten.sgn.default(ctx.self)),)
+
+
+@differentiable("sgn")
+def _sgn(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.zeros_like.default(grad),)  # torch's sgn_backward of a real tensor
+
+
 @differentiable("neg")
 def _neg(ctx: Context, grad: Tensor) -> Grads:
     return (aten.neg.default(grad),)

@@ -128,6 +128,11 @@ def neg(self: Tensor) -> Tensor:
     return _wrap(np.negative(self._data), self.dtype)
 
 
+@_kernel("sgn")
+def sgn(self: Tensor) -> Tensor:
+    return _wrap(np.sign(self._data), self.dtype)
+
+
 @_kernel("reciprocal")
 def reciprocal(self: Tensor) -> Tensor:
     dt = float_result_type(self)

@@ -55,6 +55,11 @@ def div(self: Tensor, other: Tensor) -> Tensor:
     return meta_tensor(shapes.broadcast_shapes(self.shape, other.shape), float_result_type(self, other))
 
 
+@_kernel("sgn")
+def sgn(self: Tensor) -> Tensor:
+    return meta_tensor(self.shape, self.dtype)
+
+
 @_kernel("neg")
 def neg(self: Tensor) -> Tensor:
     shapes.check_neg_input(self)

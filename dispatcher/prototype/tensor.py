@@ -232,6 +232,9 @@ class TensorMethods:
     def matmul(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
 
+    def abs(self) -> Self:
+        return aten.abs.default(self)
+
     def neg(self) -> Self:
         return aten.neg.default(self)
 

@@ -16,7 +16,7 @@ OPERATORS = (
     # pointwise
     "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "mul.Scalar", "div.Tensor", "div.Scalar", "neg", "exp", "log", "reciprocal",
     "relu", "threshold_backward", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any", "pow.Tensor_Scalar",
-    "abs.out", "_foobar", "_local_scalar_dense",
+    "abs", "abs.out", "sgn", "_foobar", "_local_scalar_dense",
     # reductions and products
     "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "addmv", "dot",
     # views, and shape functions that are not
