@@ -296,3 +296,19 @@ def test_abs_is_abs_out_into_a_new_tensor_and_differentiable():
     s = P.tensor([1.0], requires_grad=True)
     aten.sgn.default(s).sum().backward()
     assert s.grad.tolist() == [0.0]
+
+
+def test_set_makes_a_tensor_view_anothers_memory():
+    x, source = P.tensor([0.0, 0.0]), P.tensor([1.0, 2.0, 3.0])
+    assert x.set_(source) is x
+    assert x.shape == (3,) and x._values() is source._values() and x._version == 1
+    with pytest.raises(RuntimeError, match="Could not set tensor of type long int to a tensor of type float"):
+        x.set_(P.tensor([1]))
+    meta = P.empty(1, device="meta")
+    assert aten.set_.source_Tensor(meta, P.empty(2, 2, device="meta")).shape == (2, 2)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        P.ones(2, requires_grad=True).set_(source)
+    grad_source = P.tensor([1.0], requires_grad=True)
+    out = P.ones(1).set_(grad_source)
+    with pytest.raises(RuntimeError, match="derivative for aten::set_ is not implemented"):
+        out.sum().backward()

@@ -225,6 +225,12 @@ def _foobar(ctx: Context, grad: Tensor) -> Grads:
     raise RuntimeError("derivative for aten::_foobar is not implemented")
 
 
+@differentiable("set_.source_Tensor")
+def _set_(ctx: Context, grad: Tensor) -> Grads:
+    # torch has no formula for it: the result's grad_fn raises when backward reaches it.
+    raise RuntimeError("derivative for aten::set_ is not implemented")
+
+
 @differentiable("mv", saves=("self", "vec"))
 def _mv(ctx: Context, grad: Tensor) -> Grads:
     # torch's grad.ger(vec) for the matrix: the outer product, by broadcasting.

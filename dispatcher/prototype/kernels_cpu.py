@@ -361,6 +361,14 @@ def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     return self
 
 
+@_kernel("set_.source_Tensor")
+def set_(self: Tensor, source: Tensor) -> Tensor:
+    """self views source's memory from now on, in source's shape and strides."""
+    shapes.check_set_source(self, source)
+    self._data, self.shape, self._strides = source._data, source.shape, source._strides
+    return self
+
+
 @_kernel("fill_.Scalar")
 def fill_(self: Tensor, value: float) -> Tensor:
     _writable(self).fill(value)

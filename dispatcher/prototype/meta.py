@@ -55,6 +55,13 @@ def div(self: Tensor, other: Tensor) -> Tensor:
     return meta_tensor(shapes.broadcast_shapes(self.shape, other.shape), float_result_type(self, other))
 
 
+@_kernel("set_.source_Tensor")
+def set_(self: Tensor, source: Tensor) -> Tensor:
+    shapes.check_set_source(self, source)
+    self.shape, self._strides = source.shape, source._strides
+    return self
+
+
 @_kernel("sgn")
 def sgn(self: Tensor) -> Tensor:
     return meta_tensor(self.shape, self.dtype)

@@ -368,6 +368,10 @@ class TensorMethods:
     def copy_(self, src: "TensorMethods") -> Self:
         return aten.copy_.default(self, src)
 
+    def set_(self, source: "TensorMethods") -> Self:
+        """This tensor views ``source``'s memory from now on (aten::set_.source_Tensor)."""
+        return aten.set_.source_Tensor(self, source)
+
     def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
         return aten.add_.Tensor(self, _number_or_tensor(other), alpha=alpha)
 

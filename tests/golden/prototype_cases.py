@@ -23,7 +23,7 @@ OPERATORS = (
     "permute", "t", "transpose.int", "view", "reshape", "_unsafe_view", "expand", "select.int", "unsqueeze",
     "squeeze.dim", "squeeze_.dim", "select_backward", "stack", "movedim.int", "movedim.intlist",
     # in-place, copies, conversions
-    "add_.Tensor", "fill_.Scalar", "normal_", "copy_", "clone", "_to_copy", "to.dtype", "to.device",
+    "add_.Tensor", "fill_.Scalar", "normal_", "copy_", "set_.source_Tensor", "clone", "_to_copy", "to.dtype", "to.device",
     "to.dtype_layout",
     # factories
     "empty.memory_format", "zeros", "ones", "full", "randn", "randn.generator",
