@@ -312,3 +312,22 @@ def test_set_makes_a_tensor_view_anothers_memory():
     out = P.ones(1).set_(grad_source)
     with pytest.raises(RuntimeError, match="derivative for aten::set_ is not implemented"):
         out.sum().backward()
+
+
+def test_diagonal_is_a_view_with_torchs_shape_strides_and_gradient():
+    x = P.tensor(np.arange(24.0).reshape(4, 6)).t()
+    d = x.diagonal(offset=2)
+    # torch: torch.arange(24.).reshape(4, 6).t().diagonal(offset=2) has size [2], stride (7,), offset 12.
+    assert (d.shape, d.stride(), d.storage_offset(), d.tolist()) == ((2,), (7,), 12, [12.0, 19.0])
+    assert d._base is x._base and d._version_counter is x._version_counter
+    d.add_(P.tensor([100.0, 100.0]))
+    assert x.tolist()[0][2] == 112.0 and x.tolist()[1][3] == 119.0  # written through
+    assert P.ones(2, 3).diagonal(5).shape == (0,) and P.ones(2, 3, 4).diagonal(0, 1, -1).shape == (2, 3)
+    assert aten.diagonal.default(P.empty(3, 4, device="meta"), -1).shape == (3,)
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical 0, 0"):
+        P.ones(2, 2).diagonal(0, 0, 0)
+    leaf = P.tensor(np.arange(6.0).reshape(2, 3), dtype=P.float64, requires_grad=True)
+    assert P.gradcheck(lambda t: t.diagonal(1), [leaf])
+    plain = P.ones(2, 3, requires_grad=True)
+    plain.diagonal(-1).sum().backward()
+    assert plain.grad.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]

@@ -60,7 +60,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestPythonDispatch.test_layout_slow_path': gap('NotImplementedError: _make_wrapper_subclass: dispatch_layout=True is not supported: pro...'),
         'TestPythonDispatch.test_list_ret': gap("NotImplementedError: Could not run 'aten::split.Tensor' with arguments from the 'CPU' backend..."),
         'TestPythonDispatch.test_make_fx_with_subclass': MAKE_FX,
-        'TestPythonDispatch.test_make_wrapper_subclass_propagates_metadata': gap("AttributeError: 'Tensor' object has no attribute 'diagonal'"),
         'TestPythonDispatch.test_maybe_tuple_bug': gap('dispatcher.errors.DispatcherTypeError: no overload of aten::rand accepts these arguments:'),
         'TestPythonDispatch.test_multiple_ops_subclass': gap("AttributeError: module 'torch' has no attribute 'complex64' (nor is aten::complex6..."),
         'TestPythonDispatch.test_none_wrapping': gap('dispatcher.errors.DispatcherTypeError: no overload of aten::rand accepts these arguments:'),

@@ -283,6 +283,14 @@ def _select(ctx: Context, grad: Tensor) -> Grads:
     return (aten.select_backward.default(grad, list(ctx.self.shape), ctx.dim, ctx.index),)
 
 
+@differentiable("diagonal")
+def _diagonal(ctx: Context, grad: Tensor) -> Grads:
+    # torch's diagonal_backward: zeros of the input's shape, the gradient copied onto its diagonal.
+    grad_input = aten.zeros.default(list(ctx.self.shape), dtype=grad.dtype, device=grad.device)
+    aten.copy_.default(aten.diagonal.default(grad_input, ctx.offset, ctx.dim1, ctx.dim2), grad)
+    return (grad_input,)
+
+
 @differentiable("select_backward")
 def _select_backward(ctx: Context, grad: Tensor) -> Grads:
     return (aten.select.int(grad, ctx.dim, ctx.index),)

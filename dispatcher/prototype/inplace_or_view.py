@@ -31,7 +31,8 @@ from .tensor import Tensor
 __all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "OUT_OPERATORS", "VIEW_OPERATORS"]
 
 INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "set_.source_Tensor")
-VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim")
+VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim",
+                  "diagonal")
 ALIAS_OPERATORS = ("detach",)
 OUT_OPERATORS = ("abs.out",)  # they write their ``out`` argument
 

@@ -333,6 +333,15 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     return Tensor.from_numpy(self._data[(slice(None),) * dim + (index, Ellipsis)])
 
 
+@_kernel("diagonal")
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    _, dim1, dim2 = shapes.diagonal_shape(self.shape, offset, dim1, dim2)
+    view = np.diagonal(self._data, offset, dim1, dim2)
+    # numpy's diagonal is a read-only view; torch's is a view like any other, written through.
+    view.flags.writeable = self._data.flags.writeable
+    return Tensor.from_numpy(view)
+
+
 @_kernel("select_backward")
 def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
     _, dim, index = shapes.select_shape(input_sizes, dim, index)

@@ -178,6 +178,11 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     return meta_tensor(shapes.select_shape(self.shape, dim, index)[0], self.dtype)
 
 
+@_kernel("diagonal")
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return meta_tensor(shapes.diagonal_shape(self.shape, offset, dim1, dim2)[0], self.dtype)
+
+
 @_kernel("select_backward")
 def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
     shapes.select_shape(input_sizes, dim, index)

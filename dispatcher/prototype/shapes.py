@@ -14,7 +14,7 @@ from .dtypes import DType, can_cast
 __all__ = [
     "bmm_shape", "broadcast_shapes", "check_inplace", "check_neg_input", "check_relu_input", "check_set_source",
     "check_sub_operands",
-    "compute_stride", "dot_shape", "expand_shape", "mm_shape", "mv_shape", "permute_shape", "reduce_shape",
+    "compute_stride", "diagonal_shape", "dot_shape", "expand_shape", "mm_shape", "mv_shape", "permute_shape", "reduce_shape",
     "select_shape", "squeeze_shape", "stack_shape", "unsqueeze_shape", "view_shape", "wrap_dim",
 ]
 
@@ -238,6 +238,19 @@ def select_shape(shape: Sequence[int], dim: int, index: int) -> tuple[Shape, int
             f"select(): index {index} out of range for tensor of size {list(shape)} at dimension {dim}"
         )
     return tuple(shape[:dim]) + tuple(shape[dim + 1:]), dim, index % shape[dim]
+
+
+def diagonal_shape(shape: Sequence[int], offset: int, dim1: int, dim2: int) -> tuple[Shape, int, int]:
+    """(result shape, wrapped dim1, wrapped dim2): the other dimensions, then the diagonal's length."""
+    dim1, dim2 = wrap_dim(dim1, len(shape)), wrap_dim(dim2, len(shape))
+    if dim1 == dim2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if offset >= 0:
+        length = max(min(shape[dim1], shape[dim2] - offset), 0)
+    else:
+        length = max(min(shape[dim1] + offset, shape[dim2]), 0)
+    rest = tuple(size for d, size in enumerate(shape) if d not in (dim1, dim2))
+    return rest + (length,), dim1, dim2
 
 
 def stack_shape(shapes: Sequence[Sequence[int]], dim: int) -> tuple[Shape, int]:

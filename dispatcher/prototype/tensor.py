@@ -315,6 +315,9 @@ class TensorMethods:
     def select(self, dim: int, index: int) -> Self:
         return aten.select.int(self, dim, index)
 
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Self:
+        return aten.diagonal.default(self, offset, dim1, dim2)
+
     def __getitem__(self, index: Any) -> Self:
         """``t[i]``, ``t[:, j]``: integers select (aten::select.int) and a whole
         dimension's ``:`` keeps it, as torch's indexing does (it calls no

@@ -20,7 +20,7 @@ OPERATORS = (
     # reductions and products
     "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "addmv", "dot",
     # views, and shape functions that are not
-    "permute", "t", "transpose.int", "view", "reshape", "_unsafe_view", "expand", "select.int", "unsqueeze",
+    "permute", "t", "transpose.int", "view", "reshape", "_unsafe_view", "expand", "select.int", "diagonal", "unsqueeze",
     "squeeze.dim", "squeeze_.dim", "select_backward", "stack", "movedim.int", "movedim.intlist",
     # in-place, copies, conversions
     "add_.Tensor", "fill_.Scalar", "normal_", "copy_", "set_.source_Tensor", "clone", "_to_copy", "to.dtype", "to.device",
