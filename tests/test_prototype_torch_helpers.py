@@ -331,3 +331,20 @@ def test_diagonal_is_a_view_with_torchs_shape_strides_and_gradient():
     plain = P.ones(2, 3, requires_grad=True)
     plain.diagonal(-1).sum().backward()
     assert plain.grad.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+
+
+def test_a_handlers_tensor_cannot_become_another_subclass():
+    class Foo(Tensor):
+        pass
+
+    message = ("^Creating a new Tensor subclass Foo but the raw Tensor object is already associated to a python "
+               "object of type Wrapper which is not a subclass of the requested type$")
+    for make in (lambda w: Tensor._make_subclass(Foo, w), lambda w: w.as_subclass(Foo), lambda w: Foo(w)):
+        with pytest.raises(RuntimeError, match=message):
+            make(Wrapper(P.ones(2)))
+
+    class Bar(Foo):
+        pass
+
+    foo = Tensor._make_subclass(Foo, P.ones(2))  # no handler: any subclass may alias it
+    assert type(foo.as_subclass(Bar)) is Bar and type(Bar(foo)) is Bar and type(Tensor._make_subclass(Bar, foo)) is Bar

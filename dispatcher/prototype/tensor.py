@@ -799,6 +799,18 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def check_not_owned_by_handler(t: Tensor, cls: type) -> None:
+    """torch's check that a tensor made a ``cls`` (``_make_subclass``,
+    ``as_subclass``, ``cls(t)``) is not one a handler answers for: torch's
+    alias of it would come back from that handler as an object of its type."""
+    owner = type(t)
+    if owner.__torch_dispatch__ is not disabled_torch_dispatch_impl and not issubclass(owner, cls):
+        raise RuntimeError(
+            f"Creating a new Tensor subclass {cls.__name__} but the raw Tensor object is already associated to a "
+            f"python object of type {owner.__name__} which is not a subclass of the requested type"
+        )
+
+
 def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """The __init__ of a Tensor subclass that has none: nothing to do for an
     instance its __new__ made (its keys are set: a made tensor has a backend
@@ -810,6 +822,7 @@ def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
         return
     if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
         source = args[0]
+        check_not_owned_by_handler(source, type(self))
         Tensor.__init__(self, source._data, source.shape, source.dtype, source.device)
         self._version_counter, self._strides = source._version_counter, source._strides
     elif args and not kwargs and all(type(a) is int and a >= 0 for a in args):
