@@ -253,7 +253,7 @@ def rsub(self: Tensor, other: float, alpha: float = 1) -> Tensor:
 def abs_(self: Tensor) -> Tensor:
     # As torch's: into a new tensor, by abs.out (which resizes it).
     out = aten.empty.memory_format([0], dtype=self.dtype, device=self.device)
-    return aten.abs.out(self, out=out)  # type: ignore[no-any-return]
+    return aten.abs.out(self, out=out)
 
 
 @_explicit_kernel("sum")

@@ -49,7 +49,7 @@ def deepcopy_tensor(self: Tensor, memo: dict[int, Any]) -> Tensor:
     if not self.is_leaf:
         raise RuntimeError(_NON_LEAF)
     if id(self) in memo:
-        return memo[id(self)]  # type: ignore[no-any-return]
+        return memo[id(self)]
     with AutoDispatchBelowAutograd():  # torch.no_grad
         if self._data is None:  # a wrapper subclass's tensor, or a meta tensor: no values to copy
             new_tensor = self.clone()

@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
+from dispatcher import (
+    AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase,
+    disabled_torch_dispatch_impl,
+)
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 from dispatcher.value_types import device as Device
@@ -336,7 +339,7 @@ class TensorMethods:
             else:
                 raise NotImplementedError(
                     f"indexing with {item!r}: prototype tensors index with integers and ':' only")
-        return out  # type: ignore[no-any-return]
+        return out
 
     # -- copies and in-place -------------------------------------------------------------
     def clone(self) -> Self:
@@ -345,11 +348,6 @@ class TensorMethods:
     def detach(self) -> Self:
         return aten.detach.default(self)
 
-    def contiguous(self, memory_format: Any = contiguous_format) -> Self:
-        """The tensor itself when it is row-major, else a row-major copy (aten::clone)."""
-        if self.is_contiguous():
-            return self
-        return aten.clone.default(self, memory_format=memory_format)
 
     def cpu(self) -> Self:
         return convert(self, device="cpu")
@@ -649,6 +647,13 @@ class Tensor(TensorMethods, TensorBase):
         if self._strides is not None:
             return self._strides == contiguous_strides(self.shape)
         return self.device is not _CPU or self._data is None or self._data.flags.c_contiguous
+
+    def contiguous(self, memory_format: Any = contiguous_format) -> "Tensor":
+        """The tensor itself when it is row-major, else a row-major copy (aten::clone)."""
+        if self.is_contiguous():
+            return self
+        copy: Tensor = aten.clone.default(self, memory_format=memory_format)
+        return copy
 
     def stride(self) -> tuple[int, ...]:
         """The step, in elements, between neighbours along each dimension."""
