@@ -199,13 +199,13 @@ def test_cases(module: types.ModuleType) -> list[tuple[str, str]]:
 
 def run_case(module: types.ModuleType, modules: dict[str, types.ModuleType], name: str, method: str) -> unittest.TestResult:
     result = unittest.TestResult()
-    with torch_installed(modules), _torch_logs_uncaptured():
+    with torch_installed(modules), torch_logs_uncaptured():
         getattr(module, name)(method).run(result)
     return result
 
 
 @contextlib.contextmanager
-def _torch_logs_uncaptured() -> Iterator[None]:
+def torch_logs_uncaptured() -> Iterator[None]:
     """torch's LoggingTensor logs records whose arguments are not format
     arguments (its capture_logs handler reads them), on a logger capture_logs
     makes non-propagating; pytest attaches its log-capturing handlers, which

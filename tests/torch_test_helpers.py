@@ -82,7 +82,8 @@ def _load_time_modules() -> dict[str, types.ModuleType]:
 def helper_modules(modules: dict[str, types.ModuleType], unavailable: dict[str, str]) -> dict[str, types.ModuleType]:
     """The helper modules (by their names in sys.modules), each loaded through the
     shim with ``modules`` installed, or ``unavailable_module(name, unavailable[name])``
-    without a copy."""
+    without a copy.  A copy that does not load gives an unavailable module
+    whose feature says why (the tests using it fail with that)."""
     loaded: dict[str, types.ModuleType] = {}
     for name, filename in HELPERS.items():
         path = files.UPSTREAM / "testing_internal" / filename
@@ -91,8 +92,13 @@ def helper_modules(modules: dict[str, types.ModuleType], unavailable: dict[str, 
             continue
         module = types.ModuleType(name)
         module.__file__ = str(path)
-        with files.torch_installed(modules | _load_time_modules() | loaded) as torch:
-            torch._disable_dynamo = _as_it_is  # type: ignore[attr-defined]
-            exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+        try:
+            with files.torch_installed(modules | _load_time_modules() | loaded) as torch:
+                torch._disable_dynamo = _as_it_is  # type: ignore[attr-defined]
+                exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+        except Exception as exc:  # noqa: BLE001  (reported by the tests that use the module)
+            loaded[name] = unavailable_module(name, f"{unavailable[name]}: its copy at {path} does not load "
+                                                    f"through the shim ({type(exc).__name__}: {exc})")
+            continue
         loaded[name] = module
     return loaded
