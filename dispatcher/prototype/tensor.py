@@ -348,7 +348,6 @@ class TensorMethods:
     def detach(self) -> Self:
         return aten.detach.default(self)
 
-
     def cpu(self) -> Self:
         return convert(self, device="cpu")
 
@@ -571,7 +570,7 @@ class Tensor(TensorMethods, TensorBase):
         of this tensor).  A subclass with a ``__torch_dispatch__`` makes it with
         ``aten::detach``, which its handler sees, as torch's does; no other
         tensor's is an operator call."""
-        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+        if answers_its_operators(type(self)):
             with AutoDispatchBelowADInplaceOrView():
                 out: Tensor = aten.detach.default(self)
         else:
@@ -695,7 +694,7 @@ class Tensor(TensorMethods, TensorBase):
         """The values as a numpy array (shared with a CPU tensor, a copy otherwise).
         A tensor of a subclass with a ``__torch_dispatch__`` has none to give (torch
         refuses it, as its values are whatever its handler makes of its operators)."""
-        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+        if answers_its_operators(type(self)):
             raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         return self._values()
 
@@ -719,7 +718,7 @@ class Tensor(TensorMethods, TensorBase):
         return bool(self.item())
 
     def item(self) -> Scalar:
-        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+        if answers_its_operators(type(self)):
             # As torch: through aten::_local_scalar_dense, which the subclass's handler answers.
             result: Scalar = aten._local_scalar_dense.default(self)
             return result
@@ -728,7 +727,7 @@ class Tensor(TensorMethods, TensorBase):
         return self._values().item()
 
     def tolist(self) -> Any:
-        if type(self).__torch_dispatch__ is not disabled_torch_dispatch_impl:
+        if answers_its_operators(type(self)):
             raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
         return self._values().tolist()
 
@@ -804,12 +803,18 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def answers_its_operators(cls: type) -> bool:
+    """Whether tensors of ``cls`` have a ``__torch_dispatch__`` of their own: their
+    values are what it makes of their operators (torch's is_python_dispatch)."""
+    return getattr(cls, "__torch_dispatch__", disabled_torch_dispatch_impl) is not disabled_torch_dispatch_impl
+
+
 def check_not_owned_by_handler(t: Tensor, cls: type) -> None:
     """torch's check that a tensor made a ``cls`` (``_make_subclass``,
     ``as_subclass``, ``cls(t)``) is not one a handler answers for: torch's
     alias of it would come back from that handler as an object of its type."""
     owner = type(t)
-    if owner.__torch_dispatch__ is not disabled_torch_dispatch_impl and not issubclass(owner, cls):
+    if answers_its_operators(owner) and not issubclass(owner, cls):
         raise RuntimeError(
             f"Creating a new Tensor subclass {cls.__name__} but the raw Tensor object is already associated to a "
             f"python object of type {owner.__name__} which is not a subclass of the requested type"
