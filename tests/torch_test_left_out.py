@@ -7,7 +7,9 @@ TorchScript, torch's OpInfo database and internals, the CustomOp API torch
 deprecated): such a test fails with NotImplementedError naming that feature
 (tests/torch_test_modules.py), which the test checks; or ``gap(...)``: what
 this package, its prototype or the shim does not have yet (the error the test
-stops on), run as a strict xfail so that a gap that closes is noticed.
+stops on), run as a strict xfail so that a gap that closes is noticed; or
+LATER_TORCH: the copy expects a later torch's answer, and the test fails on
+torch 2.13 too (tools/run_torch_test_copy.py), so it must fail here.
 
 Made from a run of the copies in tests/upstream (2.4-era copies, from
 MetaX-MACA/mcPytorch's test/ directory); another copy gives other names and
