@@ -29,7 +29,6 @@ from .torch_test_files import Unavailable, unavailable_module
 INTERNAL = "torch.testing._internal"
 # The file of each helper module, in $DISPATCHER_UPSTREAM/testing_internal/.
 HELPERS = {f"{INTERNAL}.logging_tensor": "logging_tensor.py", f"{INTERNAL}.two_tensor": "two_tensor.py"}
-COMPILE = "torch.compile (dynamo, AOTAutograd)"
 PROFILER = "torch's profiler (C++ tracebacks)"
 
 
@@ -54,14 +53,15 @@ def _symbolize_tracebacks(tracebacks: list[Any]) -> list[Any]:
     return []
 
 
-def call_time_modules() -> dict[str, types.ModuleType]:
+def call_time_modules(compile_feature: str) -> dict[str, types.ModuleType]:
     """Modules the helpers import while they run: TwoTensor's handler compares
-    its operator with torch.cond's (torch.compile's); ``torch.overrides`` and
-    the names of ``torch.utils._python_dispatch`` the helpers use."""
+    its operator with torch.cond's (torch.compile's: ``compile_feature``);
+    ``torch.overrides`` and the names of ``torch.utils._python_dispatch`` the
+    helpers use."""
     return {
         "torch._higher_order_ops": _module("torch._higher_order_ops"),
         "torch._higher_order_ops.cond": unavailable_module(
-            "torch._higher_order_ops.cond", COMPILE, cond_op=Unavailable("torch.cond", COMPILE)),
+            "torch._higher_order_ops.cond", compile_feature, cond_op=Unavailable("torch.cond", compile_feature)),
         "torch.overrides": _module("torch.overrides", enable_reentrant_dispatch=dispatch_modes.enable_reentrant_dispatch),
         "torch.utils._python_dispatch": python_dispatch,  # type: ignore[dict-item]
     }

@@ -222,7 +222,7 @@ def modules() -> dict[str, types.ModuleType]:
                          Tensor=P.Tensor, __getattr__=_aten_function,
                          types=_module("torch.types", Number=dispatcher.Number)),
     }
-    found.update(call_time_modules())
+    found.update(call_time_modules(COMPILE))
     # torch's LoggingTensor and TwoTensor, from copies of their files when present.
     found.update(helper_modules(found, {f"{internal}.logging_tensor": LOGGING_TENSOR,
                                         f"{internal}.two_tensor": TWO_TENSOR}))
