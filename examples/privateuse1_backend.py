@@ -150,6 +150,10 @@ def register_mini_aten() -> list[Library]:
         _on_cpu(self)
         return cpu_tensor(np.abs(self.array()), self.dtype)
 
+    def floor_cpu(self: Tensor) -> Tensor:
+        _on_cpu(self)
+        return cpu_tensor(np.floor(self.array()), self.dtype)
+
     def copy_cpu(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         _on_cpu(self, src)
         np.copyto(self.array(), src.array(), casting="unsafe")
@@ -160,6 +164,7 @@ def register_mini_aten() -> list[Library]:
     cpu.impl("add.Tensor", binary(np.add))
     cpu.impl("mul.Tensor", binary(np.multiply))
     cpu.impl("abs", abs_cpu)
+    cpu.impl("floor", floor_cpu)
     cpu.impl("copy_", copy_cpu)
 
     def to_copy(self: Tensor, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
@@ -405,15 +410,17 @@ def main() -> None:
     m = ops.npu_ops.custom_abs.default(ops.aten.empty.memory_format([5, 7], device="meta"))
     print("custom_abs on meta:", m)
 
-    # Replacing the AutogradPrivateUse1 fallback (the standard one is a fallthrough).
+    # Replacing the AutogradPrivateUse1 fallback (the standard one is a fallthrough):
+    # it sees the operators without an autograd kernel of their own (floor here;
+    # a tensor library such as dispatcher.prototype gives abs one).
     seen: list[str] = []
     replaced = autograd_fallback(seen)
-    ops.aten.abs.default(x)
+    ops.aten.floor.default(x)
     ops.npu_ops.custom_abs.default(x)  # its own fallthrough kernel beats the fallback
     print("through the npu autograd fallback:", seen)
     replaced.close()
-    ops.aten.abs.default(x)
-    assert seen == ["aten::abs"]
+    ops.aten.floor.default(x)
+    assert seen == ["aten::floor"]
 
     for library in reversed(libraries):
         library.close()

@@ -131,13 +131,13 @@ def test_overloads_and_packets_have_torchs_attributes(world):
     add = world.ops.aten.add
     assert (add.Tensor._namespace, add.Tensor._overloadpacket) == ("aten", add)
     assert add.Tensor.op is add.Tensor and add.op is add
-    assert (add.__name__, add.__module__) == ("add", "dispatcher.ops.aten")
+    assert (add.__name__, add.__module__) == ("add", "torch._ops.aten")
     # torch 2.13: OpOverload.__name__ 'add.Tensor', __qualname__ 'aten::add.Tensor', __module__
-    # 'torch._ops.aten' (here dispatcher.ops.aten); the default overload's 'sin.default' / 'aten::sin'.
+    # 'torch._ops.aten'; the default overload's 'sin.default' / 'aten::sin'.
     assert (add.Tensor.__name__, add.Tensor.__qualname__, add.Tensor.__module__) == (
-        "add.Tensor", "aten::add.Tensor", "dispatcher.ops.aten")
+        "add.Tensor", "aten::add.Tensor", "torch._ops.aten")
     sin = world.ops.aten.sin.default
-    assert (sin.__name__, sin.__qualname__, sin.__module__) == ("sin.default", "aten::sin", "dispatcher.ops.aten")
+    assert (sin.__name__, sin.__qualname__, sin.__module__) == ("sin.default", "aten::sin", "torch._ops.aten")
     assert add.__qualname__ == "aten::add"  # torch's is its C function's; here the qualified name
     assert add.Tensor._op is add.Tensor and add._op is add
     assert add.Tensor._is_protocol is False and add._is_protocol is False and add._has_torchbind_op_overload is False

@@ -30,7 +30,7 @@ add through the global fallback: Tensor([[-2.0, 4.0, -6.0], [8.0, -10.0, 12.0]],
 mul: Tensor([[2.0, 8.0, 18.0], [32.0, 50.0, 72.0]], device='npu')
 custom_abs: Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device='npu')
 custom_abs on meta: Tensor(size=[5, 7], device='meta')
-through the npu autograd fallback: ['aten::abs']
+through the npu autograd fallback: ['aten::floor']
 done
 """
 

@@ -27,9 +27,9 @@ def modes(in_use, world, monkeypatch):
 
 @pytest.fixture
 def foo(world):
-    """ns::foo(Tensor x) -> Tensor on the world's registry, returning "cpu"."""
+    """ns::foo(Tensor x) -> str on the world's registry, returning "cpu" (its handlers and rules return strings too)."""
     with world.library("h23rules") as lib:
-        lib.define("foo(Tensor x) -> Tensor")
+        lib.define("foo(Tensor x) -> str")
         lib.impl("foo", lambda x: "cpu", "CPU")
         yield lib, world.ops.h23rules.foo.default
 

@@ -71,8 +71,8 @@ def test_set_refuses_what_torch_refuses():
         P.zeros(2, requires_grad=True).set_(_arange(6).storage())
     meta = P.empty(0, device="meta").set_(UntypedStorage(12, device="meta"))
     assert meta.shape == (3,)
-    with pytest.raises(RuntimeError, match="Cannot access storage of Wrapper: it has no memory of its own"):
-        Wrapper.make().untyped_storage()
+    with pytest.raises(RuntimeError, match="Attempted to access the data pointer on an invalid python storage"):
+        Wrapper.make().untyped_storage().data_ptr()  # a storage without memory, as torch's
     with pytest.raises(NotImplementedError, match="Not available for 'meta' device type"):
         UntypedStorage(4, device="meta").tolist()
     with pytest.raises(NotImplementedError, match="untyped_storage\\(\\) of a tensor on toy: the prototype's storages"):

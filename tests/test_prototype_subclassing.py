@@ -45,7 +45,12 @@ def test_a_wrapper_has_the_metadata_it_was_given_and_no_data():
     plain = Tensor._make_wrapper_subclass(Wrapper, [4])
     assert (plain.dtype, plain.device.type, plain.stride(), plain.is_contiguous()) == (P.float32, "cpu", (1,), True)
     with pytest.raises(RuntimeError, match="a wrapper subclass has no data"):
+        repr(plain)
+    # As torch: the values of a tensor whose handler answers its operators are not numpy's or a list's.
+    with pytest.raises(RuntimeError, match=r"^\.numpy\(\) is not supported for tensor subclasses\.$"):
         plain.numpy()
+    with pytest.raises(RuntimeError, match=r"^\.tolist\(\) is not supported for tensor subclasses, got Wrapper$"):
+        plain.tolist()
 
 
 def test_plain_tensors_carry_no_python_key_and_subclasses_with_a_handler_do():
@@ -152,9 +157,9 @@ def test_default_torch_function_keeps_the_subclass():
 
     x = Tensor._make_subclass(Keeps, P.tensor([1.0, -2.0]))
     out = Keeps.__torch_function__(aten.neg.default, (Keeps,), (x,))
-    assert type(out) is Keeps and out.tolist() == [-1.0, 2.0]
+    assert type(out) is Keeps and out._values().tolist() == [-1.0, 2.0]
     assert Keeps.__torch_function__(aten.neg.default, (int,), (x,)) is NotImplemented
-    assert disabled_torch_function_impl(aten.neg.default, (), (x,)).tolist() == [-1.0, 2.0]
+    assert disabled_torch_function_impl(aten.neg.default, (), (x,))._values().tolist() == [-1.0, 2.0]
 
 
 def test_return_and_correct_aliasing_and_traceable_subclasses():

@@ -92,11 +92,12 @@ def test_kernels_are_where_torch_has_them(name):
     # ... a derivative for an operator with a differentiable result (set_'s
     # Autograd kernel only checks its in-place write, as torch's; not a
     # factory's, nor a comparison's), and torch's bookkeeping of views and in-place writes.
-    # detach's result is cut from the graph, lift_fresh's is its argument: an Autograd fallthrough serves them.
+    # detach's result is cut from the graph, lift_fresh's is its argument, _local_scalar_dense's a
+    # Python number: an Autograd fallthrough serves them.
     differentiable = name not in ("gt.Scalar", "ne.Scalar", "ne.Tensor", "any", "nonzero", "empty.memory_format", "zeros", "ones",
                                   "full", "randn", "randn.generator", "empty_like", "zeros_like", "ones_like",
                                   "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
-                                  "detach", "lift_fresh")
+                                  "detach", "lift_fresh", "_local_scalar_dense")
     assert ("Autograd" in ours) == differentiable
     assert ("ADInplaceOrView" in ours) == ("ADInplaceOrView" in torch_keys)
     # The factories' BackendSelect kernels are the catalog's, as torch generates its own.

@@ -44,7 +44,7 @@ def test_graph_prints_readably():
         "  %1: f32[4, 2] cpu = aten::add.Tensor(%0, %x1, alpha=2)",
         "  %2: f32[4, 2] cpu = aten::relu(%1)",
         "  %3: f32[] cpu = aten::sum(%2)",
-        "  %4: f64[2] cpu = aten::zeros([2], dtype=torch.float64)",
+        "  %4: f64[2] cpu = aten::zeros([2], dtype=torch.float64, device=device(type='cpu'), pin_memory=False)",
         "  return (%3, %4)",
     ])
     assert graph.constants == {"c0": w}

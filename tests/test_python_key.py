@@ -164,19 +164,47 @@ def test_a_handler_gets_the_overload_and_its_attributes(modes):
     lib.define("f(Tensor x, Scalar alpha=1) -> Tensor")
     lib.impl("f", lambda x, alpha=1: x, "CPU")
     seen = []
+    handled = modes.engine.TensorBase(modes.keyset(K.CPU))
 
     class Sub(modes.engine.TensorBase):
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
             seen.append((func, func.name(), func._overloadname, func.overloadpacket, types, args, kwargs))
-            return "handled"
+            return handled
 
     s = Sub(modes.keyset(K.CPU))
     f = getattr(modes.ops, lib.ns).f
-    assert f.default(s, 2) == "handled"
+    assert f.default(s, 2) is handled
     func, name, overload, packet, types, args, kwargs = seen[0]
     assert (func is f.default, name, overload, packet is f) == (True, f"{lib.ns}::f", "default", True)
     assert (types, args, kwargs) == ((Sub,), (s, 2), {})
+
+
+def test_a_handler_result_must_be_what_the_schema_returns(modes):
+    # torch casts a handler's result to the operator's returns: "Unable to cast arf to Tensor".
+    lib = modes.library(next(_ns))
+    lib.define("f(Tensor x) -> Tensor")
+    lib.define("g(Tensor x) -> Tensor[]")
+    lib.define("h(Tensor x) -> Tensor?")
+
+    class Arf(modes.engine.TensorBase):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return "arf" if func.name().endswith("::f") else None
+
+    ns = getattr(modes.ops, lib.ns)
+    with pytest.raises(RuntimeError, match="^Unable to cast arf to Tensor$"):
+        ns.f.default(Arf(modes.keyset(K.CPU)))
+    # Other returns are not cast here: a list of tensors, an optional one (None).
+    assert ns.g.default(Arf(modes.keyset(K.CPU))) is None and ns.h.default(Arf(modes.keyset(K.CPU))) is None
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return 3
+
+    with Mode():
+        with pytest.raises(RuntimeError, match="^Unable to cast 3 to Tensor$"):
+            ns.f.default(modes.engine.TensorBase(modes.keyset(K.CPU)))
 
 
 class _ClassMethod(classmethod):
@@ -237,7 +265,7 @@ def test_every_form_of_tensor_handler_is_bound_as_in_python(modes):
     # Compiled, the usual form is called without a bound method (Note
     # [Calling a tensor's handler]); every form must see what Python binds.
     lib = modes.library(next(_ns))
-    lib.define("f(Tensor x) -> Tensor")
+    lib.define("f(Tensor x) -> Any")  # the handlers return what they were bound to
     f = getattr(modes.ops, lib.ns).f.default
     keys = modes.keyset(K.CPU)
     forms, method, renamed = _handler_forms(modes.engine.TensorBase)

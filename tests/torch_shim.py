@@ -49,22 +49,6 @@ from dispatcher.streams import Stream
 __all__ = ["installed", "torch_module"]
 
 
-def _like(make: Any) -> Any:
-    def like(x: Any, *args: Any, dtype: Any = None, device: Any = None, **kwargs: Any) -> Any:
-        return make(*args, tuple(x.shape), dtype=dtype or x.dtype, device=device or x.device, **kwargs)
-
-    return like
-
-
-def _grad(outputs: Any, inputs: Any, grad_outputs: Optional[Any] = None) -> tuple[Any, ...]:
-    """torch.autograd.grad for one output: its gradients for ``inputs`` (one or a sequence)."""
-    listed = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-    for x in listed:
-        x.grad = None
-    P.backward(outputs, grad_outputs)
-    return tuple(x.grad for x in listed)
-
-
 def _layouts_and_memory_formats() -> dict[str, Any]:
     """torch.strided, torch.sparse_csr, ..., torch.contiguous_format, torch.channels_last, ..."""
     options = P.tensor_options
@@ -94,7 +78,7 @@ def torch_module() -> dict[str, types.ModuleType]:
     utils = types.ModuleType("torch.utils")
     utils._python_dispatch = dispatch_modes  # type: ignore[attr-defined]
     autograd = types.ModuleType("torch.autograd")
-    autograd.grad = _grad  # type: ignore[attr-defined]
+    autograd.grad = P.grad  # type: ignore[attr-defined]
     autograd.Function = P.Function  # type: ignore[attr-defined]
     names = {
         "library": dispatcher.library, "ops": TorchOps(), "_C": torch_C, "utils": utils, "autograd": autograd,
@@ -108,10 +92,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "UntypedStorage": P.storage.UntypedStorage,
         "autocast": autocast,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
-        "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
-        "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),
-        "ones_like": _like(lambda size, **kw: P.ones(*size, **kw)),
-        "full_like": _like(lambda value, size, **kw: P.full(size, value, **kw)),
+        "empty_like": P.empty_like, "zeros_like": P.zeros_like, "ones_like": P.ones_like, "full_like": P.full_like,
         "from_numpy": lambda array: P.tensor(np.asarray(array)),
         "allclose": lambda a, b, rtol=1e-05, atol=1e-08: bool(np.allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)),
         "sin": lambda x: ops.aten.sin.default(x),

@@ -2043,10 +2043,11 @@ def _print_trace(what, name, bits):
 def _handle_names(name):
     """torch's ``__name__``, ``__qualname__`` and ``__module__`` of the
     OpOverload of ``ns::op.overload``: ``op.overload`` (``op.default``),
-    ``ns::op.overload`` (the name as given) and ``dispatcher.ops.ns`` (torch:
-    ``torch._ops.ns``)."""
+    ``ns::op.overload`` (the name as given) and ``torch._ops.ns``: torch's
+    own module name, as code written for torch prints and compares it
+    (``f"{func.__module__}.{func.__name__}"`` in torch's LoggingTensor logs)."""
     namespace, _, rest = name.partition("::")
-    return (rest if "." in rest else f"{rest}.default"), name, f"dispatcher.ops.{namespace}"
+    return (rest if "." in rest else f"{rest}.default"), name, f"torch._ops.{namespace}"
 
 
 class _NameOfHandle:
@@ -2639,7 +2640,7 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
         finally:
             _push_mode(state, mode)
         if result is not NotImplemented:
-            return result
+            return _handler_result(plan, result)
     if overloaded is not None:
         for tensor in overloaded:
             rule = rules.get(type(tensor)) if rules else None
@@ -2650,8 +2651,20 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
             else:
                 result = tensor.__torch_dispatch__(handle, types, args, kwargs)
             if result is not NotImplemented:
-                return result
+                return _handler_result(plan, result)
     _all_returned_not_implemented(handle, mode, types)
+
+
+def _handler_result(plan, result):
+    """A handler's result, as torch takes it back: torch casts it to the
+    operator's returns, so where the schema returns one Tensor anything but
+    a tensor raises (torch's cast error)."""
+    if isinstance(result, TensorBase) or _tensor_bits(result) >= 0:
+        return result
+    returns = plan.shape.schema.returns
+    if len(returns) == 1 and getattr(getattr(returns[0].type, "name", None), "value", None) == "Tensor":
+        raise RuntimeError(f"Unable to cast {result} to Tensor")
+    return result
 
 
 def _python_tensors(plan, args, kwargs):
@@ -2974,7 +2987,7 @@ class OverloadPacket(_OverloadPacketBase):
         # as an overload's is ns::name.overload).
         self.__name__ = name
         self.__qualname__ = qualified_name
-        self.__module__ = f"dispatcher.ops.{namespace}"
+        self.__module__ = f"torch._ops.{namespace}"  # torch's (see _handle_names)
 
     _is_protocol = False
 

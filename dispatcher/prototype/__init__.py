@@ -83,6 +83,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from .dtypes import DType, bool_, float16, float32, float64, int64
 from .tensor import Tensor, is_tensor, stack, tensor
 from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
+from . import copying  # noqa: F401  (sets Tensor.__deepcopy__)
 from . import kernels_cpu, meta, composite, indexing, inplace_or_view, strided_views, storage  # noqa: F401
 from .factories import empty, empty_like, full, full_like, ones, ones_like, randn, zeros, zeros_like
 from .autograd import backward, grad, gradcheck, no_grad

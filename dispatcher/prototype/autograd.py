@@ -49,7 +49,7 @@ from .tensor import Tensor, convert, tensor
 from .tensor_options import preserve_format, strided
 
 __all__ = ["CustomOpAutograd", "FunctionCtx", "FunctionNode", "Node", "backward", "differentiable", "grad", "gradcheck",
-           "no_grad"]
+           "no_grad", "not_differentiable_out"]
 
 _library = Library("aten", "IMPL", "Autograd")
 
@@ -138,6 +138,19 @@ class Node(_GraphNode):
         self.metadata = (metadata,)
         # (argument name, tensor, its version when saved); None once released.
         self._saved: Optional[Sequence[tuple[str, Tensor, int]]] = saved
+
+    def __getattr__(self, name: str) -> Any:
+        """torch's ``grad_fn._saved_<argument>``: the tensor the node saved for that
+        argument (``_saved_result``: its output); RuntimeError once backward freed them."""
+        if name.startswith("_saved_"):
+            argument = name[len("_saved_"):]
+            saved = self._saved
+            if saved is None:
+                raise RuntimeError(_BACKWARD_TWICE)
+            for saved_name, t, _ in saved:
+                if saved_name == argument:
+                    return t
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
     def release_saved(self) -> None:
         """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
@@ -337,6 +350,27 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
         return formula
 
     return register
+
+
+def not_differentiable_out(name: str) -> None:
+    """Register the Autograd kernel of an out= operator ``name`` (``abs.out``): as
+    torch's, it records nothing and refuses tensors that require grad; below it
+    the call reaches ADInplaceOrView, which counts the write to ``out``."""
+    op = overload(name)
+    bind = op.schema.bind
+    tensor_positions = [d.position for d in op.schema.dispatch_args]
+    redispatch = op.redispatch
+    base = name.partition(".")[0]
+
+    def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        values = bind(args, kwargs)
+        if any(getattr(values[p], "requires_grad", False) for p in tensor_positions):
+            raise RuntimeError(f"{base}(): functions with out=... arguments don't support automatic differentiation, "
+                               "but one of the arguments requires grad.")
+        with AutoDispatchBelowAutograd():
+            return redispatch(keyset & AFTER_AUTOGRAD_KEYSET, *args, **kwargs)
+
+    _library.impl(name, kernel, with_keyset=True)
 
 
 def _flattening(formula: Callable) -> Callable:

@@ -272,6 +272,13 @@ def rsub(self: Tensor, other: float, alpha: float = 1) -> Tensor:
     return aten.sub.Tensor(other, self, alpha=alpha)
 
 
+@_explicit_kernel("abs")
+def abs_(self: Tensor) -> Tensor:
+    # As torch's: into a new tensor, by abs.out (which resizes it).
+    out = aten.empty.memory_format([0], dtype=self.dtype, device=self.device)
+    return aten.abs.out(self, out=out)
+
+
 @_explicit_kernel("sum")
 def sum_(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
     return aten.sum.dim_IntList(self, None, False, dtype=dtype)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence, Union
 
-from .autograd import Context, TensorMeta, differentiable, sum_to
+from .autograd import Context, TensorMeta, differentiable, not_differentiable_out, sum_to
 from .indexing import slice_shape
 from .operators import aten
 from .shapes import wrap_dim
@@ -104,6 +104,16 @@ def _mul_scalar(ctx: Context, grad: Tensor) -> Grads:
 @differentiable("div.Scalar")
 def _div_scalar(ctx: Context, grad: Tensor) -> Grads:
     return (aten.div.Scalar(grad, ctx.other),)
+
+
+@differentiable("abs", saves=("self",))
+def _abs(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.mul.Tensor(grad, aten.sgn.default(ctx.self)),)
+
+
+@differentiable("sgn")
+def _sgn(ctx: Context, grad: Tensor) -> Grads:
+    return (aten.zeros_like.default(grad),)  # torch's sgn_backward of a real tensor
 
 
 @differentiable("neg")
@@ -205,6 +215,26 @@ def _mm(ctx: Context, grad: Tensor) -> Grads:
 def _bmm(ctx: Context, grad: Tensor) -> Grads:
     mat2 = _wanted(ctx, "mat2", lambda: aten.bmm.default(aten.transpose.int(ctx.self, 1, 2), grad))
     return _wanted(ctx, "self", lambda: aten.bmm.default(grad, aten.transpose.int(ctx.mat2, 1, 2))), mat2
+
+
+@differentiable("addmv", saves=("mat", "vec"))
+def _addmv(ctx: Context, grad: Tensor) -> Grads:
+    # torch's: grad * beta; alpha * grad.ger(vec) (the outer product, by broadcasting); alpha * mat.t() @ grad.
+    vec = _wanted(ctx, "vec", lambda: _times(aten.mv.default(aten.t.default(ctx.mat), grad), ctx.alpha))
+    mat = _wanted(ctx, "mat", lambda: _times(aten.mul.Tensor(aten.unsqueeze.default(grad, 1), ctx.vec), ctx.alpha))
+    return _wanted(ctx, "self", lambda: _times(grad, ctx.beta)), mat, vec
+
+
+@differentiable("_foobar")
+def _foobar(ctx: Context, grad: Tensor) -> Grads:
+    # torch has no formula for it: its result's grad_fn raises when backward reaches it.
+    raise RuntimeError("derivative for aten::_foobar is not implemented")
+
+
+@differentiable("set_.source_Tensor")
+def _set_(ctx: Context, grad: Tensor) -> Grads:
+    # torch has no formula for it: the result's grad_fn raises when backward reaches it.
+    raise RuntimeError("derivative for aten::set_ is not implemented")
 
 
 @differentiable("mv", saves=("self", "vec"))
@@ -333,3 +363,7 @@ def _fill_(ctx: Context, grad: Tensor) -> Grads:
 @differentiable("normal_")
 def _normal_(ctx: Context, grad: Tensor) -> Grads:
     return (None,)
+
+
+# -- out= operators: never recorded ---------------------------------------------------------
+not_differentiable_out("abs.out")

@@ -12,8 +12,8 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "default_float", "float16", "float32",
-    "float64",
+    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "default_float", "dtype_abbrs",
+    "float16", "float32", "float64",
     "float_result_type", "from_numpy_dtype", "int64", "optional_dtype", "reduction_dtype", "result_type",
     "to_numpy_dtype",
 ]
@@ -41,6 +41,8 @@ class DType(enum.IntEnum):
     # Whether the dtype is a floating-point one: each member's own attribute,
     # set below (a property cost a call on every kernel's dtype check).
     is_floating_point: builtins.bool  # plain ``bool`` is the member above
+    # torch's short name of the dtype (``torch.float32.abbr``): f32, i64, b8, ...
+    abbr: str
 
     @property
     def scalar_type_name(self) -> str:
@@ -53,9 +55,15 @@ class DType(enum.IntEnum):
         return _C_TYPE_NAMES[self]
 
 
+_ABBREVIATIONS = {"int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64", "bool": "b8"}
 for _member in DType:
     _member.is_floating_point = _member in (DType.float16, DType.float32, DType.float64)
+    _member.abbr = _ABBREVIATIONS[_member.name]
 del _member
+
+# torch.utils._dtype_abbrs.dtype_abbrs: each dtype's abbreviation, as torch's
+# logs and graph printouts write a tensor's type (``f32[2, 3]``).
+dtype_abbrs: dict[DType, str] = {dt: dt.abbr for dt in DType}
 
 _SCALAR_TYPE_NAMES = {DType.int64: "Long", DType.float16: "Half", DType.float32: "Float", DType.float64: "Double",
                       DType.bool: "Bool"}

@@ -19,9 +19,16 @@ import numpy as np
 
 from .dtypes import DType, optional_dtype
 from .operators import aten
-from .tensor import Tensor
+from .tensor import Tensor, tensor_device
 
 __all__ = ["empty", "empty_like", "full", "full_like", "ones", "ones_like", "randn", "zeros", "zeros_like"]
+
+
+def _placement(device: Optional[str]) -> dict[str, Any]:
+    """The device and pin_memory arguments torch's Python binding gives a factory:
+    the device asked for, else the default device (cpu), and pin_memory=False
+    (what a dispatch mode sees in the call: ``device=device(type='cpu'), pin_memory=False``)."""
+    return {"device": tensor_device("cpu" if device is None else device), "pin_memory": False}
 
 
 def _finish(out: Tensor, requires_grad: bool) -> Tensor:
@@ -34,22 +41,22 @@ def _size(size: tuple) -> list[int]:
 
 def empty(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
           requires_grad: bool = False) -> Tensor:
-    return _finish(aten.empty.memory_format(_size(size), dtype=optional_dtype(dtype), device=device), requires_grad)
+    return _finish(aten.empty.memory_format(_size(size), dtype=optional_dtype(dtype), **_placement(device)), requires_grad)
 
 
 def zeros(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
           requires_grad: bool = False) -> Tensor:
-    return _finish(aten.zeros.default(_size(size), dtype=optional_dtype(dtype), device=device), requires_grad)
+    return _finish(aten.zeros.default(_size(size), dtype=optional_dtype(dtype), **_placement(device)), requires_grad)
 
 
 def ones(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
          requires_grad: bool = False) -> Tensor:
-    return _finish(aten.ones.default(_size(size), dtype=optional_dtype(dtype), device=device), requires_grad)
+    return _finish(aten.ones.default(_size(size), dtype=optional_dtype(dtype), **_placement(device)), requires_grad)
 
 
 def full(size: Any, fill_value: float, *, dtype: Optional[DType] = None, device: Optional[str] = None,
          requires_grad: bool = False) -> Tensor:
-    out = aten.full.default(_size((size,)), fill_value, dtype=optional_dtype(dtype), device=device)
+    out = aten.full.default(_size((size,)), fill_value, dtype=optional_dtype(dtype), **_placement(device))
     return _finish(out, requires_grad)
 
 
@@ -57,9 +64,9 @@ def randn(*size: Any, generator: Optional[np.random.Generator] = None, dtype: Op
           device: Optional[str] = None, requires_grad: bool = False) -> Tensor:
     # As torch.randn: the overload with a generator when one is given.
     if generator is None:
-        out = aten.randn.default(_size(size), dtype=optional_dtype(dtype), device=device)
+        out = aten.randn.default(_size(size), dtype=optional_dtype(dtype), **_placement(device))
     else:
-        out = aten.randn.generator(_size(size), generator=generator, dtype=optional_dtype(dtype), device=device)
+        out = aten.randn.generator(_size(size), generator=generator, dtype=optional_dtype(dtype), **_placement(device))
     return _finish(out, requires_grad)
 
 

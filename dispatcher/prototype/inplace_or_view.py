@@ -6,7 +6,8 @@ operators skip the key: its standard fallback is a fallthrough).  They are
 torch's: the operators torch 2.13 has ADInplaceOrView kernels for.
 
 * An in-place operator bumps the version counter of the tensor it wrote,
-  which autograd checks before using a saved tensor.
+  which autograd checks before using a saved tensor; an out= operator, its
+  ``out`` argument's.
 * A view operator records the base it views and shares its version
   counter, so a write through either is seen by both.
 * ``detach`` shares the version counter but records no base: torch's
@@ -27,13 +28,14 @@ from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .operators import overload
 from .tensor import Tensor
 
-__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "VIEW_OPERATORS"]
+__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "OUT_OPERATORS", "VIEW_OPERATORS"]
 
-INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Storage",
-                     "set_.source_Storage_storage_offset")
+INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Tensor",
+                     "set_.source_Storage", "set_.source_Storage_storage_offset")
 VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim",
                   "as_strided", "diagonal", "slice.Tensor", "alias")
 ALIAS_OPERATORS = ("detach",)
+OUT_OPERATORS = ("abs.out",)  # they write their ``out`` argument
 
 _library = Library("aten", "IMPL", "ADInplaceOrView")
 
@@ -43,6 +45,17 @@ def _inplace(op: OperatorHandle):
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor):
             self._version_counter.value += 1
+        return out
+
+    return kernel
+
+
+def _out(op: OperatorHandle):
+    def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, *args, **kwargs)
+        written = kwargs.get("out")
+        if isinstance(written, Tensor):
+            written._version_counter.value += 1
         return out
 
     return kernel
@@ -75,3 +88,5 @@ for _name in VIEW_OPERATORS:
     _library.impl(_name, _view(overload(_name)), with_keyset=True)
 for _name in ALIAS_OPERATORS:
     _library.impl(_name, _alias(overload(_name)), with_keyset=True)
+for _name in OUT_OPERATORS:
+    _library.impl(_name, _out(overload(_name)), with_keyset=True)

@@ -27,7 +27,7 @@ from dispatcher import Library
 
 from . import shapes
 from .dtypes import (
-    NUMPY_DTYPES as _NUMPY, DType, default_float, float_result_type, optional_dtype, reduction_dtype, result_type,
+    NUMPY_DTYPES as _NUMPY, DType, can_cast, default_float, float_result_type, optional_dtype, reduction_dtype, result_type,
     to_numpy_dtype,
 )
 from .generator import default_generator
@@ -126,6 +126,11 @@ def div(self: Tensor, other: Tensor) -> Tensor:
 def neg(self: Tensor) -> Tensor:
     shapes.check_neg_input(self)
     return _wrap(np.negative(self._data), self.dtype)
+
+
+@_kernel("sgn")
+def sgn(self: Tensor) -> Tensor:
+    return _wrap(np.sign(self._data), self.dtype)
 
 
 @_kernel("reciprocal")
@@ -264,6 +269,47 @@ def dot(self: Tensor, tensor: Tensor) -> Tensor:
     return _wrap(np.dot(self._data, tensor._data), self.dtype)
 
 
+@_kernel("addmv")
+def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    """beta * self + alpha * (mat @ vec); as torch, beta=0 ignores self's values (NaN included)."""
+    shapes.mv_shape(mat, vec)
+    product = np.matmul(mat._data, vec._data)
+    shapes.broadcast_shapes(self.shape, product.shape)
+    scaled = product if alpha == 1 else alpha * product
+    total = scaled if beta == 0 else (self._data if beta == 1 else beta * self._data) + scaled
+    return _wrap(np.broadcast_to(total, product.shape), mat.dtype)
+
+
+@_kernel("abs.out")
+def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
+    if not can_cast(self.dtype, out.dtype):
+        raise RuntimeError(f"result type {self.dtype.scalar_type_name} can't be cast to the desired output type "
+                           f"{out.dtype.scalar_type_name}")
+    values = np.abs(self._data)
+    if out.shape != self.shape:
+        out._data = np.empty(self.shape, dtype=_NUMPY[out.dtype])  # torch resizes an out= tensor to the result
+        out.shape = self.shape
+    np.copyto(_writable(out), values, casting="unsafe")
+    return out
+
+
+@_kernel("_foobar")
+def foobar(self: Tensor, arg1: bool = True, arg2: bool = True, *, arg3: bool = True) -> Tensor:
+    """aten::_foobar, torch's operator for testing how calls pass defaulted arguments: a copy of self."""
+    return _wrap(self._data.copy(), self.dtype)
+
+
+@_kernel("_local_scalar_dense")
+def local_scalar_dense(self: Tensor) -> Any:
+    """Tensor.item()'s operator: the first element as a Python number (item()
+    checks there is one; the operator, as torch's, reads the first)."""
+    if self.numel() == 0:
+        raise RuntimeError("_local_scalar_dense: the tensor has no elements")
+    return self._data.flat[0].item()
+
+
+
+
 # -- views: numpy views share memory, as PyTorch views do --------------------------------
 @_kernel("permute")
 def permute(self: Tensor, dims: Sequence[int]) -> Tensor:
@@ -332,6 +378,14 @@ def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     out = _writable(self)
     b = _operand(other, dt)
     np.add(out, b if alpha == 1 else alpha * b, out=out, casting="unsafe")
+    return self
+
+
+@_kernel("set_.source_Tensor")
+def set_(self: Tensor, source: Tensor) -> Tensor:
+    """self views source's memory from now on, in source's shape and strides."""
+    shapes.check_set_source(self, source)
+    self._data, self.shape, self._strides = source._data, source.shape, source._strides
     return self
 
 

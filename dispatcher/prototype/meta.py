@@ -55,6 +55,18 @@ def div(self: Tensor, other: Tensor) -> Tensor:
     return meta_tensor(shapes.broadcast_shapes(self.shape, other.shape), float_result_type(self, other))
 
 
+@_kernel("set_.source_Tensor")
+def set_(self: Tensor, source: Tensor) -> Tensor:
+    shapes.check_set_source(self, source)
+    self.shape, self._strides = source.shape, source._strides
+    return self
+
+
+@_kernel("sgn")
+def sgn(self: Tensor) -> Tensor:
+    return meta_tensor(self.shape, self.dtype)
+
+
 @_kernel("neg")
 def neg(self: Tensor) -> Tensor:
     shapes.check_neg_input(self)
@@ -113,6 +125,34 @@ def mv(self: Tensor, vec: Tensor) -> Tensor:
     return meta_tensor(shapes.mv_shape(self, vec), self.dtype)
 
 
+@_kernel("addmv")
+def addmv(self: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
+    shape = shapes.mv_shape(mat, vec)
+    shapes.broadcast_shapes(self.shape, shape)
+    return meta_tensor(shape, mat.dtype)
+
+
+@_kernel("abs.out")
+def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
+    out.shape = tuple(self.shape)  # torch resizes an out= tensor to the result
+    return out
+
+
+@_kernel("_foobar")
+def foobar(self: Tensor, arg1: bool = True, arg2: bool = True, *, arg3: bool = True) -> Tensor:
+    return meta_tensor(self.shape, self.dtype)
+
+
+@_kernel("_local_scalar_dense")
+def local_scalar_dense(self: Tensor) -> Any:
+    raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+
+
+@_kernel("pow.Tensor_Scalar")
+def pow_tensor_scalar(self: Tensor, exponent: float) -> Tensor:
+    return meta_tensor(self.shape, result_type(self, exponent))
+
+
 @_kernel("dot")
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     return meta_tensor(shapes.dot_shape(self, tensor), self.dtype)
@@ -129,11 +169,6 @@ def sin_(self: Tensor) -> Tensor:
     if dt is not self.dtype:
         shapes.check_inplace(self.shape, self.dtype, self.shape, dt)
     return self
-
-
-@_kernel("pow.Tensor_Scalar")
-def pow_tensor_scalar(self: Tensor, exponent: float) -> Tensor:
-    return meta_tensor(self.shape, result_type(self, exponent))
 
 
 @_kernel("view")

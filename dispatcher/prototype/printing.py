@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["tensor_text"]
+__all__ = ["tensor_text", "text_with_suffixes"]
 
 PRECISION = 4
 LINEWIDTH = 80
@@ -115,6 +115,13 @@ def tensor_text(values: np.ndarray, floating: bool, suffixes: Sequence[str], pre
         summarize = values.size > THRESHOLD
         formatter = _Formatter(_summarized(values) if summarize else values, floating)
         body = _nested(values, indent, summarize, formatter)
+    return text_with_suffixes(prefix, body, suffixes)
+
+
+def text_with_suffixes(prefix: str, body: str, suffixes: Sequence[str]) -> str:
+    """``prefix`` + ``body`` + ``suffixes``, wrapped as torch's _add_suffixes wraps them
+    (``body``: the values as written, or a subclass's ``tensor_contents``)."""
+    indent = len(prefix)
     parts = [prefix + body]
     last_line = len(parts[0]) - parts[0].rfind("\n") + 1  # torch's count (one more without a newline)
     for suffix in suffixes:

@@ -12,7 +12,8 @@ from typing import Any, Optional, Sequence
 from .dtypes import DType, can_cast
 
 __all__ = [
-    "bmm_shape", "broadcast_shapes", "check_inplace", "check_neg_input", "check_relu_input", "check_sub_operands",
+    "bmm_shape", "broadcast_shapes", "check_inplace", "check_neg_input", "check_relu_input", "check_set_source",
+    "check_sub_operands",
     "compute_stride", "dot_shape", "expand_shape", "mm_shape", "mv_shape", "permute_shape", "reduce_shape",
     "select_shape", "squeeze_shape", "stack_shape", "unsqueeze_shape", "view_shape", "wrap_dim",
 ]
@@ -283,3 +284,10 @@ def check_inplace(self_shape: Sequence[int], self_dtype: DType, other_shape: Seq
         )
     if not can_cast(result, self_dtype):
         raise RuntimeError(f"result type {result.name} can't be cast to the desired output type {self_dtype.name}")
+
+
+def check_set_source(self: Any, source: Any) -> None:
+    """set_'s check: self takes source's memory only if they hold one dtype."""
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {source.dtype.c_type_name} to a tensor of type "
+                           f"{self.dtype.c_type_name}")

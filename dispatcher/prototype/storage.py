@@ -63,7 +63,12 @@ class UntypedStorage:
         return self._nbytes
 
     def data_ptr(self) -> int:
-        return 0 if self._bytes is None else int(self._bytes.__array_interface__["data"][0])
+        if self._bytes is None:
+            if self.device.type == "meta":
+                return 0
+            # A wrapper subclass's storage (untyped_storage): torch's invalid python storage.
+            raise RuntimeError("Attempted to access the data pointer on an invalid python storage.")
+        return int(self._bytes.__array_interface__["data"][0])
 
     def __getitem__(self, index: int) -> int:
         return int(self._cpu_bytes()[index])
@@ -162,8 +167,10 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
             out = UntypedStorage(0, device="meta")
             out._nbytes = (self.storage_offset() + self.numel()) * self.element_size()
             return out
-        if data is None:
-            raise RuntimeError(f"Cannot access storage of {type(self).__name__}: it has no memory of its own")
+        if data is None:  # a wrapper subclass's tensor: a storage without memory, as torch's
+            out = UntypedStorage(0, device=self.device)
+            out._bytes = None
+            return out
         raise NotImplementedError(f"untyped_storage() of a tensor on {self.device.type}: the prototype's storages "
                                   "are on the cpu and meta devices")
     root = storage_array(data)
@@ -219,9 +226,12 @@ def set_storage_meta(self: Tensor, source: UntypedStorage, storage_offset: Optio
     return self
 
 
-def _set_method(self: Tensor, source: Union[UntypedStorage, TypedStorage], storage_offset: Optional[int] = None,
+def _set_method(self: Tensor, source: Union[Tensor, UntypedStorage, TypedStorage], storage_offset: Optional[int] = None,
                 size: Optional[Sequence[int]] = None, stride: Optional[Sequence[int]] = None) -> Tensor:
-    """torch's ``t.set_(storage[, storage_offset, size, stride])``."""
+    """torch's ``t.set_(source)`` of a tensor (aten::set_.source_Tensor), and
+    ``t.set_(storage[, storage_offset, size, stride])``."""
+    if isinstance(source, Tensor) and storage_offset is None and size is None and stride is None:
+        return aten.set_.source_Tensor(self, source)
     if isinstance(source, TypedStorage):
         if source.dtype != self.dtype:
             raise RuntimeError(f"Expected a Storage of type {self.dtype.c_type_name} or an UntypedStorage, but got type "

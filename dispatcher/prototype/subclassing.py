@@ -26,7 +26,7 @@ from dispatcher import DispatchKeySet, disabled_torch_dispatch_impl
 
 from .dtypes import DType, check_dtype, default_float
 from .python_metadata import apply_policy, policy_from
-from .tensor import Tensor
+from .tensor import Tensor, check_not_owned_by_handler
 from .tensor_options import check_options, strided
 
 __all__ = ["as_subclass", "default_torch_function", "disabled_torch_function_impl", "make_subclass",
@@ -95,6 +95,7 @@ def make_subclass(cls: type, data: Tensor, require_grad: bool = False, *,
     if not isinstance(data, Tensor):
         raise TypeError(f"_make_subclass: data must be a Tensor, not {type(data).__name__}")
     policy = policy_from(dispatch_sizes_strides_policy, dispatch_device, dispatch_layout)
+    check_not_owned_by_handler(data, cls)
     out = _same_data(data, cls)
     if require_grad:
         out.requires_grad_()
@@ -105,6 +106,7 @@ def make_subclass(cls: type, data: Tensor, require_grad: bool = False, *,
 def as_subclass(t: Tensor, cls: type) -> Any:
     """``t`` as a ``cls``: the same data, and the same place in the autograd graph (torch's ``as_subclass``)."""
     _check_subclass(cls, "as_subclass")
+    check_not_owned_by_handler(t, cls)
     out = _same_data(t, cls)
     out.requires_grad, out.grad_fn, out._output_nr = t.requires_grad, t.grad_fn, t._output_nr
     return out

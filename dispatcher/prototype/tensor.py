@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
-from dispatcher import AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase, disabled_torch_dispatch_impl
+from dispatcher import (
+    AutoDispatchBelowADInplaceOrView, AutoDispatchBelowAutograd, BackendComponent, DispatchKey, DispatchKeySet, TensorBase,
+    disabled_torch_dispatch_impl,
+)
 from dispatcher.backends import backend_component, device_type
 from dispatcher.keysets import get_autograd_related_key_set_from_backend
 from dispatcher.value_types import device as Device
@@ -28,7 +31,7 @@ from .dtypes import (
     DTYPE_NAMES, DType, check_dtype, default_float, from_numpy_dtype, optional_dtype, to_numpy_dtype,
 )
 from .operators import aten
-from .printing import tensor_text
+from .printing import tensor_text, text_with_suffixes
 from . import contiguity
 from .tensor_options import channels_last, channels_last_3d, strided
 
@@ -199,6 +202,12 @@ class TensorMethods:
         # torch's Tensor.__rdiv__: the reciprocal, times the number.
         return aten.mul.Tensor(aten.reciprocal.default(self), _number_or_tensor(other))
 
+    def __pow__(self, exponent: Scalar) -> Self:
+        return aten.pow.Tensor_Scalar(self, exponent)
+
+    def pow(self, exponent: Scalar) -> Self:
+        return aten.pow.Tensor_Scalar(self, exponent)
+
     def __matmul__(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
 
@@ -226,6 +235,9 @@ class TensorMethods:
 
     def matmul(self, other: Operand) -> Self:
         return aten.matmul.default(self, other)
+
+    def abs(self) -> Self:
+        return aten.abs.default(self)
 
     def neg(self) -> Self:
         return aten.neg.default(self)
@@ -265,12 +277,6 @@ class TensorMethods:
 
     def sin_(self) -> Self:
         return aten.sin_.default(self)
-
-    def pow(self, exponent: Scalar) -> Self:
-        return aten.pow.Tensor_Scalar(self, exponent)
-
-    def __pow__(self, exponent: Scalar) -> Self:
-        return self.pow(exponent)
 
     def nonzero(self) -> Self:
         return aten.nonzero.default(self)
@@ -576,6 +582,33 @@ class Tensor(TensorMethods, TensorBase):
         return self._version_counter.value
 
     @property
+    def data(self) -> "Tensor":
+        """torch's ``.data``: the same memory, cut from the graph, with a version
+        counter of its own (a write through it is not seen by autograd's checks
+        of this tensor).  A subclass with a ``__torch_dispatch__`` makes it with
+        ``aten::detach``, which its handler sees, as torch's does; no other
+        tensor's is an operator call."""
+        if answers_its_operators(type(self)):
+            with AutoDispatchBelowADInplaceOrView():
+                out: Tensor = aten.detach.default(self)
+        else:
+            out = Tensor(self._data, self.shape, self.dtype, self.device)
+            out._strides = self._strides
+        out._version_counter = VersionCounter()
+        return out
+
+    @data.setter
+    def data(self, new: "Tensor") -> None:
+        # torch's set_data: this tensor takes new's memory and metadata, keeping
+        # its own type, autograd state and version counter.
+        if not isinstance(new, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(new).__name__}")
+        if new.device != self.device:
+            raise RuntimeError(f"data set to a tensor on {new.device} cannot replace the data of a tensor on "
+                               f"{self.device}: prototype tensors keep their device's keys")
+        self._data, self.shape, self.dtype, self._strides = new._data, new.shape, new.dtype, new._strides
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -644,6 +677,7 @@ class Tensor(TensorMethods, TensorBase):
         itemsize = self._data.itemsize
         return tuple([step // itemsize for step in self._data.strides])
 
+
     def _with_shape(self, shape: Sequence[int]) -> "Tensor":
         """The same elements, in row-major order, in another shape: a view of the same
         memory where the layout allows (always when only dimensions of size 1 are
@@ -664,7 +698,15 @@ class Tensor(TensorMethods, TensorBase):
 
         ``force``, as torch's: the values of the tensor detached and on the CPU
         (here a tensor that requires grad or is on another device gives its values
-        without it too)."""
+        without it too).  A tensor of a subclass with a ``__torch_dispatch__`` has
+        none to give (torch refuses it, as its values are whatever its handler
+        makes of its operators)."""
+        if answers_its_operators(type(self)):
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
+        return self._values()
+
+    def _values(self) -> np.ndarray:
+        """numpy(), for any tensor with values of its own (repr prints them)."""
         if self.device is _META:
             raise RuntimeError("Cannot copy out of meta tensor; no data!")
         if self._data is None and self.device is _CPU:
@@ -683,12 +725,18 @@ class Tensor(TensorMethods, TensorBase):
         return bool(self.item())
 
     def item(self) -> Scalar:
+        if answers_its_operators(type(self)):
+            # As torch: through aten::_local_scalar_dense, which the subclass's handler answers.
+            result: Scalar = aten._local_scalar_dense.default(self)
+            return result
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self.numpy().item()
+        return self._values().item()
 
     def tolist(self) -> Any:
-        return self.numpy().tolist()
+        if answers_its_operators(type(self)):
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
+        return self._values().tolist()
 
     def __format__(self, format_spec: str) -> str:
         # torch's: a plain 0-d tensor formats as its number (f"{loss:.3f}").
@@ -696,7 +744,11 @@ class Tensor(TensorMethods, TensorBase):
             return format(self.item(), format_spec)
         return object.__format__(self, format_spec)
 
-    def __repr__(self) -> str:
+    def __repr__(self, *, tensor_contents: Optional[str] = None) -> str:
+        """torch's: ``tensor([...], dtype=..., ...)``; a subclass's begins with its
+        class's name, and ``tensor_contents`` (a subclass's own text of what it
+        holds, as a wrapper subclass gives it) stands for the values."""
+        prefix = "tensor(" if type(self) is Tensor else f"{type(self).__name__}("
         extras = []
         if self.device is not _CPU:
             extras.append(f"device='{self.device}'")
@@ -711,9 +763,11 @@ class Tensor(TensorMethods, TensorBase):
             extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
+        if tensor_contents is not None:
+            return text_with_suffixes(prefix, tensor_contents, extras)
         if self.device is _META:
-            return f"tensor({', '.join([f'..., size={self.shape}', *extras])})"
-        return tensor_text(self.numpy(), self.dtype.is_floating_point, extras)
+            return f"{prefix}{', '.join([f'..., size={self.shape}', *extras])})"
+        return tensor_text(self._values(), self.dtype.is_floating_point, extras, prefix)
 
 
 def tensor(data: Any, *, dtype: Optional[DType] = None, device: DeviceLike = "cpu",
@@ -756,11 +810,41 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def answers_its_operators(cls: type) -> bool:
+    """Whether tensors of ``cls`` have a ``__torch_dispatch__`` of their own: their
+    values are what it makes of their operators (torch's is_python_dispatch)."""
+    return getattr(cls, "__torch_dispatch__", disabled_torch_dispatch_impl) is not disabled_torch_dispatch_impl
+
+
+def check_not_owned_by_handler(t: Tensor, cls: type) -> None:
+    """torch's check that a tensor made a ``cls`` (``_make_subclass``,
+    ``as_subclass``, ``cls(t)``) is not one a handler answers for: torch's
+    alias of it would come back from that handler as an object of its type."""
+    owner = type(t)
+    if answers_its_operators(owner) and not issubclass(owner, cls):
+        raise RuntimeError(
+            f"Creating a new Tensor subclass {cls.__name__} but the raw Tensor object is already associated to a "
+            f"python object of type {owner.__name__} which is not a subclass of the requested type"
+        )
+
+
 def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """The __init__ of a Tensor subclass that has none: nothing to do for an
     instance its __new__ made (its keys are set: a made tensor has a backend
-    key, a new one none), else Tensor.__init__."""
-    if not self._bits:
+    key, a new one none).  Else torch's constructor, ``MyTensor(t)`` or
+    ``MyTensor(2, 3)``: an alias of tensor ``t``'s memory (sharing its
+    version counter, outside the graph), or a new uninitialized float32
+    tensor of those sizes; other arguments are Tensor.__init__'s."""
+    if self._bits:
+        return
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+        source = args[0]
+        check_not_owned_by_handler(source, type(self))
+        Tensor.__init__(self, source._data, source.shape, source.dtype, source.device)
+        self._version_counter, self._strides = source._version_counter, source._strides
+    elif args and not kwargs and all(type(a) is int and a >= 0 for a in args):
+        Tensor.__init__(self, np.empty(args, dtype=np.float32), args, DType.float32)
+    else:
         Tensor.__init__(self, *args, **kwargs)
 
 

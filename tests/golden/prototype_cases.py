@@ -15,14 +15,15 @@ from typing import Any, Callable, NamedTuple
 OPERATORS = (
     # pointwise
     "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "mul.Scalar", "div.Tensor", "div.Scalar", "neg", "exp", "log", "reciprocal",
-    "relu", "threshold_backward", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any",
+    "relu", "threshold_backward", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any", "pow.Tensor_Scalar",
+    "abs", "abs.out", "sgn", "_foobar", "_local_scalar_dense",
     # reductions and products
-    "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "dot",
+    "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "addmv", "dot",
     # views, and shape functions that are not
-    "permute", "t", "transpose.int", "view", "reshape", "_unsafe_view", "expand", "select.int", "unsqueeze",
+    "permute", "t", "transpose.int", "view", "reshape", "_unsafe_view", "expand", "select.int", "diagonal", "unsqueeze",
     "squeeze.dim", "squeeze_.dim", "select_backward", "stack", "movedim.int", "movedim.intlist",
     # in-place, copies, conversions
-    "add_.Tensor", "fill_.Scalar", "normal_", "copy_", "clone", "_to_copy", "to.dtype", "to.device",
+    "add_.Tensor", "fill_.Scalar", "normal_", "copy_", "set_.source_Tensor", "clone", "_to_copy", "to.dtype", "to.device",
     "to.dtype_layout",
     # factories
     "empty.memory_format", "zeros", "ones", "full", "randn", "randn.generator",
