@@ -85,6 +85,7 @@ from .tensor import Tensor, is_tensor, stack, tensor
 from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
 from .factories import empty, empty_like, full, full_like, ones, ones_like, randn, zeros, zeros_like
+from .random_factories import rand, randperm
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401
@@ -102,6 +103,6 @@ __all__ = [
     "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install",
     "installed",
     "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
-    "ones_like", "randn", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
+    "ones_like", "rand", "randn", "randperm", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
     "use_cpu_fallback", "vmap", "zeros", "zeros_like",
 ]

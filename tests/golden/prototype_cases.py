@@ -28,6 +28,8 @@ OPERATORS = (
     "empty.memory_format", "zeros", "ones", "full", "randn", "randn.generator",
     "empty_like", "zeros_like", "ones_like", "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
     "new_full", "detach", "lift_fresh",
+    # random factories (random_factories.py)
+    "rand", "rand.generator", "uniform_", "randperm", "randperm.generator", "randperm.out", "randperm.generator_out",
 )
 
 

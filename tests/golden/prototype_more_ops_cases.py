@@ -1,0 +1,83 @@
+"""Calls of the aten operators dispatcher.prototype implements for PyTorch's test
+files (rand, randperm, nonzero, index_put_, ...), each written once for either
+library: ``lib`` is ``torch`` or tests/torch_shim.py's torch over the prototype.
+
+A case returns what can be compared between the two: values where the
+operator is deterministic, else dtype and shape (and properties such as
+"a permutation of 0 .. n-1"); a case that raises is recorded as the
+exception's type and message.  generate_prototype_more_ops_golden.py records
+torch 2.13's answers, tests/test_prototype_more_ops.py compares the
+prototype's.  No imports of either library here.
+"""
+from typing import Any, Callable
+
+
+def _described(t: Any) -> dict:
+    return {"dtype": str(t.dtype), "shape": list(t.shape)}
+
+
+def _values(t: Any) -> dict:
+    return {**_described(t), "values": t.tolist()}
+
+
+def _uniform(t: Any, low: float = 0.0, high: float = 1.0) -> dict:
+    values = t.reshape(-1).tolist() if t.dim() else [t.item()]
+    return {**_described(t), "in_range": all(low <= v < high for v in values)}
+
+
+def _permutation(t: Any) -> dict:
+    return {**_described(t), "is_permutation": sorted(int(v) for v in t.tolist()) == list(range(t.shape[0]))}
+
+
+def cases(lib: Any) -> dict[str, Callable[[], Any]]:
+    aten = lib.ops.aten
+    return {
+        # rand: every argument form torch.rand takes, and its checks
+        "rand_sizes": lambda: _uniform(lib.rand(2, 3)),
+        "rand_tuple": lambda: _uniform(lib.rand((4,))),
+        "rand_scalar": lambda: _uniform(lib.rand(())),
+        "rand_float64": lambda: _uniform(lib.rand(3, dtype=lib.float64)),
+        "rand_requires_grad": lambda: lib.rand(2, requires_grad=True).requires_grad,
+        "rand_meta": lambda: _described(lib.rand(2, 5, device="meta")),
+        "rand_int64": lambda: lib.rand(2, dtype=lib.int64),
+        "rand_op_default": lambda: _uniform(aten.rand.default([3, 2])),
+        "uniform_range": lambda: _uniform(aten.uniform_.default(lib.zeros(50), 2.0, 3.0), 2.0, 3.0),
+        "uniform_by_name": lambda: _uniform(aten.uniform_.default(lib.zeros(9), **{"from": -2.0, "to": -1.0}), -2.0, -1.0),
+        "uniform_backwards_range": lambda: aten.uniform_.default(lib.zeros(2), 1.0, 0.0),
+        "uniform_out_of_bounds": lambda: aten.uniform_.default(lib.zeros(2), 0.0, 1e300),
+        "uniform_version": lambda: _bumped(lib, lambda t: aten.uniform_.default(t)),
+        "uniform_grad_fn": lambda: _grad_fn_name(lib, lambda t: aten.uniform_.default(t * 1)),
+        # randperm
+        "randperm": lambda: _permutation(lib.randperm(7)),
+        "randperm_zero": lambda: _permutation(lib.randperm(0)),
+        "randperm_float32": lambda: _permutation(lib.randperm(5, dtype=lib.float32)),
+        "randperm_meta": lambda: _described(lib.randperm(4, device="meta")),
+        "randperm_negative": lambda: lib.randperm(-1),
+        "randperm_bool": lambda: lib.randperm(3, dtype=lib.bool),
+        "randperm_half_too_large": lambda: lib.randperm(3000, dtype=lib.float16),
+        "randperm_out_resizes": lambda: _permutation(aten.randperm.out(3, out=lib.zeros(5, dtype=lib.int64))),
+        "randperm_out_version": lambda: _bumped(lib, lambda t: aten.randperm.out(4, out=t), lib.int64),
+    }
+
+
+def _bumped(lib: Any, write: Callable[[Any], Any], dtype: Any = None) -> int:
+    t = lib.zeros(4, dtype=dtype)
+    before = t._version
+    write(t)
+    return t._version - before
+
+
+def _grad_fn_name(lib: Any, write: Callable[[Any], Any]) -> Any:
+    x = lib.zeros(3, requires_grad=True)
+    return write(x).grad_fn.name()
+
+
+def run(lib: Any) -> dict[str, Any]:
+    """Every case's answer, an exception as ``{"raises": [type name, message]}``."""
+    answers = {}
+    for name, case in cases(lib).items():
+        try:
+            answers[name] = case()
+        except Exception as exc:  # noqa: BLE001  (a case's error is its answer)
+            answers[name] = {"raises": [type(exc).__name__, str(exc).splitlines()[0]]}
+    return answers

@@ -1,0 +1,31 @@
+"""The aten operators dispatcher.prototype implements for PyTorch's test files
+(tests/golden/prototype_more_ops_cases.py lists the calls), against torch 2.13's
+answers recorded in tests/golden/prototype_more_ops_golden.json: values where
+the operator is deterministic, dtype, shape and properties where it is random,
+and the exception's type and first line where torch refuses the call.
+"""
+from __future__ import annotations
+
+import pytest
+
+from . import torch_shim
+from .conftest import load_golden
+from .golden.prototype_more_ops_cases import cases, run
+
+GOLDEN = load_golden("prototype_more_ops_golden.json")["answers"]
+
+
+@pytest.fixture(scope="module")
+def answers():
+    with torch_shim.installed() as torch:
+        return run(torch)
+
+
+def test_the_golden_file_has_every_case():
+    with torch_shim.installed() as torch:
+        assert set(cases(torch)) == set(GOLDEN)
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_answer_is_torchs(answers, name):
+    assert answers[name] == GOLDEN[name]
