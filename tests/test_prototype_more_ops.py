@@ -29,3 +29,19 @@ def test_the_golden_file_has_every_case():
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_answer_is_torchs(answers, name):
     assert answers[name] == GOLDEN[name]
+
+
+def test_index_put_refuses_tensors_that_require_grad():
+    # torch has a derivative for it; the prototype has none, and says so rather
+    # than leaving the write out of the graph.
+    import dispatcher.prototype as P
+    from dispatcher import ops
+
+    x = P.zeros(3, requires_grad=True) * 1
+    with pytest.raises(NotImplementedError, match="aten::index_put_: dispatcher.prototype has no derivative"):
+        x.index_put_((P.tensor([1]),), P.tensor(1.0))
+    values = P.ones(1, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="aten::_index_put_impl_"):
+        ops.aten._index_put_impl_.default(P.zeros(3), [P.tensor([1])], values)
+    with P.no_grad():
+        assert x.index_put_((P.tensor([1]),), P.tensor(1.0)).tolist() == [0.0, 1.0, 0.0]

@@ -86,6 +86,7 @@ from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
 from .factories import empty, empty_like, full, full_like, ones, ones_like, randn, zeros, zeros_like
 from .random_factories import rand, randperm
+from . import indexing  # noqa: F401  (nonzero, index_put_ and their methods)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401

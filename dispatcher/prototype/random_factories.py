@@ -13,16 +13,16 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library, OperatorHandle
-from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
+from dispatcher import Library
 
 from .autograd import Context, differentiable
 from .dtypes import DType, default_float, optional_dtype, to_numpy_dtype
 from .generator import default_generator
+from .inplace_or_view import written_version_kernel
 from .operators import aten, overload
 from .tensor import Tensor
 
-__all__ = ["rand", "randperm", "written_version_kernel"]
+__all__ = ["rand", "randperm"]
 
 _UNIFORM = overload("uniform_").schema
 _cpu = Library("aten", "IMPL", "CPU")
@@ -34,27 +34,6 @@ _inplace_or_view = Library("aten", "IMPL", "ADInplaceOrView")
 _FLOAT_NAMES = {DType.float16: "c10::Half", DType.float32: "float", DType.float64: "double"}
 # torch's randperm: n must fit the dtype's exactly representable integers (check_supported_max_int_with_precision).
 _MAX_PERMUTATION = {DType.float16: 2049, DType.float32: 2 ** 24 + 1, DType.float64: 2 ** 53 + 1}
-
-
-def written_version_kernel(op: OperatorHandle) -> Any:
-    """The ADInplaceOrView kernel of an in-place or out= operator: the call below,
-    then a bump of the version counter of the argument it writes (the first
-    one its schema marks ``!``), as torch's generated kernels do.  The call below
-    runs with ADInplaceOrView excluded, as torch's: an operator it calls in
-    turn (randperm.out calls randperm.generator_out) does not count the write
-    a second time."""
-    schema = op.schema
-    written = next(i for i, argument in enumerate(schema.arguments) if argument.is_write)
-
-    def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-        with AutoDispatchBelowADInplaceOrView():
-            out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, *args, **kwargs)
-        target = schema.bind(args, kwargs)[written]
-        if isinstance(target, Tensor):
-            target._version_counter.value += 1
-        return out
-
-    return kernel
 
 
 def _check_uniform_bounds(self: Tensor, low: float, high: float) -> None:

@@ -30,6 +30,8 @@ OPERATORS = (
     "new_full", "detach", "lift_fresh",
     # random factories (random_factories.py)
     "rand", "rand.generator", "uniform_", "randperm", "randperm.generator", "randperm.out", "randperm.generator_out",
+    # indexing (indexing.py)
+    "nonzero", "index_put_", "_index_put_impl_",
 )
 
 

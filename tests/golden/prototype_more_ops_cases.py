@@ -57,6 +57,37 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "randperm_half_too_large": lambda: lib.randperm(3000, dtype=lib.float16),
         "randperm_out_resizes": lambda: _permutation(aten.randperm.out(3, out=lib.zeros(5, dtype=lib.int64))),
         "randperm_out_version": lambda: _bumped(lib, lambda t: aten.randperm.out(4, out=t), lib.int64),
+        # nonzero
+        "nonzero": lambda: _values(aten.nonzero.default(lib.tensor([0, 1, 2, 0, 0]))),
+        "nonzero_2d_bool": lambda: _values(aten.nonzero.default(lib.tensor([[True, False], [True, True]]))),
+        "nonzero_0d_nonzero": lambda: _values(aten.nonzero.default(lib.tensor(3.0))),
+        "nonzero_0d_zero": lambda: _values(aten.nonzero.default(lib.tensor(0.0))),
+        "nonzero_method_empty": lambda: _values(lib.zeros(3).nonzero()),
+        "nonzero_meta": lambda: aten.nonzero.default(lib.empty(2, 3, device="meta")),
+        "nonzero_requires_grad": lambda: aten.nonzero.default(lib.randn(2, requires_grad=True)).requires_grad,
+        # index_put_
+        "index_put_rows": lambda: _values(lib.zeros(3, 3).index_put_((lib.tensor([0, 2]),), lib.tensor(1.0))),
+        "index_put_accumulate": lambda: _values(
+            lib.zeros(3).index_put_((lib.tensor([0, 0]),), lib.tensor([1.0, 2.0]), accumulate=True)),
+        "index_put_pairs": lambda: _values(
+            lib.zeros(3, 3).index_put_((lib.tensor([0, 2]), lib.tensor([1, 1])), lib.tensor([5.0, 6.0]))),
+        "index_put_mask": lambda: _values(lib.zeros(3).index_put_((lib.tensor([True, False, True]),), lib.tensor(4.0))),
+        "index_put_2d_mask": lambda: _values(
+            lib.zeros(2, 2).index_put_((lib.tensor([[True, False], [False, True]]),), lib.tensor([8.0, 9.0]))),
+        "index_put_none_first": lambda: _values(
+            aten.index_put_.default(lib.zeros(3, 3), [None, lib.tensor([0, 2])], lib.tensor(2.0))),
+        "index_put_negative": lambda: _values(lib.zeros(3).index_put_((lib.tensor([-1]),), lib.tensor(4.0))),
+        "index_put_method_none": lambda: lib.zeros(3, 3).index_put_((None, lib.tensor([1])), lib.tensor(7.0)),
+        "index_put_out_of_bounds": lambda: lib.zeros(3).index_put_((lib.tensor([5]),), lib.tensor(4.0)),
+        "index_put_float_index": lambda: lib.zeros(3).index_put_((lib.tensor([0.0]),), lib.tensor(4.0)),
+        "index_put_too_many": lambda: lib.zeros(3).index_put_((lib.tensor([1]), lib.tensor([1])), lib.tensor(4.0)),
+        "index_put_dtype_mismatch": lambda: lib.zeros(3, dtype=lib.int64).index_put_((lib.tensor([1]),), lib.tensor(4.0)),
+        "index_put_shape_mismatch": lambda: lib.zeros(3).index_put_((lib.tensor([1, 2]),), lib.tensor([4.0, 5.0, 6.0])),
+        "index_put_mask_shape": lambda: lib.zeros(3).index_put_((lib.tensor([True, False]),), lib.tensor(4.0)),
+        "index_put_meta": lambda: _described(lib.zeros(2, device="meta").index_put_((lib.tensor([1]),), lib.tensor(4.0))),
+        "index_put_version": lambda: _bumped(lib, lambda t: aten.index_put_.default(t, [lib.tensor([1])], lib.tensor(2.0))),
+        "index_put_impl_version": lambda: _bumped(
+            lib, lambda t: aten._index_put_impl_.default(t, [lib.tensor([1])], lib.tensor(2.0))),
     }
 
 
