@@ -101,7 +101,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestPythonDispatch.test_wrapper_subclass_extra_dispatch_keys': gap("AttributeError: 'Tensor' object has no attribute 'storage_offset'"),
         'TestPythonDispatch.test_wrapper_subclass_multiprocessing_preserves_dtype': gap("NotImplementedError: Could not run 'aten::randperm' wit..."),
         'TestPythonDispatch.test_wrapper_subclass_serializes': gap("NotImplementedError: Could not run 'aten::randperm' with arguments from the..."),
-        'TestPythonDispatcher.test_basic': gap("NotImplementedError: _EnablePythonDispatcher cannot apply here: it routes every call to torch's..."),
         'TestPythonDispatcher.test_lstsq': gap('dispatcher.errors.DispatcherTypeError: no overload of aten::rand accepts these arguments:'),
         'TestWrapperSubclassAliasingCPU.test_wrapper_subclass_aliasing_conv2d_cpu': gap("AttributeError: module 'torch' has no attribute 'infere..."),
         'TestWrapperSubclassAliasingCPU.test_wrapper_subclass_aliasing_cpu': OP_DB,
