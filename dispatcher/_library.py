@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from functools import partial
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
@@ -46,6 +47,20 @@ WILDCARD_NAMESPACE = "_"
 
 KeyArg = Union[str, DispatchKey]
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+# torch.library's record of what Python libraries registered, read by code
+# written for it (torch.library._impls, torch.library._defs): an impl as
+# ``"<ns>/<name>/<dispatch key as given>"``, a def as ``"<ns>::<name>"``.  Each
+# library adds its own (its ``_op_impls`` and ``_op_defs``) and takes them out
+# when it closes or is collected, through a finalizer that holds the sets but
+# not the library, as torch's does.
+_impls: set[str] = set()
+_defs: set[str] = set()
+
+
+def _forget_registrations(impls: set[str], op_impls: set[str], defs: set[str], op_defs: set[str]) -> None:
+    impls -= op_impls
+    defs -= op_defs
 
 
 # What _parse_key made of each key name it was given (impl() parses one per
@@ -109,6 +124,11 @@ class Library:
     def _open(self, ns: str, kind: str, key: Optional[DispatchKey], site: str, debug_at_site: bool) -> None:
         """c10's Library constructor: the block rules, and a DEF library's claim."""
         self.ns = ns
+        # This library's entries of _impls and _defs, which a finalizer takes
+        # out of them when it is collected (close() does it first when called).
+        self._op_impls: set[str] = set()
+        self._op_defs: set[str] = set()
+        weakref.finalize(self, _forget_registrations, _impls, self._op_impls, _defs, self._op_defs)
         # How to remove what this library registered outside the dispatcher's
         # tables (torch_dispatch rules), run by close(), newest first.
         self._python_undos: list[Callable[[], None]] = []
@@ -165,6 +185,8 @@ class Library:
         self._tags[name] = names
         text = f"{name.name}.{name.overload_name}" if name.overload_name else name.name
         self._qualified_names[text] = name  # impl() is usually given it next
+        self._op_defs.add(f"{self.ns}::{text}")
+        _defs.add(f"{self.ns}::{text}")
         return name.name
 
     def tags_of(self, name: str) -> tuple[str, ...]:
@@ -219,6 +241,13 @@ class Library:
                     "ensure that we have meta kernels for the base ops that it decomposes into."
                 )
         self._impl(name, key, kernel)
+        # As torch.library's key: the dispatch key as given, else the library's.
+        given = dispatch_key if isinstance(dispatch_key, str) else dispatch_key.name
+        if given == "" and self.dispatch_key is not None:
+            given = self.dispatch_key.name
+        registered = f"{self.ns}/{name.split('::')[-1]}/{given}"
+        self._op_impls.add(registered)
+        _impls.add(registered)
 
     def fallback(self, fn: Callable[..., Any], dispatch_key: KeyArg = "", *, with_keyset: bool = False,
                  boxed: bool = False, debug: Optional[str] = None) -> None:
@@ -434,6 +463,7 @@ class Library:
         with self._registry.lock:
             self._closed = True
             self._reset()
+            _forget_registrations(_impls, self._op_impls, _defs, self._op_defs)
 
     def _reset(self) -> None:
         """Remove everything this library registered, and stay open (c10's
@@ -456,7 +486,11 @@ class Library:
 
     def __del__(self) -> None:
         if getattr(self, "_handles", None) or getattr(self, "_python_undos", None):
-            self.close()
+            # close() less the records of _impls and _defs, which the finalizer
+            # takes out (at interpreter exit this module's globals may be gone).
+            with self._registry.lock:
+                self._closed = True
+                self._reset()
 
 
 def _check_namespace(ns: object) -> None:
