@@ -90,7 +90,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
         "autocast": autocast,
-        "rand": P.rand, "randperm": P.randperm,
+        "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
         "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),

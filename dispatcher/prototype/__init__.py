@@ -80,13 +80,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.prototype needs numpy: pip install "c10-dispatcher[demo]"') from exc
 
 # Each module registers its kernels when imported.
-from .dtypes import DType, bool_, float16, float32, float64, int64
+from .dtypes import DType, bool_, float16, float32, float64, int32, int64
 from .tensor import Tensor, is_tensor, stack, tensor
 from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
 from .factories import empty, empty_like, full, full_like, ones, ones_like, randn, zeros, zeros_like
 from .random_factories import rand, randperm
 from . import indexing  # noqa: F401  (nonzero, index_put_ and their methods)
+from . import alias_op  # noqa: F401  (aten::alias, which a subclass's legacy constructor calls)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401
@@ -103,7 +104,7 @@ __all__ = [
     "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "device", "empty",
     "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install",
     "installed",
-    "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
+    "int32", "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
     "ones_like", "rand", "randn", "randperm", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
     "use_cpu_fallback", "vmap", "zeros", "zeros_like",
 ]

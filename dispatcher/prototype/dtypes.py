@@ -14,7 +14,7 @@ import numpy as np
 __all__ = [
     "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "default_float", "float16", "float32",
     "float64",
-    "float_result_type", "from_numpy_dtype", "int64", "optional_dtype", "reduction_dtype", "result_type",
+    "float_result_type", "from_numpy_dtype", "int32", "int64", "optional_dtype", "reduction_dtype", "result_type",
     "to_numpy_dtype",
 ]
 
@@ -26,6 +26,7 @@ class DType(enum.IntEnum):
     dependency), and a float32 array rounded to it after every kernel would
     be a second arithmetic to keep right in every kernel."""
 
+    int32 = 3
     int64 = 4
     float16 = 5
     float32 = 6
@@ -57,22 +58,26 @@ for _member in DType:
     _member.is_floating_point = _member in (DType.float16, DType.float32, DType.float64)
 del _member
 
-_SCALAR_TYPE_NAMES = {DType.int64: "Long", DType.float16: "Half", DType.float32: "Float", DType.float64: "Double",
+_SCALAR_TYPE_NAMES = {DType.int32: "Int", DType.int64: "Long", DType.float16: "Half", DType.float32: "Float",
+                      DType.float64: "Double",
                       DType.bool: "Bool"}
-_C_TYPE_NAMES = {DType.int64: "long int", DType.float16: "c10::Half", DType.float32: "float", DType.float64: "double",
+_C_TYPE_NAMES = {DType.int32: "int", DType.int64: "long int", DType.float16: "c10::Half", DType.float32: "float",
+                 DType.float64: "double",
                  DType.bool: "bool"}
 
 float16, float32, float64, int64, bool_ = DType.float16, DType.float32, DType.float64, DType.int64, DType.bool
+int32 = DType.int32  # torch.int
 default_float = DType.float32  # torch.get_default_dtype()
 
 # The numpy dtype of each DType (kernels index it directly for a DType they know is one).
-NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int64: np.dtype(np.int64), DType.float16: np.dtype(np.float16),
+NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int32: np.dtype(np.int32), DType.int64: np.dtype(np.int64),
+                                       DType.float16: np.dtype(np.float16),
                                        DType.float32: np.dtype(np.float32), DType.float64: np.dtype(np.float64),
                                        DType.bool: np.dtype(np.bool_)}
 _NUMPY = NUMPY_DTYPES
 _FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
 # Promotion compares (category, value): bool < integer < floating, then width.
-_CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float16: 2, DType.float32: 2, DType.float64: 2}
+_CATEGORY = {DType.bool: 0, DType.int32: 1, DType.int64: 1, DType.float16: 2, DType.float32: 2, DType.float64: 2}
 
 
 def to_numpy_dtype(dt: DType) -> np.dtype:
@@ -104,7 +109,7 @@ def _scalar_dtype(value: Union[bool, int, float]) -> DType:
 
 
 def _promote(a: "DType | None", b: DType) -> DType:
-    """torch.promote_types, for the dtypes here: bool < int64 < float16 < float32 < float64."""
+    """torch.promote_types, for the dtypes here: bool < int32 < int64 < float16 < float32 < float64."""
     return b if a is None or (_CATEGORY[b], b) > (_CATEGORY[a], a) else a
 
 

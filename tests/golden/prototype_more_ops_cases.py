@@ -88,7 +88,42 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "index_put_version": lambda: _bumped(lib, lambda t: aten.index_put_.default(t, [lib.tensor([1])], lib.tensor(2.0))),
         "index_put_impl_version": lambda: _bumped(
             lib, lambda t: aten._index_put_impl_.default(t, [lib.tensor([1])], lib.tensor(2.0))),
+        # int32 (torch.int)
+        "int32_zeros": lambda: _values(lib.zeros(2, dtype=lib.int)),
+        "int32_plus_int": lambda: _values(lib.zeros(2, dtype=lib.int) + 1),
+        "int32_plus_int64": lambda: _values(lib.zeros(2, dtype=lib.int) + lib.ones(2, dtype=lib.int64)),
+        "int32_times_float": lambda: _values(lib.ones(2, dtype=lib.int) * 0.5),
+        "int32_sum": lambda: _values(lib.ones(3, dtype=lib.int32).sum()),
+        "int32_plus_bool": lambda: _values(lib.ones(2, dtype=lib.int32) + lib.ones(2, dtype=lib.bool)),
+        "int32_uniform": lambda: aten.uniform_.default(lib.zeros(2, dtype=lib.int32)),
+        "int32_repr": lambda: repr(lib.zeros(2, dtype=lib.int32)),
+        # a subclass made from a tensor (torch's legacy constructor): an alias
+        "subclass_of_tensor": lambda: _subclass_alias(lib, lib.zeros(2, dtype=lib.int)),
+        "subclass_of_grad_tensor": lambda: _subclass_alias(lib, lib.ones(2, requires_grad=True)),
+        "alias_op": lambda: _alias_op(lib),
     }
+
+
+def _subclass_alias(lib: Any, t: Any) -> dict:
+    class Sub(lib.Tensor):
+        pass
+
+    s = Sub(t)
+    before = t._version
+    (s.add_(1) if not t.requires_grad else None)
+    seen = {"type_is_sub": type(s) is Sub, "base_is_t": s._base is t, "dtype": str(s.dtype),
+            "requires_grad": s.requires_grad, "grad_fn": s.grad_fn.name() if s.grad_fn is not None else None,
+            "t_sees_writes": t.tolist(), "t_version_bump": t._version - before}
+    if t.requires_grad:
+        (s * 2).sum().backward()
+        seen["grad"] = t.grad.tolist()
+    return seen
+
+
+def _alias_op(lib: Any) -> dict:
+    t = lib.ones(3)
+    a = lib.ops.aten.alias.default(t)
+    return {"base_is_t": a._base is t, "values": a.tolist(), "same_version": a._version == t._version}
 
 
 def _bumped(lib: Any, write: Callable[[Any], Any], dtype: Any = None) -> int:
