@@ -88,6 +88,7 @@ from .factories import empty, empty_like, full, full_like, ones, ones_like, rand
 from .random_factories import rand, randperm
 from . import indexing  # noqa: F401  (nonzero, index_put_ and their methods)
 from . import alias_op  # noqa: F401  (aten::alias, which a subclass's legacy constructor calls)
+from . import copying  # noqa: F401  (copy.deepcopy and pickle of tensors)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401

@@ -700,9 +700,10 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
 def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """The __init__ of a Tensor subclass that has none: nothing to do for an
     instance its __new__ made (its keys are set: a made tensor has a backend
-    key, a new one none); ``Sub(t)`` of one tensor is torch's legacy
-    constructor, an alias of ``t`` (``aten::alias``: the same memory, a view
-    of ``t`` in the autograd graph); else Tensor.__init__."""
+    key, a new one none).  ``Sub(t)`` of one tensor and ``Sub(2, 3)`` are
+    torch's legacy constructor: an alias of ``t`` (``aten::alias``: the same
+    memory, a view of ``t`` in the autograd graph), an uninitialized float
+    tensor of that size; anything else is Tensor.__init__'s."""
     if self._bits:
         return
     if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
@@ -710,6 +711,10 @@ def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
         Tensor.__init__(self, view._data, view.shape, view.dtype, view.device)
         self._strides, self._base, self._version_counter = view._strides, view._base, view._version_counter
         self.requires_grad, self.grad_fn, self._output_nr = view.requires_grad, view.grad_fn, view._output_nr
+        return
+    if args and not kwargs and all(type(size) is int for size in args):  # Sub(2, 3): a new float tensor of that size
+        made = aten.empty.memory_format(list(args))
+        Tensor.__init__(self, made._data, made.shape, made.dtype, made.device)
         return
     Tensor.__init__(self, *args, **kwargs)
 

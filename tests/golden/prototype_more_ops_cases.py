@@ -9,6 +9,8 @@ exception's type and message.  generate_prototype_more_ops_golden.py records
 torch 2.13's answers, tests/test_prototype_more_ops.py compares the
 prototype's.  No imports of either library here.
 """
+import copy
+import pickle
 from typing import Any, Callable
 
 
@@ -101,7 +103,103 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "subclass_of_tensor": lambda: _subclass_alias(lib, lib.zeros(2, dtype=lib.int)),
         "subclass_of_grad_tensor": lambda: _subclass_alias(lib, lib.ones(2, requires_grad=True)),
         "alias_op": lambda: _alias_op(lib),
+        # copy.deepcopy and pickle
+        "deepcopy_plain": lambda: _copied(lib, copy.deepcopy, lib.tensor([[1.0, 2.0], [3.0, 4.0]]).t()),
+        "deepcopy_requires_grad": lambda: _copied(lib, copy.deepcopy, lib.ones(2, requires_grad=True)),
+        "deepcopy_not_a_leaf": lambda: copy.deepcopy(lib.ones(2, requires_grad=True) * 2),
+        "deepcopy_keeps_sharing": lambda: _shared_in_copy(lib),
+        "deepcopy_subclass_with_state": lambda: _copied(lib, copy.deepcopy, _subclass(lib, "Stateful")(2, 2)),
+        "deepcopy_subclass_new_empty_plain": lambda: copy.deepcopy(_subclass(lib, "NoNewEmpty")(3)),
+        "deepcopy_wrapper": lambda: _copied(lib, copy.deepcopy, _wrapper(lib, "Wrapper", lib.randperm(4))),
+        "deepcopy_wrapper_clone_plain": lambda: copy.deepcopy(_wrapper(lib, "PlainClone", lib.ones(2))),
+        "pickle_plain": lambda: _copied(lib, _pickled, lib.tensor([1, 2, 3])),
+        "pickle_requires_grad": lambda: _copied(lib, _pickled, lib.ones(2, requires_grad=True)),
+        "pickle_subclass_with_state": lambda: _copied(lib, _pickled, _subclass(lib, "Stateful")(2, 2)),
+        "pickle_wrapper": lambda: _copied(lib, _pickled, _wrapper(lib, "Wrapper", lib.randperm(4))),
+        "pickle_meta": lambda: _copied(lib, _pickled, lib.zeros(2, 3, device="meta")),
     }
+
+
+def _pickled(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value))
+
+
+# Subclasses made once per library, at module level so that pickle finds them by name.
+def _subclass(lib: Any, name: str) -> type:
+    key = f"{name}_{lib.__name__}"
+    if key not in globals():
+        body: dict[str, Any] = {"__module__": __name__, "__qualname__": key}
+        if name == "Stateful":
+            body["__slots__"] = ("note",)
+
+            def new_empty(self: Any, shape: Any) -> Any:
+                return type(self)(*shape)
+
+            def made(cls: Any, *sizes: Any) -> Any:
+                t = lib.Tensor.__new__(cls, *sizes)
+                return t
+
+            body["new_empty"] = new_empty
+        cls = type(key, (lib.Tensor,), body)
+        globals()[key] = cls
+    made_cls = globals()[key]
+    return _with_state(made_cls) if name == "Stateful" else made_cls
+
+
+def _with_state(cls: type) -> Callable[..., Any]:
+    def make(*sizes: int) -> Any:
+        t = cls(*sizes)
+        t.note = ["slot"]
+        t.extra = {"in": "dict"}
+        return t
+
+    return make
+
+
+def _wrapper(lib: Any, name: str, elem: Any) -> Any:
+    key = f"{name}_{lib.__name__}"
+    if key not in globals():
+        def __new__(cls: Any, elem: Any) -> Any:
+            r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype, device=elem.device,
+                                                  requires_grad=elem.requires_grad)
+            r.elem = elem
+            return r
+
+        def __torch_dispatch__(cls: Any, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            unwrapped = [a.elem if isinstance(a, cls) else a for a in args]
+            out = func(*unwrapped, **(kwargs or {}))
+            if name == "PlainClone" or not isinstance(out, lib.Tensor):
+                return out
+            return cls(out)
+
+        body = {"__module__": __name__, "__qualname__": key, "__new__": staticmethod(__new__),
+                "__torch_dispatch__": classmethod(__torch_dispatch__)}
+        globals()[key] = type(key, (lib.Tensor,), body)
+    return globals()[key](elem)
+
+
+def _copied(lib: Any, how: Callable[[Any], Any], t: Any) -> dict:
+    c = how(t)
+    seen = {"type_is_same": type(c) is type(t), "is_new": c is not t, "dtype": str(c.dtype), "shape": list(c.shape),
+            "device": str(c.device), "requires_grad": c.requires_grad, "is_leaf": c.is_leaf}
+    if c.device.type != "meta":
+        inner = getattr(c, "elem", c)
+        seen["values_equal"] = inner.tolist() == getattr(t, "elem", t).tolist()
+    if hasattr(t, "note"):
+        seen["state"] = [c.note, c.extra, c.note is not t.note]
+    if hasattr(t, "elem"):
+        seen["elem_is_new"] = c.elem is not t.elem
+    if t.device.type == "cpu" and not hasattr(t, "elem"):
+        seen["stride"] = list(c.stride())
+        t.add_(1) if not t.requires_grad else None
+        seen["independent"] = c.tolist() != t.tolist() or t.requires_grad
+    return seen
+
+
+def _shared_in_copy(lib: Any) -> list:
+    t = lib.ones(2)
+    pair = copy.deepcopy([t, t])
+    return [pair[0] is pair[1], pair[0] is not t]
 
 
 def _subclass_alias(lib: Any, t: Any) -> dict:
