@@ -91,6 +91,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
         "autocast": autocast,
         "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
+        "_efficientzerotensor": P.zero_tensors.efficientzerotensor,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
         "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),

@@ -34,6 +34,8 @@ OPERATORS = (
     "nonzero", "index_put_", "_index_put_impl_",
     # a subclass's legacy constructor (alias_op.py)
     "alias",
+    # ZeroTensors (zero_tensors.py)
+    "_efficientzerotensor", "_is_zerotensor",
 )
 
 

@@ -117,7 +117,28 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "pickle_subclass_with_state": lambda: _copied(lib, _pickled, _subclass(lib, "Stateful")(2, 2)),
         "pickle_wrapper": lambda: _copied(lib, _pickled, _wrapper(lib, "Wrapper", lib.randperm(4))),
         "pickle_meta": lambda: _copied(lib, _pickled, lib.zeros(2, 3, device="meta")),
+        # ZeroTensors
+        "zerotensor": lambda: _zero(lib._efficientzerotensor(2, 3)),
+        "zerotensor_tuple_size": lambda: _zero(lib._efficientzerotensor((4,), dtype=lib.float64)),
+        "zerotensor_meta": lambda: _zero(lib._efficientzerotensor(2, device="meta"), values=False),
+        "zerotensor_op_default": lambda: _zero(aten._efficientzerotensor.default([3])),
+        "zerotensor_times_tensor": lambda: _zero(aten.mul.Tensor(lib.tensor([1, 2]), lib._efficientzerotensor(2))),
+        "zerotensor_broadcast_mul": lambda: _zero(aten.mul.Tensor(lib._efficientzerotensor(2, 1), lib.ones(3))),
+        "zerotensor_plus_tensor": lambda: _zero(lib.tensor([1.0, 2.0]) + lib._efficientzerotensor(2)),
+        "zerotensor_sum": lambda: _zero(lib._efficientzerotensor(2).sum()),
+        "zerotensor_clone": lambda: _zero(lib._efficientzerotensor(2).clone()),
+        "zerotensor_write": lambda: lib._efficientzerotensor(2).add_(1),
+        "zerotensor_negative_size": lambda: lib._efficientzerotensor(-1),
+        "plain_is_not_zerotensor": lambda: lib.zeros(2)._is_zerotensor(),
     }
+
+
+def _zero(t: Any, values: bool = True) -> dict:
+    # (torch refuses tolist() of a ZeroTensor, which has no storage; the prototype's reads as zeros.)
+    seen = {**_described(t), "is_zerotensor": t._is_zerotensor(), "device": str(t.device)}
+    if values and not t._is_zerotensor():
+        seen["values"] = t.tolist()
+    return seen
 
 
 def _pickled(value: Any) -> Any:
