@@ -48,3 +48,12 @@ def test_index_put_refuses_tensors_that_require_grad():
         ops.aten._index_put_impl_.default(P.zeros(3), [P.tensor([1])], values)
     with P.no_grad():
         assert x.index_put_((P.tensor([1]),), P.tensor(1.0)).tolist() == [0.0, 1.0, 0.0]
+
+
+def test_lstsq_refuses_tensors_that_require_grad():
+    import dispatcher.prototype as P
+
+    with pytest.raises(NotImplementedError, match="aten::linalg_lstsq: dispatcher.prototype has no derivative"):
+        P.linalg.lstsq(P.ones(3, 2, requires_grad=True), P.ones(3, 1))
+    with P.no_grad():
+        assert P.linalg.lstsq(P.ones(3, 2, requires_grad=True), P.ones(3, 1)).solution.shape == (2, 1)

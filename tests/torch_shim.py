@@ -83,8 +83,11 @@ def torch_module() -> dict[str, types.ModuleType]:
     autograd = types.ModuleType("torch.autograd")
     autograd.grad = _grad  # type: ignore[attr-defined]
     autograd.Function = P.Function  # type: ignore[attr-defined]
+    linalg = types.ModuleType("torch.linalg")
+    linalg.lstsq = P.linalg.lstsq  # type: ignore[attr-defined]
     names = {
         "library": dispatcher.library, "ops": TorchOps(), "_C": torch_C, "utils": utils, "autograd": autograd,
+        "linalg": linalg,
         "Tensor": dispatcher.Tensor, "device": dispatcher.device, "dtype": dispatcher.dtype, "Tag": dispatcher.Tag,
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,

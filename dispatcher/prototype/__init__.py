@@ -90,6 +90,7 @@ from . import indexing  # noqa: F401  (nonzero, index_put_ and their methods)
 from . import alias_op  # noqa: F401  (aten::alias, which a subclass's legacy constructor calls)
 from . import copying  # noqa: F401  (copy.deepcopy and pickle of tensors)
 from . import zero_tensors  # noqa: F401  (_efficientzerotensor and the ZeroTensor key)
+from . import linalg  # noqa: F401  (linalg.lstsq)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401

@@ -28,7 +28,7 @@ from .inplace_or_view import written_version_kernel
 from .operators import aten, overload
 from .tensor import Tensor, TensorMethods, cpu_tensor
 
-__all__: list[str] = []
+__all__ = ["no_derivative_autograd_kernel"]
 
 _cpu = Library("aten", "IMPL", "CPU")
 _meta = Library("aten", "IMPL", "Meta")
@@ -138,7 +138,7 @@ def _index_put_(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tenso
     return aten._index_put_impl_.default(self, indices, values, accumulate, False)
 
 
-def _refusing_autograd(name: str) -> Any:
+def no_derivative_autograd_kernel(name: str) -> Any:
     """The Autograd kernel of an operator whose derivative the prototype lacks:
     the call below when nothing requires grad, else a clear refusal."""
     op = overload(name)
@@ -165,7 +165,7 @@ _meta.impl("_index_put_impl_", _index_put_impl_meta)
 _explicit.impl("index_put_", _index_put_)
 for _name in ("index_put_", "_index_put_impl_"):
     _inplace_or_view.impl(_name, written_version_kernel(overload(_name)), with_keyset=True)
-    _autograd.impl(_name, _refusing_autograd(_name), with_keyset=True)
+    _autograd.impl(_name, no_derivative_autograd_kernel(_name), with_keyset=True)
 
 
 # -- the methods ---------------------------------------------------------------------------------

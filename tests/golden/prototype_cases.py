@@ -36,6 +36,8 @@ OPERATORS = (
     "alias",
     # ZeroTensors (zero_tensors.py)
     "_efficientzerotensor", "_is_zerotensor",
+    # linalg.lstsq (linalg.py)
+    "linalg_lstsq",
 )
 
 

@@ -130,7 +130,37 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "zerotensor_write": lambda: lib._efficientzerotensor(2).add_(1),
         "zerotensor_negative_size": lambda: lib._efficientzerotensor(-1),
         "plain_is_not_zerotensor": lambda: lib.zeros(2)._is_zerotensor(),
+        # linalg.lstsq
+        "lstsq_values": lambda: _lstsq(lib, lib.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]]),
+                                       lib.tensor([[1.0], [2.0], [3.0]]), None),
+        "lstsq_gelsd": lambda: _lstsq(lib, lib.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], dtype=lib.float64),
+                                      lib.tensor([[1.0, 4.0], [2.0, 0.0], [3.0, 1.0]], dtype=lib.float64), "gelsd"),
+        "lstsq_gelss": lambda: _lstsq(lib, lib.tensor([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0]]), lib.tensor([[2.0], [2.0], [1.0]]),
+                                      "gelss"),
+        "lstsq_gels": lambda: _lstsq(lib, lib.tensor([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0]]), lib.tensor([[2.0], [2.0], [1.0]]),
+                                     "gels"),
+        "lstsq_rank_deficient": lambda: _lstsq(lib, lib.tensor([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]),
+                                               lib.tensor([[1.0], [2.0], [3.0]]), "gelsd"),
+        "lstsq_batched": lambda: _lstsq(lib, lib.ones(2, 4, 3) + aten.expand.default(lib.tensor([[0.0, 1.0, 0.0]]), [4, 3]),
+                                        lib.ones(2, 4, 2), "gelsy", values=False),
+        "lstsq_wide": lambda: _lstsq(lib, lib.tensor([[1.0, 2.0, 3.0]]), lib.tensor([[6.0]]), None, values=False),
+        "lstsq_shapes_differ": lambda: lib.linalg.lstsq(lib.ones(3, 2), lib.ones(4, 1)),
+        "lstsq_dtypes_differ": lambda: lib.linalg.lstsq(lib.ones(3, 2), lib.ones(3, 1, dtype=lib.float64)),
+        "lstsq_bad_driver": lambda: lib.linalg.lstsq(lib.ones(3, 2), lib.ones(3, 1), driver="nope"),
+        "lstsq_vector_input": lambda: lib.linalg.lstsq(lib.ones(3), lib.ones(3)),
+        "lstsq_integers": lambda: lib.linalg.lstsq(lib.ones(3, 2, dtype=lib.int64), lib.ones(3, 1, dtype=lib.int64)),
+        "lstsq_op_returns_a_tuple": lambda: [type(aten.linalg_lstsq.default(lib.ones(3, 2), lib.ones(3, 1))).__name__,
+                                             type(lib.linalg.lstsq(lib.ones(3, 2), lib.ones(3, 1))).__name__],
     }
+
+
+def _lstsq(lib: Any, a: Any, b: Any, driver: Any, values: bool = True) -> dict:
+    result = lib.linalg.lstsq(a, b, driver=driver)
+    seen = {name: _described(getattr(result, name)) for name in ("solution", "residuals", "rank", "singular_values")}
+    if values:
+        seen["values"] = {name: [round(v, 4) for v in getattr(result, name).reshape(-1).tolist()]
+                          for name in ("solution", "residuals", "rank", "singular_values")}
+    return seen
 
 
 def _zero(t: Any, values: bool = True) -> dict:
