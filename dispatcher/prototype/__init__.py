@@ -91,6 +91,7 @@ from . import alias_op  # noqa: F401  (aten::alias, which a subclass's legacy co
 from . import copying  # noqa: F401  (copy.deepcopy and pickle of tensors)
 from . import zero_tensors  # noqa: F401  (_efficientzerotensor and the ZeroTensor key)
 from . import linalg  # noqa: F401  (linalg.lstsq)
+from . import out_variants  # noqa: F401  (add.out)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401

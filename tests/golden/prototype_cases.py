@@ -38,6 +38,8 @@ OPERATORS = (
     "_efficientzerotensor", "_is_zerotensor",
     # linalg.lstsq (linalg.py)
     "linalg_lstsq",
+    # out= variants (out_variants.py)
+    "add.out",
 )
 
 

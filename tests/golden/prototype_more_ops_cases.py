@@ -151,7 +151,35 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "lstsq_integers": lambda: lib.linalg.lstsq(lib.ones(3, 2, dtype=lib.int64), lib.ones(3, 1, dtype=lib.int64)),
         "lstsq_op_returns_a_tuple": lambda: [type(aten.linalg_lstsq.default(lib.ones(3, 2), lib.ones(3, 1))).__name__,
                                              type(lib.linalg.lstsq(lib.ones(3, 2), lib.ones(3, 1))).__name__],
+        # add.out
+        "add_out": lambda: _out(lib, lambda o: aten.add.out(lib.ones(2), lib.ones(2), out=o), lib.empty(2)),
+        "add_out_resizes": lambda: _out(lib, lambda o: aten.add.out(lib.ones(2), lib.ones(2), alpha=3, out=o),
+                                        lib.empty(5)),
+        "add_out_broadcasts": lambda: _out(lib, lambda o: aten.add.out(lib.ones(2, 1), lib.ones(3), out=o), lib.empty(0)),
+        "add_out_cannot_cast": lambda: aten.add.out(lib.ones(2), lib.ones(2, dtype=lib.float64),
+                                                    out=lib.empty(2, dtype=lib.int64)),
+        "add_out_requires_grad": lambda: aten.add.out(lib.ones(2, requires_grad=True), lib.ones(2), out=lib.empty(2)),
+        "add_out_number": lambda: _out(lib, lambda o: aten.add.out(lib.ones(2), 1, out=o), lib.empty(2)),
+        "add_out_casts_up": lambda: _out(lib, lambda o: aten.add.out(lib.ones(2, dtype=lib.int64), lib.ones(2), out=o),
+                                         lib.empty(2, dtype=lib.float64)),
+        "add_out_bad_shapes": lambda: aten.add.out(lib.ones(2), lib.ones(3), out=lib.empty(2)),
+        "add_out_meta": lambda: _out(lib, lambda o: aten.add.out(lib.ones(2, 3, device="meta"), lib.ones(3, device="meta"),
+                                                                 out=o), lib.empty(0, device="meta"), values=False),
     }
+
+
+def _out(lib: Any, call: Callable[[Any], Any], out: Any, values: bool = True) -> dict:
+    import warnings
+
+    before = out._version
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call(out)
+    seen = {**_described(out), "returns_out": result is out, "version_bump": out._version - before,
+            "warned": [str(w.message)[:60] for w in caught]}
+    if values:
+        seen["values"] = out.tolist()
+    return seen
 
 
 def _lstsq(lib: Any, a: Any, b: Any, driver: Any, values: bool = True) -> dict:
