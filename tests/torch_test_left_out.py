@@ -35,7 +35,7 @@ def gap(what: str) -> str:
 LEFT_OUT: dict[str, dict[str, str]] = {
     'test_python_dispatch.py': {
         'TestPythonRegistration.test_alias_analysis': TORCHSCRIPT,
-        'TestPythonRegistration.test_override_aten_ops_with_multiple_libraries': gap("AttributeError: 'Tensor' object has no attribute '_neg_view'"),
+        'TestPythonRegistration.test_override_aten_ops_with_multiple_libraries': gap("AssertionError: RuntimeError not raised (so does torch 2.13)"),
         'TestPythonRegistration.test_override_cuda_with_jiterator': CUDA,
         'TestPythonRegistration.test_register_fallthrough': gap("AttributeError: module 'torch' has no attribute 'bfloat16' (nor is aten::bfloat..."),
         'TestPythonRegistration.test_register_functional_op_error_cases': CUSTOM_OP_API,

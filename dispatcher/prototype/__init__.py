@@ -92,6 +92,7 @@ from . import copying  # noqa: F401  (copy.deepcopy and pickle of tensors)
 from . import zero_tensors  # noqa: F401  (_efficientzerotensor and the ZeroTensor key)
 from . import linalg  # noqa: F401  (linalg.lstsq)
 from . import out_variants  # noqa: F401  (add.out)
+from . import negative_views  # noqa: F401  (_neg_view and the Negative key)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401

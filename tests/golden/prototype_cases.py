@@ -40,6 +40,8 @@ OPERATORS = (
     "linalg_lstsq",
     # out= variants (out_variants.py)
     "add.out",
+    # negative views (negative_views.py)
+    "_neg_view", "is_neg", "resolve_neg",
 )
 
 

@@ -165,7 +165,40 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "add_out_bad_shapes": lambda: aten.add.out(lib.ones(2), lib.ones(3), out=lib.empty(2)),
         "add_out_meta": lambda: _out(lib, lambda o: aten.add.out(lib.ones(2, 3, device="meta"), lib.ones(3, device="meta"),
                                                                  out=o), lib.empty(0, device="meta"), values=False),
+        # negative views
+        "neg_view": lambda: _negative(lib, lib.tensor([1.0, 2.0])._neg_view()),
+        "neg_view_twice": lambda: _negative(lib, lib.tensor([1.0, 2.0])._neg_view()._neg_view()),
+        "neg_view_plus_one": lambda: _negative(lib, lib.tensor([1.0, 2.0])._neg_view() + 1),
+        "neg_view_transposed": lambda: _negative(lib, lib.tensor([[1.0, 2.0], [3.0, 4.0]])._neg_view().t()),
+        "neg_view_clone": lambda: _negative(lib, lib.tensor([1.0, 2.0])._neg_view().clone()),
+        "neg_view_resolved": lambda: _negative(lib, lib.tensor([1.0, 2.0])._neg_view().resolve_neg()),
+        "neg_view_neg": lambda: _negative(lib, lib.ops.aten.neg.default(lib.tensor([1.0, 2.0])._neg_view())),
+        "neg_view_item": lambda: lib.tensor([3.0])._neg_view().item(),
+        "neg_view_numpy": lambda: lib.tensor([3.0])._neg_view().numpy(),
+        "neg_view_written": lambda: _neg_written(lib),
+        "neg_view_grad": lambda: _neg_grad(lib),
+        "plain_is_not_neg": lambda: lib.ones(2).is_neg(),
     }
+
+
+def _negative(lib: Any, t: Any) -> dict:
+    return {**_described(t), "is_neg": t.is_neg(), "values": t.tolist(), "repr": repr(t)}
+
+
+def _neg_written(lib: Any) -> dict:
+    x = lib.tensor([1.0, 2.0])
+    n = x._neg_view()
+    before = x._version
+    returned = n.add_(1)
+    return {"returns_self": returned is n, "view": n.tolist(), "base": x.tolist(), "is_neg": n.is_neg(),
+            "base_is_x": n._base is x, "version_bump": x._version - before}
+
+
+def _neg_grad(lib: Any) -> dict:
+    x = lib.ones(2, requires_grad=True)
+    y = x._neg_view()
+    (y * lib.tensor([1.0, 2.0])).sum().backward()
+    return {"grad_fn": y.grad_fn.name(), "grad": x.grad.tolist()}
 
 
 def _out(lib: Any, call: Callable[[Any], Any], out: Any, values: bool = True) -> dict:
