@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import copyreg
+from copy import deepcopy
 from typing import Any, Optional
 
 import numpy as np
@@ -82,8 +83,6 @@ def tensor_deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
         raise RuntimeError(_NOT_A_LEAF)
     if id(self) in memo:
         return memo[id(self)]
-    from copy import deepcopy
-
     with AutoDispatchBelowAutograd():  # torch.no_grad()
         if (type(self) is not Tensor and not _has_data(self)) or self.device.type != "cpu":
             # torch clones where there is no storage to copy: a wrapper subclass, a meta or PrivateUse1 tensor.
