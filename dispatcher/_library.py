@@ -460,10 +460,15 @@ class Library:
     def close(self) -> None:
         """Remove everything this library registered (newest first); idempotent.
         The library refuses registrations from then on."""
+        self._close_registrations()
+        _forget_registrations(_impls, self._op_impls, _defs, self._op_defs)
+
+    def _close_registrations(self) -> None:
+        """close() but for the records of _impls and _defs (which the finalizer
+        takes out of a library that is collected: see __del__)."""
         with self._registry.lock:
             self._closed = True
             self._reset()
-            _forget_registrations(_impls, self._op_impls, _defs, self._op_defs)
 
     def _reset(self) -> None:
         """Remove everything this library registered, and stay open (c10's
@@ -486,11 +491,9 @@ class Library:
 
     def __del__(self) -> None:
         if getattr(self, "_handles", None) or getattr(self, "_python_undos", None):
-            # close() less the records of _impls and _defs, which the finalizer
-            # takes out (at interpreter exit this module's globals may be gone).
-            with self._registry.lock:
-                self._closed = True
-                self._reset()
+            # Not close(): the finalizer takes the records out (at interpreter
+            # exit this module's globals may be gone).
+            self._close_registrations()
 
 
 def _check_namespace(ns: object) -> None:
