@@ -418,7 +418,7 @@ def test_dtypes_may_be_given_by_name():
     assert P.tensor([1, 2]).sum(dtype="float64").dtype == float64
     assert P.tensor([1, 2]).mean(dtype="float64").item() == 1.5
     with pytest.raises(ValueError, match=r"unknown dtype 'bfloat16'; expected a prototype DType or one of the names "
-                                         r"'int32', 'int64', 'float16', 'float32', 'float64', 'bool'"):
+                                         r"'int32', 'int64', 'float16', 'float32', 'float64', 'complex64', 'bool'"):
         P.tensor([1.0], dtype="bfloat16")
     with pytest.raises(ValueError, match="unknown dtype 'torch.float32'"):
         P.zeros(2, dtype="torch.float32")

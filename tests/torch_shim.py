@@ -95,6 +95,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "autocast": autocast,
         "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
         "_efficientzerotensor": P.zero_tensors.efficientzerotensor,
+        "complex64": P.complex64, "cfloat": P.complex64,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
         "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),

@@ -18,6 +18,7 @@ import numpy as np
 import dispatcher
 import dispatcher.optests
 import dispatcher.prototype as P
+from dispatcher.prototype.python_dispatch import no_dispatch
 import dispatcher.pytree
 import dispatcher.schema_inference
 from dispatcher import dispatch_modes, ops
@@ -153,7 +154,7 @@ def modules() -> dict[str, types.ModuleType]:
                                  generate_tests=unavailable_module(f"{internal}.optests.generate_tests", COMPILE))
     mode_utils = _module("torch.utils._mode_utils",
                          all_same_mode=lambda modes: all(mode == modes[0] for mode in modes),
-                         no_dispatch=Unavailable("torch.utils._mode_utils.no_dispatch", INTERNALS))
+                         no_dispatch=no_dispatch)
     found = {
         "torch.testing": _module("torch.testing"),
         "torch.testing._internal": _module(internal),

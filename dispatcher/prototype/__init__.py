@@ -80,7 +80,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.prototype needs numpy: pip install "c10-dispatcher[demo]"') from exc
 
 # Each module registers its kernels when imported.
-from .dtypes import DType, bool_, float16, float32, float64, int32, int64
+from .dtypes import DType, bool_, complex64, float16, float32, float64, int32, int64
 from .tensor import Tensor, is_tensor, stack, tensor
 from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
 from . import kernels_cpu, meta, composite, inplace_or_view  # noqa: F401
@@ -92,7 +92,7 @@ from . import copying  # noqa: F401  (copy.deepcopy and pickle of tensors)
 from . import zero_tensors  # noqa: F401  (_efficientzerotensor and the ZeroTensor key)
 from . import linalg  # noqa: F401  (linalg.lstsq)
 from . import out_variants  # noqa: F401  (add.out)
-from . import negative_views  # noqa: F401  (_neg_view and the Negative key)
+from . import math_bits  # noqa: F401  (negative and conjugate views: the Negative and Conjugate keys)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401
@@ -106,7 +106,7 @@ from .backend_fallbacks import install, installed, is_installed, uninstall
 from dispatcher.value_types import device  # torch.device, what a tensor's .device is
 
 __all__ = [
-    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "device", "empty",
+    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "complex64", "device", "empty",
     "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install",
     "installed",
     "int32", "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",

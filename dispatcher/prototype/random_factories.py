@@ -38,10 +38,11 @@ _MAX_PERMUTATION = {DType.float16: 2049, DType.float32: 2 ** 24 + 1, DType.float
 
 def _check_uniform_bounds(self: Tensor, low: float, high: float) -> None:
     """torch's uniform_ checks (aten/src/ATen/native/DistributionTemplates.h)."""
-    name = _FLOAT_NAMES.get(self.dtype)
+    value_type = DType.float32 if self.dtype.is_complex else self.dtype  # a complex dtype's parts
+    name = _FLOAT_NAMES.get(value_type)
     if name is None:
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{self.dtype.scalar_type_name}\'')
-    limit = float(np.finfo(to_numpy_dtype(self.dtype)).max)
+    limit = float(np.finfo(to_numpy_dtype(value_type)).max)
     if not -limit <= low <= limit:
         raise RuntimeError(f"from is out of bounds for {name}")
     if not -limit <= high <= limit:
@@ -62,6 +63,8 @@ def _uniform_cpu(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     low, high, generator = _uniform_arguments(self, args, kwargs)
     rng = generator if generator is not None else default_generator()
     values = rng.uniform(low, high, self.shape)
+    if self.dtype.is_complex:  # torch draws the real and the imaginary parts each from [from, to)
+        values = values + 1j * rng.uniform(low, high, self.shape)
     if not self._data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")

@@ -726,6 +726,8 @@ def _inferred_dtype(array: np.ndarray) -> DType:
         return DType.int64
     if array.dtype.kind == "f":
         return default_float
+    if array.dtype.kind == "c":
+        return DType.complex64  # the default complex dtype
     raise TypeError(f"cannot make a tensor from data of numpy dtype {array.dtype}")
 
 

@@ -40,8 +40,9 @@ OPERATORS = (
     "linalg_lstsq",
     # out= variants (out_variants.py)
     "add.out",
-    # negative views (negative_views.py)
-    "_neg_view", "is_neg", "resolve_neg",
+    # negative and conjugate views (math_bits.py)
+    "_neg_view", "is_neg", "resolve_neg", "_conj", "conj", "is_conj", "resolve_conj", "_conj_physical",
+    "conj_physical",
 )
 
 

@@ -178,7 +178,49 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "neg_view_written": lambda: _neg_written(lib),
         "neg_view_grad": lambda: _neg_grad(lib),
         "plain_is_not_neg": lambda: lib.ones(2).is_neg(),
+        # complex64 and conjugate views
+        "complex_rand": lambda: _complex_parts(lib, lib.rand(2, 2, dtype=lib.complex64)),
+        "complex_arithmetic": lambda: _complex(lib, (_complex_tensor(lib) * 2 + 1.5)),
+        "complex_times_float_tensor": lambda: _complex(lib, _complex_tensor(lib) * lib.tensor([2.0, 3.0])),
+        "complex_exp": lambda: _complex(lib, _complex_tensor(lib).exp()),
+        "complex_sum": lambda: _complex(lib, _complex_tensor(lib).sum()),
+        "conj": lambda: _complex(lib, _complex_tensor(lib).conj()),
+        "conj_twice": lambda: _complex(lib, _complex_tensor(lib).conj().conj()),
+        "conj_exp": lambda: _complex(lib, _complex_tensor(lib).conj().exp()),
+        "conj_of_real": lambda: [lib.ones(2).conj().is_conj(), lib.ones(2).conj_physical().is_conj()],
+        "conj_physical": lambda: _complex(lib, _complex_tensor(lib).conj_physical()),
+        "conj_resolved": lambda: _complex(lib, _complex_tensor(lib).conj().resolve_conj()),
+        "conj_numpy": lambda: _complex_tensor(lib).conj().numpy(),
+        "conj_is_a_view": lambda: [_complex_tensor(lib).conj()._base is not None],
+        "conj_of_neg_view": lambda: _complex(lib, _complex_tensor(lib)._neg_view().conj() + 0),
+        "conj_written": lambda: _conj_written(lib),
     }
+
+
+def _complex_tensor(lib: Any) -> Any:
+    return lib.tensor([1 + 2j, 3 - 1j])
+
+
+def _pairs(values: Any) -> Any:
+    if isinstance(values, list):
+        return [_pairs(v) for v in values]
+    return [round(values.real, 4), round(values.imag, 4)]
+
+
+def _complex(lib: Any, t: Any) -> dict:
+    return {**_described(t), "is_conj": t.is_conj(), "values": _pairs(t.tolist())}
+
+
+def _complex_parts(lib: Any, t: Any) -> dict:
+    values = t.reshape(-1).tolist()
+    return {**_described(t), "parts_in_range": all(0 <= v.real < 1 and 0 <= v.imag < 1 for v in values)}
+
+
+def _conj_written(lib: Any) -> dict:
+    x = _complex_tensor(lib)
+    c = x.conj()
+    c.add_(1)
+    return {"view": _pairs(c.tolist()), "base": _pairs(x.tolist()), "is_conj": c.is_conj()}
 
 
 def _negative(lib: Any, t: Any) -> dict:
