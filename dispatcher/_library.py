@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from functools import partial
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
@@ -47,15 +48,25 @@ WILDCARD_NAMESPACE = "_"
 KeyArg = Union[str, DispatchKey]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
+# torch.library's record of what Python libraries registered, read by code
+# written for it (torch.library._impls, torch.library._defs): an impl as
+# ``"<ns>/<name>/<dispatch key as given>"``, a def as ``"<ns>::<name>[.overload]"``
+# (what an overload's ``_defined_in_python`` asks).  Each
+# library adds its own (its ``_op_impls`` and ``_op_defs``) and takes them out
+# when it closes or is collected, through a finalizer that holds the sets but
+# not the library, as torch's does.
+_impls: set[str] = set()
+_defs: set[str] = set()
+
+
+def _forget_registrations(impls: set[str], op_impls: set[str], defs: set[str], op_defs: set[str]) -> None:
+    impls -= op_impls
+    defs -= op_defs
+
 
 # What _parse_key made of each key name it was given (impl() parses one per
 # kernel); only names that parse are kept, so it stays small.
 _PARSED_KEY_NAMES: dict[str, Optional[DispatchKey]] = {"": None}
-
-# torch.library._defs: the operators a Library.define made (``ns::name[.overload]``),
-# while their library lives; what an overload's ``_defined_in_python`` asks.
-_defs: set[str] = set()
-
 
 def _parse_key(key: KeyArg) -> Optional[DispatchKey]:
     """'' (and CatchAll/Undefined, as in c10) mean "no key"."""
@@ -113,6 +124,15 @@ class Library:
     def _open(self, ns: str, kind: str, key: Optional[DispatchKey], site: str, debug_at_site: bool) -> None:
         """c10's Library constructor: the block rules, and a DEF library's claim."""
         self.ns = ns
+        # This library's entries of _impls and _defs, which a finalizer takes
+        # out of them when it is collected (close() does it first when called).
+        self._op_impls: set[str] = set()
+        self._op_defs: set[str] = set()
+        # (_reset() takes them out too, through the finalizer's own references:
+        # no more references to the sets than torch's, which its tests count,
+        # and none to this module's globals, gone when a library is closed as
+        # the interpreter exits.)
+        self._finalizer = weakref.finalize(self, _forget_registrations, _impls, self._op_impls, _defs, self._op_defs)
         # How to remove what this library registered outside the dispatcher's
         # tables (torch_dispatch rules), run by close(), newest first.
         self._python_undos: list[Callable[[], None]] = []
@@ -170,9 +190,8 @@ class Library:
         text = f"{name.name}.{name.overload_name}" if name.overload_name else name.name
         self._qualified_names[text] = name  # impl() is usually given it next
         qualname = f"{self.ns}::{text}"
+        self._op_defs.add(qualname)
         _defs.add(qualname)
-        # The set's own method, bound now: a library closed as the interpreter exits finds no module globals.
-        self._python_undos.append(functools.partial(_defs.discard, qualname))
         return name.name
 
     def tags_of(self, name: str) -> tuple[str, ...]:
@@ -227,6 +246,13 @@ class Library:
                     "ensure that we have meta kernels for the base ops that it decomposes into."
                 )
         self._impl(name, key, kernel)
+        # As torch.library's key: the dispatch key as given, else the library's.
+        given = dispatch_key if isinstance(dispatch_key, str) else dispatch_key.name
+        if given == "" and self.dispatch_key is not None:
+            given = self.dispatch_key.name
+        registered = f"{self.ns}/{name.split('::')[-1]}/{given}"
+        self._op_impls.add(registered)
+        _impls.add(registered)
 
     def fallback(self, fn: Callable[..., Any], dispatch_key: KeyArg = "", *, with_keyset: bool = False,
                  boxed: bool = False, debug: Optional[str] = None) -> None:
@@ -453,6 +479,10 @@ class Library:
             for undo in reversed(undos):
                 undo()
             self._registry.undo(handles)
+            held = self._finalizer.peek()
+            if held is not None:
+                _, forget, records, _ = held
+                forget(*records)
 
     _destroy = close
 

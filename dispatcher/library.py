@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, U
 
 from ._lazy import lazy_attributes
 from ._library import KeyArg, Library, _F, _library_for, _parse_qualname, define, fallthrough_kernel, impl
+from ._library import _defs, _impls  # noqa: F401  (torch.library._impls and _defs: code written for torch reads them)
 from .autocast_rules import add_autocast_kernel, autocast_key_for_device
 from .registry import registry_in_use
 from .vmap_rules import add_vmap_rule

@@ -6,7 +6,9 @@ AutogradOther and every Autograd<backend> key, the Autocast keys PyTorch
 covers, VmapMode and FuncTorchVmapMode.  And the two fallbacks of the Python
 key, which call ``__torch_dispatch__`` handlers (Note [The Python key] in
 dispatcher/_engine/core.py): Python and PythonTLSSnapshot, the engine's
-own WITH_OPERATOR kernels.
+own WITH_OPERATOR kernels; and PythonDispatcher's, torch's Python dispatcher
+(dispatcher/python_dispatcher_key.py), which only calls made while
+``_EnablePythonDispatcher`` includes its key reach.
 
 PyTorch 2.13 itself registers its autograd fallbacks as boxed kernels that
 redispatch below autograd (and can warn about missing derivative formulas);
@@ -22,6 +24,7 @@ from ._kernel_kind import KernelKind
 from .kernel import AnnotatedKernel, Kernel, fallthrough_kernel
 from .keys import BackendComponent, DispatchKey
 from ._library import Library
+from .python_dispatcher_key import python_dispatcher_fallback
 from .registry import Dispatcher, default_registry
 
 STANDARD_FALLTHROUGH_KEYS: tuple[DispatchKey, ...] = (
@@ -55,9 +58,11 @@ def standard_fallbacks_library(registry: Optional[Dispatcher] = None) -> Library
     library = Library("_", "IMPL", registry=registry)
     for key in STANDARD_FALLTHROUGH_KEYS:
         library.fallback(fallthrough_kernel, key, debug=f"{STANDARD_FALLBACK_DEBUG} (standard {key.name} fallthrough)")
-    engine = (default_registry if registry is None else registry).engine
+    owner = default_registry if registry is None else registry
+    engine = owner.engine
     for key, fallback in ((DispatchKey.Python, engine.python_key_fallback),
-                          (DispatchKey.PythonTLSSnapshot, engine.python_tls_snapshot_fallback)):
+                          (DispatchKey.PythonTLSSnapshot, engine.python_tls_snapshot_fallback),
+                          (DispatchKey.PythonDispatcher, python_dispatcher_fallback(owner))):
         kernel = Kernel(KernelKind.WITH_OPERATOR, fallback)
         library._fallback(key, AnnotatedKernel(kernel, f"{STANDARD_FALLBACK_DEBUG} (standard {key.name} fallback)"))
     return library

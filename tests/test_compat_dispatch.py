@@ -28,8 +28,7 @@ _ns = (f"compat_dispatch{i}" for i in itertools.count())
 K = DispatchKey
 
 # The guards that cannot apply here, and must say why.
-UNAVAILABLE_GUARDS = {"_EnablePythonDispatcher": "Python implementation of the dispatcher",
-                      "_EnablePreDispatch": "pre-dispatch tracing"}
+UNAVAILABLE_GUARDS = {"_EnablePreDispatch": "pre-dispatch tracing"}
 
 
 @pytest.fixture
@@ -217,7 +216,21 @@ def test_disable_python_dispatcher_takes_the_key_out(world, compat):
     C._dispatch_tls_set_dispatch_key_included(K.PythonDispatcher, True)
     with C._DisablePythonDispatcher():
         assert not C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
-    # torch puts back its interpreter state, which is "none" here: the key stays out.
+    # torch puts back its Python dispatcher state, which is "off" (the bit was set by hand): the key stays out.
+    assert not C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
+
+
+def test_disable_python_dispatcher_puts_back_an_enabled_one(world, compat):
+    enabled = C._EnablePythonDispatcher()
+    assert C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
+    with C._DisablePythonDispatcher():
+        assert not C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
+        inner = C._EnablePythonDispatcher()
+        assert C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
+        del inner  # its end puts back the state it found: off
+        assert not C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
+    assert C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
+    del enabled
     assert not C._dispatch_tls_is_dispatch_key_included(K.PythonDispatcher)
 
 

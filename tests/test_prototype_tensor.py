@@ -97,7 +97,9 @@ def test_kernels_are_where_torch_has_them(name):
     differentiable = name not in ("gt.Scalar", "ne.Scalar", "ne.Tensor", "any", "nonzero", "empty.memory_format", "zeros", "ones",
                                   "full", "randn", "randn.generator", "empty_like", "zeros_like", "ones_like",
                                   "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
-                                  "detach", "lift_fresh", "_local_scalar_dense")
+                                  "detach", "lift_fresh", "_local_scalar_dense", "rand", "rand.generator", "randperm",
+                                  "randperm.generator", "randperm.out", "randperm.generator_out", "nonzero",
+                                  "_efficientzerotensor")
     assert ("Autograd" in ours) == differentiable
     assert ("ADInplaceOrView" in ours) == ("ADInplaceOrView" in torch_keys)
     # The factories' BackendSelect kernels are the catalog's, as torch generates its own.
@@ -423,7 +425,7 @@ def test_dtypes_may_be_given_by_name():
     assert P.tensor([1, 2]).sum(dtype="float64").dtype == float64
     assert P.tensor([1, 2]).mean(dtype="float64").item() == 1.5
     with pytest.raises(ValueError, match=r"unknown dtype 'bfloat16'; expected a prototype DType or one of the names "
-                                         r"'int64', 'float16', 'float32', 'float64', 'bool'"):
+                                         r"'int32', 'int64', 'float16', 'float32', 'float64', 'complex64', 'bool'"):
         P.tensor([1.0], dtype="bfloat16")
     with pytest.raises(ValueError, match="unknown dtype 'torch.float32'"):
         P.zeros(2, dtype="torch.float32")

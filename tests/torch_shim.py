@@ -80,8 +80,11 @@ def torch_module() -> dict[str, types.ModuleType]:
     autograd = types.ModuleType("torch.autograd")
     autograd.grad = P.grad  # type: ignore[attr-defined]
     autograd.Function = P.Function  # type: ignore[attr-defined]
+    linalg = types.ModuleType("torch.linalg")
+    linalg.lstsq = P.linalg.lstsq  # type: ignore[attr-defined]
     names = {
         "library": dispatcher.library, "ops": TorchOps(), "_C": torch_C, "utils": utils, "autograd": autograd,
+        "linalg": linalg,
         "Tensor": dispatcher.Tensor, "device": dispatcher.device, "dtype": dispatcher.dtype, "Tag": dispatcher.Tag,
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
@@ -91,6 +94,9 @@ def torch_module() -> dict[str, types.ModuleType]:
         "Storage": P.storage.TypedStorage, "TypedStorage": P.storage.TypedStorage,
         "UntypedStorage": P.storage.UntypedStorage,
         "autocast": autocast,
+        "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
+        "_efficientzerotensor": P.zero_tensors.efficientzerotensor,
+        "complex64": P.complex64, "cfloat": P.complex64,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": P.empty_like, "zeros_like": P.zeros_like, "ones_like": P.ones_like, "full_like": P.full_like,
         "from_numpy": lambda array: P.tensor(np.asarray(array)),

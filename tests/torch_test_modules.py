@@ -25,9 +25,9 @@ import dispatcher._custom_ops
 import dispatcher.custom_ops
 import dispatcher.optests
 import dispatcher.prototype as P
+from dispatcher.prototype.python_dispatch import no_dispatch
 import dispatcher.pytree
 import dispatcher.schema_inference
-from dispatcher.prototype.python_dispatch import no_dispatch
 from dispatcher.prototype.tensor import answers_its_operators
 from dispatcher import ops
 

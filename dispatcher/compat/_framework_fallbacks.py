@@ -39,6 +39,7 @@ TORCH_FALLBACK_SOURCES: dict[str, tuple[bool, str]] = {
     "VmapMode": (True, "aten/src/ATen/VmapModeRegistrations.cpp:32"),
     "Python": (False, "aten/src/ATen/core/PythonFallbackKernel.cpp:192"),
     "PythonTLSSnapshot": (False, "aten/src/ATen/core/PythonFallbackKernel.cpp:200"),
+    "PythonDispatcher": (False, "aten/src/ATen/core/PythonFallbackKernel.cpp:196"),
 }
 
 

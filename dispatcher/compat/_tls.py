@@ -6,6 +6,7 @@ pure-Python engine keep separate sets), read when it is called or entered.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Optional
 
 from ..keys import DispatchKey
@@ -204,30 +205,46 @@ class _DisableTorchDispatch(_GuardFromConstruction):
         return _entered(engine.ExcludeDispatchKeyGuard(keys))
 
 
-class _DisablePythonDispatcher(_Guard):
-    """Take PythonDispatcher out of the included set.
+# Note [The Python dispatcher's state]
+# torch keeps, per thread, whether the Python dispatcher is on (its
+# PythonDispatcherTLS holds an interpreter, or none) apart from the
+# PythonDispatcher bit of the included set: setting the state sets the bit,
+# and the guards put back the state they found, so a bit set by hand
+# (_dispatch_tls_set_dispatch_key_included) is not put back.
+_python_dispatcher_state = threading.local()
 
-    torch keeps the Python dispatcher's interpreter in TLS, with the key
-    included while it is set, and puts that interpreter back at the end.
-    There is no such interpreter here (see _EnablePythonDispatcher), so the
-    state put back is "none": the key stays out, as torch's reset leaves it.
-    """
+
+def _python_dispatcher_on() -> bool:
+    return getattr(_python_dispatcher_state, "on", False)
+
+
+def _set_python_dispatcher(on: bool) -> None:
+    _python_dispatcher_state.on = on
+    _engine().tls_set_dispatch_key_included(DispatchKey.PythonDispatcher, on)
+
+
+class _DisablePythonDispatcher(_Guard):
+    """Turn the Python dispatcher off (its key out of the included set), and
+    put back the state it found: Note [The Python dispatcher's state]."""
 
     def _begin(self) -> Restore:
-        engine = _engine()
-        engine.tls_set_dispatch_key_included(DispatchKey.PythonDispatcher, False)
-        return lambda: engine.tls_set_dispatch_key_included(DispatchKey.PythonDispatcher, False)
+        previous = _python_dispatcher_on()
+        _set_python_dispatcher(False)
+        return lambda: _set_python_dispatcher(previous)
 
 
-class _EnablePythonDispatcher:
-    """Not available: see the error."""
+class _EnablePythonDispatcher(_GuardFromConstruction):
+    """Turn the Python dispatcher on from construction to the object's end:
+    every call of the thread then reaches the PythonDispatcher key's fallback,
+    which chooses and runs the kernel in Python (dispatcher/python_dispatcher_key.py)."""
 
     def __init__(self) -> None:
-        raise NotImplementedError(
-            "_EnablePythonDispatcher cannot apply here: it routes every call to torch's Python "
-            "implementation of the dispatcher (torch._ops, through the PythonDispatcher key's framework "
-            "fallback), which this package does not have; its dispatcher is already the one you call"
-        )
+        self._start()
+
+    def _begin(self) -> Restore:
+        previous = _python_dispatcher_on()
+        _set_python_dispatcher(True)
+        return lambda: _set_python_dispatcher(previous)
 
 
 class _EnablePreDispatch:

@@ -14,10 +14,11 @@ list is tests/golden/compat_dispatch_golden.json) and the guards that change
 the thread's dispatch key sets (``_AutoDispatchBelowAutograd``,
 ``_ExcludeDispatchKeyGuard``, ``_IncludeDispatchKeyGuard``,
 ``_ForceDispatchKeyGuard``, ``_PreserveDispatchKeyGuard``, ...).  A tensor
-argument is anything the dispatcher reads a DispatchKeySet from.  The two
-guards that switch torch subsystems this package does not have
-(``_EnablePythonDispatcher``, ``_EnablePreDispatch``) raise
-NotImplementedError saying so.
+argument is anything the dispatcher reads a DispatchKeySet from.
+``_EnablePythonDispatcher`` switches on the Python dispatcher
+(dispatcher/python_dispatcher_key.py); ``_EnablePreDispatch``, which switches
+on torch's pre-dispatch tracing (torch.export), raises NotImplementedError
+saying so.
 
 Semantics, results and error texts are PyTorch 2.13's (exceptions are
 RuntimeError where torch raises RuntimeError), with these differences:

@@ -80,12 +80,19 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.prototype needs numpy: pip install "c10-dispatcher[demo]"') from exc
 
 # Each module registers its kernels when imported.
-from .dtypes import DType, bool_, float16, float32, float64, int64
+from .dtypes import DType, bool_, complex64, float16, float32, float64, int32, int64
 from .tensor import Tensor, is_tensor, stack, tensor
 from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
-from . import copying  # noqa: F401  (sets Tensor.__deepcopy__)
 from . import kernels_cpu, meta, composite, indexing, inplace_or_view, strided_views, storage  # noqa: F401
 from .factories import empty, empty_like, full, full_like, ones, ones_like, randn, zeros, zeros_like
+from .random_factories import rand, randperm
+from . import index_put  # noqa: F401  (index_put_ and its method)
+from . import alias_op  # noqa: F401  (aten::alias, which a subclass's legacy constructor calls)
+from . import copying  # noqa: F401  (copy.deepcopy and pickle of tensors)
+from . import zero_tensors  # noqa: F401  (_efficientzerotensor and the ZeroTensor key)
+from . import linalg  # noqa: F401  (linalg.lstsq)
+from . import out_variants  # noqa: F401  (add.out)
+from . import math_bits  # noqa: F401  (negative and conjugate views: the Negative and Conjugate keys)
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401
@@ -99,10 +106,10 @@ from .backend_fallbacks import install, installed, is_installed, uninstall
 from dispatcher.value_types import device  # torch.device, what a tensor's .device is
 
 __all__ = [
-    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "device", "empty",
+    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "complex64", "device", "empty",
     "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install",
     "installed",
-    "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
-    "ones_like", "randn", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
+    "int32", "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
+    "ones_like", "rand", "randn", "randperm", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
     "use_cpu_fallback", "vmap", "zeros", "zeros_like",
 ]

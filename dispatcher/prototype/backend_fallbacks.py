@@ -1,7 +1,8 @@
 """Installing the prototype's backend fallbacks, and taking them out again.
 
 A backend fallback serves every operator of the process, not only the
-prototype's: the vmap loop (FuncTorchBatched) and, once the toy device is
+prototype's: the vmap loop (FuncTorchBatched), the ZeroTensor, Negative and
+Conjugate fallbacks (zero_tensors.py, math_bits.py) and, once the toy device is
 enabled (toy_device.enable_toy_device), its CPU fallback (PrivateUse1).  So
 importing dispatcher.prototype installs neither: ``install()`` does,
 ``uninstall()`` takes them out, and ``with installed():`` keeps them for a
@@ -18,6 +19,8 @@ from dispatcher import Library
 
 from .toy_device import is_toy_device_enabled, set_fallbacks_installed, use_cpu_fallback
 from .vmap import batched_fallback
+from .math_bits import conjugate_fallback, negative_fallback
+from .zero_tensors import zero_tensor_fallback
 
 __all__ = ["install", "installed", "is_installed", "uninstall"]
 
@@ -25,14 +28,19 @@ _library: Optional[Library] = None
 
 
 def install() -> None:
-    """Register the FuncTorchBatched fallback, and the PrivateUse1 one if the toy device
-    is enabled (idempotent)."""
+    """Register the FuncTorchBatched, ZeroTensor, Negative and Conjugate fallbacks,
+    and the PrivateUse1 one if the toy device is enabled (idempotent)."""
     global _library
     if _library is not None:
         return
     library = Library("_", "IMPL")
     # The engine's IValue stack: fn(op, keyset, stack).
     library.fallback(batched_fallback, "FuncTorchBatched", boxed=True)
+    # ZeroTensors' arguments materialized as zeros (zero_tensors.py).
+    library.fallback(zero_tensor_fallback, "ZeroTensor", with_keyset=True)
+    # Negative and conjugate views' arguments materialized (math_bits.py).
+    library.fallback(negative_fallback, "Negative", with_keyset=True)
+    library.fallback(conjugate_fallback, "Conjugate", with_keyset=True)
     if is_toy_device_enabled():
         try:
             use_cpu_fallback()

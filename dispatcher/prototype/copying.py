@@ -1,81 +1,156 @@
-"""``copy.deepcopy`` of a tensor, as torch's ``Tensor.__deepcopy__``.
+"""``copy.deepcopy`` and ``pickle`` of tensors and tensor subclasses, as torch 2.13's
+``Tensor.__deepcopy__`` and ``Tensor.__reduce_ex__`` do them (torch/_tensor.py).
 
-A plain tensor, or a subclass's tensor with values of its own, is copied
-into a tensor from ``new_empty`` (so a subclass's copy is of its class only
-if its ``new_empty`` says so: torch's check), with a copy of the values;
-a tensor without values of its own (a wrapper subclass's, a meta tensor)
-is copied by ``clone``, which a wrapper's handler answers (again: the copy
-must be of the same class).  Then, as torch: requires_grad, a deep copy of
-``.grad`` and of the attributes the object carries beyond a tensor's own.
-Only graph leaves can be copied.
+* A tensor with data is copied with its values, shape, strides, dtype,
+  device and ``requires_grad`` (and its ``.grad``, deep-copied); only leaves
+  can be deep-copied.  A subclass instance with data is made by its
+  ``new_empty`` (which must return the same subclass) and given the copied
+  memory, as torch's ``set_``.
+* A wrapper subclass (no data of its own) is copied by its ``clone()``,
+  which must return the same subclass; pickled, it is rebuilt by
+  ``_make_wrapper_subclass`` with its size, strides, dtype, device and
+  requires_grad, as torch's ``_rebuild_wrapper_subclass``.
+* A subclass's own state (its ``__dict__`` and its ``__slots__``) is
+  deep-copied or pickled with it; the prototype's fields (data, version
+  counter, autograd links) are not state: a copy is a new leaf.
 """
 from __future__ import annotations
 
-import copy
 import copyreg
-from typing import Any
+from copy import deepcopy
+from typing import Any, Optional
 
 import numpy as np
 
 from dispatcher import AutoDispatchBelowAutograd
 
+from .dtypes import DType
 from .tensor import Tensor
 
-__all__ = ["deepcopy_tensor"]
+__all__: list[str] = []
 
-# Tensor's own fields that live in an instance's __dict__ once set (see
-# Tensor's class attributes): the copy has its own, made above; what else
-# the dict holds is the object's (a subclass's ``elem``, user attributes).
-_TENSOR_FIELDS = frozenset({"_grad", "_output_nr", "_base", "_grad_accumulator", "_wrapped_number", "_strides",
-                            "_storage_offset"})
+# The prototype's own fields of a tensor: Tensor's slots, and the class
+# attributes a tensor overrides in its __dict__ (_base, _grad, _strides, ...).
+_TENSOR_FIELDS = frozenset(Tensor.__slots__) | frozenset(vars(Tensor))
 
-_TENSOR_SLOTS = frozenset(copyreg._slotnames(Tensor))  # type: ignore[attr-defined]
+_NOT_A_LEAF = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
+    "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
+    "see https://github.com/pytorch/pytorch/pull/103001"
+)
+_WRAPPER_CLONE = (
+    "The default implementation of __deepcopy__() for wrapper subclasses only works for subclass types that "
+    "implement clone() and for which cloning returns another instance of the same subclass. You should either "
+    "properly implement clone() for your subclass or override __deepcopy__() if it is intended behavior for "
+    "clone() to return an instance of a different type."
+)
+_NEW_EMPTY = (
+    "The default implementation of __deepcopy__() for non-wrapper subclasses only works for subclass types that "
+    "implement new_empty() and for which that function returns another instance of the same subclass. You should "
+    "either properly implement new_empty() for your subclass or override __deepcopy__() if it is intended behavior "
+    "for new_empty() to return an instance of a different type."
+)
 
-_NON_LEAF = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
-             "If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, "
-             "see https://github.com/pytorch/pytorch/pull/103001")
-_WRAPPER = ("The default implementation of __deepcopy__() for wrapper subclasses only works for subclass types that "
-            "implement clone() and for which cloning returns another instance of the same subclass. You should either "
-            "properly implement clone() for your subclass or override __deepcopy__() if it is intended behavior for "
-            "clone() to return an instance of a different type.")
-_NON_WRAPPER = ("The default implementation of __deepcopy__() for non-wrapper subclasses only works for subclass types "
-                "that implement new_empty() and for which that function returns another instance of the same "
-                "subclass. You should either properly implement new_empty() for your subclass or override "
-                "__deepcopy__() if it is intended behavior for new_empty() to return an instance of a different type.")
+
+def _has_data(t: Tensor) -> bool:
+    return t._data is not None
 
 
-def deepcopy_tensor(self: Tensor, memo: dict[int, Any]) -> Tensor:
-    """``Tensor.__deepcopy__`` (see the module's docstring)."""
+def _subclass_state(t: Tensor) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A subclass instance's own state: its __dict__ and __slots__ less the prototype's fields."""
+    own = {name: value for name, value in getattr(t, "__dict__", {}).items() if name not in _TENSOR_FIELDS}
+    slots = {name: getattr(t, name) for name in copyreg._slotnames(type(t))  # type: ignore[attr-defined]
+             if name not in _TENSOR_FIELDS and hasattr(t, name)}
+    return own, slots
+
+
+def _set_state(t: Tensor, state: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    own, slots = state
+    for name, value in {**own, **slots}.items():
+        setattr(t, name, value)
+
+
+def _take_memory(target: Tensor, data: Optional[np.ndarray], source: Tensor) -> None:
+    """torch's ``set_``: ``target`` views ``data`` with ``source``'s shape, dtype and device."""
+    target._data, target.shape, target.dtype, target.device = data, source.shape, source.dtype, source.device
+    if source._strides is not None:
+        target._strides = source._strides
+
+
+def tensor_deepcopy(self: Tensor, memo: dict[int, Any]) -> Tensor:
+    """torch's Tensor.__deepcopy__."""
     if not self.is_leaf:
-        raise RuntimeError(_NON_LEAF)
+        raise RuntimeError(_NOT_A_LEAF)
     if id(self) in memo:
         return memo[id(self)]
-    with AutoDispatchBelowAutograd():  # torch.no_grad
-        if self._data is None:  # a wrapper subclass's tensor, or a meta tensor: no values to copy
+    with AutoDispatchBelowAutograd():  # torch.no_grad()
+        if (type(self) is not Tensor and not _has_data(self)) or self.device.type != "cpu":
+            # torch clones where there is no storage to copy: a wrapper subclass, a meta or PrivateUse1 tensor.
             new_tensor = self.clone()
             if type(new_tensor) is not type(self):
-                raise RuntimeError(_WRAPPER)
+                raise RuntimeError(_WRAPPER_CLONE)
         else:
-            new_tensor = self.new_empty([])
-            if type(new_tensor) is not type(self):
-                raise RuntimeError(_NON_WRAPPER)
-            # torch sets the copy to a copy of the storage (set_); here the values, row-major.
-            new_tensor._data = np.array(self._data, copy=True)
-            new_tensor.shape, new_tensor.dtype, new_tensor._strides = self.shape, self.dtype, None
-        if self.requires_grad:
-            new_tensor.requires_grad_()
+            data = np.array(self._data, copy=True)
+            if type(self) is Tensor:
+                new_tensor = Tensor(data, self.shape, self.dtype, self.device)
+                new_tensor._strides = self._strides
+            else:
+                new_tensor = self.new_empty([])
+                if type(new_tensor) is not type(self):
+                    raise RuntimeError(_NEW_EMPTY)
+                _take_memory(new_tensor, data, self)
+        new_tensor.requires_grad = self.requires_grad
         if self.grad is not None:
-            new_tensor.grad = copy.deepcopy(self.grad, memo)
-        if type(self) is not Tensor:  # a subclass's own slots (torch: "Plain Tensors don't have slots")
-            for slot in copyreg._slotnames(type(self)):  # type: ignore[attr-defined]
-                if slot not in _TENSOR_SLOTS and hasattr(self, slot):
-                    setattr(new_tensor, slot, copy.deepcopy(getattr(self, slot), memo))
-        for name, value in self.__dict__.items():
-            if name not in _TENSOR_FIELDS:
-                setattr(new_tensor, name, copy.deepcopy(value, memo))
+            new_tensor.grad = deepcopy(self.grad, memo)
+        if type(self) is not Tensor:
+            own, slots = _subclass_state(self)
+            _set_state(new_tensor, (deepcopy(own, memo), deepcopy(slots, memo)))
     memo[id(self)] = new_tensor
     return new_tensor
 
 
-# Tensor's own attribute (Note [Methods set by the modules above] in tensor.py).
-Tensor.__deepcopy__ = deepcopy_tensor  # type: ignore[attr-defined]
+def rebuild_tensor(data: Optional[np.ndarray], shape: tuple[int, ...], strides: Optional[tuple[int, ...]], dtype: DType,
+                   device: str, requires_grad: bool) -> Tensor:
+    """A pickled tensor (torch's _rebuild_tensor_v2, and _rebuild_meta_tensor_no_storage for a meta one)."""
+    t = Tensor(data, shape, dtype, "meta" if data is None else "cpu")
+    t._strides = strides
+    if device not in ("cpu", "meta"):
+        t = t.to(device)
+    t.requires_grad = requires_grad
+    return t
+
+
+def rebuild_wrapper_subclass(cls: type, dtype: DType, size: tuple[int, ...], strides: Optional[tuple[int, ...]],
+                             device: str, requires_grad: bool) -> Tensor:
+    """A pickled wrapper subclass instance (torch's _rebuild_wrapper_subclass)."""
+    return Tensor._make_wrapper_subclass(cls, size, strides=strides, dtype=dtype, device=device,
+                                         requires_grad=requires_grad)
+
+
+def rebuild_from_type(func: Any, new_type: type, args: tuple, state: tuple[dict[str, Any], dict[str, Any]]) -> Tensor:
+    """torch's _rebuild_from_type_v2: ``func(*args)`` as a ``new_type``, with its state."""
+    out = func(*args)
+    if type(out) is not new_type:
+        out = out.as_subclass(new_type)
+    if getattr(new_type, "__setstate__", None) is not getattr(Tensor, "__setstate__", None):
+        out.__setstate__(state)
+    else:
+        _set_state(out, state)
+    return out
+
+
+def tensor_reduce_ex(self: Tensor, protocol: Any) -> tuple:
+    """torch's Tensor.__reduce_ex__: the function and arguments that rebuild the tensor."""
+    if type(self) is not Tensor and not _has_data(self):
+        args: tuple = (type(self), self.dtype, tuple(self.shape), self._strides, str(self.device), self.requires_grad)
+        func: Any = rebuild_wrapper_subclass
+    else:
+        data = None if self.device.type == "meta" else np.ascontiguousarray(self.numpy())
+        func, args = rebuild_tensor, (data, tuple(self.shape), None, self.dtype, self.device.type, self.requires_grad)
+    if type(self) is Tensor:
+        return func, args
+    return rebuild_from_type, (func, type(self), args, _subclass_state(self))
+
+
+Tensor.__deepcopy__ = tensor_deepcopy  # type: ignore[attr-defined]
+Tensor.__reduce_ex__ = tensor_reduce_ex  # type: ignore[assignment,method-assign]

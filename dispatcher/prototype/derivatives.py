@@ -305,11 +305,6 @@ def _slice_backward(ctx: Context, grad: Tensor) -> Grads:
     return (aten.slice.Tensor(grad, ctx.dim, ctx.start, ctx.end, ctx.step),)
 
 
-@differentiable("alias")
-def _alias(ctx: Context, grad: Tensor) -> Grads:
-    return (grad,)
-
-
 @differentiable("unsqueeze")
 def _unsqueeze(ctx: Context, grad: Tensor) -> Grads:
     return (aten.squeeze.dim(grad, ctx.dim),)

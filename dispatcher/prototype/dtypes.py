@@ -12,9 +12,9 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "default_float", "dtype_abbrs",
-    "float16", "float32", "float64",
-    "float_result_type", "from_numpy_dtype", "int64", "optional_dtype", "reduction_dtype", "result_type",
+    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "complex64", "default_float",
+    "dtype_abbrs", "float16", "float32", "float64",
+    "float_result_type", "from_numpy_dtype", "int32", "int64", "optional_dtype", "reduction_dtype", "result_type",
     "to_numpy_dtype",
 ]
 
@@ -26,10 +26,12 @@ class DType(enum.IntEnum):
     dependency), and a float32 array rounded to it after every kernel would
     be a second arithmetic to keep right in every kernel."""
 
+    int32 = 3
     int64 = 4
     float16 = 5
     float32 = 6
     float64 = 7
+    complex64 = 9
     bool = 11
 
     def __repr__(self) -> str:
@@ -43,6 +45,7 @@ class DType(enum.IntEnum):
     is_floating_point: builtins.bool  # plain ``bool`` is the member above
     # torch's short name of the dtype (``torch.float32.abbr``): f32, i64, b8, ...
     abbr: str
+    is_complex: builtins.bool
 
     @property
     def scalar_type_name(self) -> str:
@@ -55,32 +58,40 @@ class DType(enum.IntEnum):
         return _C_TYPE_NAMES[self]
 
 
-_ABBREVIATIONS = {"int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64", "bool": "b8"}
+_ABBREVIATIONS = {"int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64", "complex64": "c64",
+                  "bool": "b8"}
 for _member in DType:
     _member.is_floating_point = _member in (DType.float16, DType.float32, DType.float64)
     _member.abbr = _ABBREVIATIONS[_member.name]
+    _member.is_complex = _member is DType.complex64
 del _member
 
 # torch.utils._dtype_abbrs.dtype_abbrs: each dtype's abbreviation, as torch's
 # logs and graph printouts write a tensor's type (``f32[2, 3]``).
 dtype_abbrs: dict[DType, str] = {dt: dt.abbr for dt in DType}
 
-_SCALAR_TYPE_NAMES = {DType.int64: "Long", DType.float16: "Half", DType.float32: "Float", DType.float64: "Double",
+_SCALAR_TYPE_NAMES = {DType.int32: "Int", DType.int64: "Long", DType.float16: "Half", DType.float32: "Float",
+                      DType.float64: "Double", DType.complex64: "ComplexFloat",
                       DType.bool: "Bool"}
-_C_TYPE_NAMES = {DType.int64: "long int", DType.float16: "c10::Half", DType.float32: "float", DType.float64: "double",
+_C_TYPE_NAMES = {DType.int32: "int", DType.int64: "long int", DType.float16: "c10::Half", DType.float32: "float",
+                 DType.float64: "double", DType.complex64: "c10::complex<float>",
                  DType.bool: "bool"}
 
 float16, float32, float64, int64, bool_ = DType.float16, DType.float32, DType.float64, DType.int64, DType.bool
+int32 = DType.int32  # torch.int
+complex64 = DType.complex64  # torch.cfloat
 default_float = DType.float32  # torch.get_default_dtype()
 
 # The numpy dtype of each DType (kernels index it directly for a DType they know is one).
-NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int64: np.dtype(np.int64), DType.float16: np.dtype(np.float16),
+NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int32: np.dtype(np.int32), DType.int64: np.dtype(np.int64),
+                                       DType.float16: np.dtype(np.float16),
                                        DType.float32: np.dtype(np.float32), DType.float64: np.dtype(np.float64),
-                                       DType.bool: np.dtype(np.bool_)}
+                                       DType.complex64: np.dtype(np.complex64), DType.bool: np.dtype(np.bool_)}
 _NUMPY = NUMPY_DTYPES
 _FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
-# Promotion compares (category, value): bool < integer < floating, then width.
-_CATEGORY = {DType.bool: 0, DType.int64: 1, DType.float16: 2, DType.float32: 2, DType.float64: 2}
+# Promotion compares (category, value): bool < integer < floating < complex, then width.
+_CATEGORY = {DType.bool: 0, DType.int32: 1, DType.int64: 1, DType.float16: 2, DType.float32: 2, DType.float64: 2,
+             DType.complex64: 3}
 
 
 def to_numpy_dtype(dt: DType) -> np.dtype:
@@ -108,18 +119,39 @@ def _scalar_dtype(value: Union[bool, int, float]) -> DType:
         return DType.bool
     if isinstance(value, int):
         return DType.int64
+    if isinstance(value, complex):
+        return DType.complex64  # the default complex dtype, the default float's
     return default_float
 
 
 def _promote(a: "DType | None", b: DType) -> DType:
-    """torch.promote_types, for the dtypes here: bool < int64 < float16 < float32 < float64."""
+    """torch.promote_types, for the dtypes here: bool < int32 < int64 < float16 < float32 < float64 < complex64."""
+    if a is not None and {a, b} == {DType.complex64, DType.float64}:
+        raise _no_complex_of(DType.float64)
     return b if a is None or (_CATEGORY[b], b) > (_CATEGORY[a], a) else a
+
+
+def _no_complex_of(dtype: DType) -> TypeError:
+    return TypeError(f"the complex dtype of {dtype!r} (torch's promotion of it with complex64) is not one "
+                     "dispatcher.prototype has: complex64 is its only complex dtype")
+
+
+def _to_complex(dtype: DType) -> DType:
+    """c10's toComplexType, for the complex dtypes here."""
+    if dtype is not DType.float32:
+        raise _no_complex_of(dtype)
+    return DType.complex64
 
 
 def _combine_categories(higher: "DType | None", lower: "DType | None") -> "DType | None":
     """c10's combine_categories: a lower tier lifts a higher one's category, never its width."""
     if higher is None or lower is None:
         return lower if higher is None else higher
+    if higher.is_complex:
+        return higher
+    if lower.is_complex:
+        # A floating tier keeps its width (float32 with a complex number: complex64).
+        return _to_complex(higher) if higher.is_floating_point else lower
     if higher.is_floating_point:
         return higher
     if higher == DType.bool or lower.is_floating_point:
@@ -166,7 +198,7 @@ def result_type(*operands: object) -> DType:
 def float_result_type(*operands: object) -> DType:
     """result_type, with integers and bools taken to the default float (true division, exp, ...)."""
     dt = result_type(*operands)
-    return dt if dt.is_floating_point else default_float
+    return dt if dt.is_floating_point or dt.is_complex else default_float
 
 
 def can_cast(source: DType, target: DType) -> bool:
@@ -204,4 +236,4 @@ def reduction_dtype(input_dtype: DType, requested: "DType | None") -> DType:
     """sum's result dtype: the requested one, else integers and bools accumulate in int64."""
     if requested is not None:
         return check_dtype(requested)
-    return input_dtype if input_dtype.is_floating_point else DType.int64
+    return input_dtype if input_dtype.is_floating_point or input_dtype.is_complex else DType.int64

@@ -3,9 +3,10 @@
 (its applySlicing) through aten's select.int, slice.Tensor, unsqueeze and
 alias, each a view of ``t``.
 
-This module registers slice.Tensor's and alias's kernels (CPU and Meta views,
+This module registers slice.Tensor's kernels (CPU and Meta views,
 slice_backward) and nonzero's: its result's shape depends on the values, so
-its Meta kernel raises NotImplementedError, as torch's does.  Indexing by tensors or lists (advanced indexing) is not in the
+its Meta kernel raises NotImplementedError with torch's text (alias's are in
+alias_op.py).  Indexing by tensors or lists (advanced indexing) is not in the
 prototype: it raises NotImplementedError saying so.
 """
 from __future__ import annotations
@@ -80,11 +81,6 @@ def _slice_backward_meta(grad_output: Tensor, input_sizes: Sequence[int], dim: i
     return meta_tensor(input_sizes, grad_output.dtype)
 
 
-def _alias(self: Tensor) -> Tensor:
-    """A new tensor of the same memory, shape and dtype (torch's at::alias)."""
-    return cpu_tensor(self._data.view(), self.dtype) if self._data is not None else meta_tensor(self.shape, self.dtype)
-
-
 def _nonzero_cpu(self: Tensor) -> Tensor:
     """The indices of the elements that are not zero, one row each ([n, ndim], int64)."""
     return cpu_tensor(np.argwhere(self._data).astype(np.int64, copy=False), DType.int64)
@@ -92,8 +88,10 @@ def _nonzero_cpu(self: Tensor) -> Tensor:
 
 def _nonzero_meta(self: Tensor) -> Tensor:
     raise NotImplementedError(
-        "nonzero's result has one row per element that is not zero: its shape depends on values, which a meta "
-        "tensor has not (torch's Meta kernel of nonzero raises too)"
+        "The register_meta function for torch.nonzero() raises unimplemented by default, as a correct "
+        "data-independent implementation does not exist. This implementation returns a fake value, assuming all "
+        "elements of the tensor are non-zero. To enable this registration, please set "
+        "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True."
     )
 
 
@@ -101,8 +99,6 @@ _cpu.impl("slice.Tensor", _slice_cpu)
 _meta.impl("slice.Tensor", _slice_meta)
 _cpu.impl("slice_backward", _slice_backward_cpu)
 _meta.impl("slice_backward", _slice_backward_meta)
-_cpu.impl("alias", _alias)
-_meta.impl("alias", _alias)
 _cpu.impl("nonzero", _nonzero_cpu)
 _meta.impl("nonzero", _nonzero_meta)
 

@@ -22,18 +22,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from dispatcher import DispatchKeySet, Library, OperatorHandle
+from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library, OperatorHandle
 from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 
 from .operators import overload
 from .tensor import Tensor
 
-__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "OUT_OPERATORS", "VIEW_OPERATORS"]
+__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "OUT_OPERATORS", "VIEW_OPERATORS", "written_version_kernel"]
 
 INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Tensor",
                      "set_.source_Storage", "set_.source_Storage_storage_offset")
 VIEW_OPERATORS = ("permute", "t", "transpose.int", "view", "expand", "select.int", "unsqueeze", "squeeze.dim",
-                  "as_strided", "diagonal", "slice.Tensor", "alias")
+                  "as_strided", "diagonal", "slice.Tensor")
 ALIAS_OPERATORS = ("detach",)
 OUT_OPERATORS = ("abs.out",)  # they write their ``out`` argument
 
@@ -45,17 +45,6 @@ def _inplace(op: OperatorHandle):
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor):
             self._version_counter.value += 1
-        return out
-
-    return kernel
-
-
-def _out(op: OperatorHandle):
-    def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, *args, **kwargs)
-        written = kwargs.get("out")
-        if isinstance(written, Tensor):
-            written._version_counter.value += 1
         return out
 
     return kernel
@@ -88,5 +77,28 @@ for _name in VIEW_OPERATORS:
     _library.impl(_name, _view(overload(_name)), with_keyset=True)
 for _name in ALIAS_OPERATORS:
     _library.impl(_name, _alias(overload(_name)), with_keyset=True)
+
+
+def written_version_kernel(op: OperatorHandle) -> Any:
+    """The ADInplaceOrView kernel of an in-place or out= operator: the call below,
+    then a bump of the version counter of the argument it writes (the first
+    one its schema marks ``!``), as torch's generated kernels do.  The call below
+    runs with ADInplaceOrView excluded, as torch's: an operator it calls in
+    turn (randperm.out calls randperm.generator_out) does not count the write
+    a second time."""
+    schema = op.schema
+    written = next(i for i, argument in enumerate(schema.arguments) if argument.is_write)
+
+    def kernel(keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+        with AutoDispatchBelowADInplaceOrView():
+            out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, *args, **kwargs)
+        target = schema.bind(args, kwargs)[written]
+        if isinstance(target, Tensor):
+            target._version_counter.value += 1
+        return out
+
+    return kernel
+
+
 for _name in OUT_OPERATORS:
-    _library.impl(_name, _out(overload(_name)), with_keyset=True)
+    _library.impl(_name, written_version_kernel(overload(_name)), with_keyset=True)

@@ -155,7 +155,7 @@ def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> T
 
 def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
     dt = float_result_type(self)  # bool and int64 in: the default float out
-    x = _operand(self, dt).astype(np.float64, copy=False)
+    x = _operand(self, dt).astype(np.complex128 if dt.is_complex else np.float64, copy=False)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):  # inf and nan, as PyTorch
         return _wrap(fn(x), dt)
 

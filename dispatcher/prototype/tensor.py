@@ -831,21 +831,24 @@ def check_not_owned_by_handler(t: Tensor, cls: type) -> None:
 def _subclass_init(self: Tensor, *args: Any, **kwargs: Any) -> None:
     """The __init__ of a Tensor subclass that has none: nothing to do for an
     instance its __new__ made (its keys are set: a made tensor has a backend
-    key, a new one none).  Else torch's constructor, ``MyTensor(t)`` or
-    ``MyTensor(2, 3)``: an alias of tensor ``t``'s memory (sharing its
-    version counter, outside the graph), or a new uninitialized float32
-    tensor of those sizes; other arguments are Tensor.__init__'s."""
+    key, a new one none).  ``Sub(t)`` of one tensor and ``Sub(2, 3)`` are
+    torch's legacy constructor: an alias of ``t`` (``aten::alias``: the same
+    memory, a view of ``t`` in the autograd graph), an uninitialized float
+    tensor of that size; anything else is Tensor.__init__'s."""
     if self._bits:
         return
     if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
-        source = args[0]
-        check_not_owned_by_handler(source, type(self))
-        Tensor.__init__(self, source._data, source.shape, source.dtype, source.device)
-        self._version_counter, self._strides = source._version_counter, source._strides
-    elif args and not kwargs and all(type(a) is int and a >= 0 for a in args):
-        Tensor.__init__(self, np.empty(args, dtype=np.float32), args, DType.float32)
-    else:
-        Tensor.__init__(self, *args, **kwargs)
+        check_not_owned_by_handler(args[0], type(self))
+        view = aten.alias.default(args[0])
+        Tensor.__init__(self, view._data, view.shape, view.dtype, view.device)
+        self._strides, self._base, self._version_counter = view._strides, view._base, view._version_counter
+        self.requires_grad, self.grad_fn, self._output_nr = view.requires_grad, view.grad_fn, view._output_nr
+        return
+    if args and not kwargs and all(type(size) is int for size in args):  # Sub(2, 3): a new float tensor of that size
+        made = aten.empty.memory_format(list(args))
+        Tensor.__init__(self, made._data, made.shape, made.dtype, made.device)
+        return
+    Tensor.__init__(self, *args, **kwargs)
 
 
 def _inferred_dtype(array: np.ndarray) -> DType:
@@ -855,6 +858,8 @@ def _inferred_dtype(array: np.ndarray) -> DType:
         return DType.int64
     if array.dtype.kind == "f":
         return default_float
+    if array.dtype.kind == "c":
+        return DType.complex64  # the default complex dtype
     raise TypeError(f"cannot make a tensor from data of numpy dtype {array.dtype}")
 
 

@@ -36,7 +36,22 @@ OPERATORS = (
     "storage_offset", "is_contiguous", "is_contiguous.memory_format", "is_strides_like_format",
     "is_non_overlapping_and_dense", "set_.source_Storage", "set_.source_Storage_storage_offset",
     # indexing, and what PyTorch's test_custom_ops.py runs
-    "slice.Tensor", "slice_backward", "alias", "nonzero", "sin_", "pow.Tensor_Scalar", "view_as",
+    "slice.Tensor", "slice_backward", "sin_", "pow.Tensor_Scalar", "view_as",
+    # random factories (random_factories.py)
+    "rand", "rand.generator", "uniform_", "randperm", "randperm.generator", "randperm.out", "randperm.generator_out",
+    # indexing (indexing.py)
+    "nonzero", "index_put_", "_index_put_impl_",
+    # a subclass's legacy constructor (alias_op.py)
+    "alias",
+    # ZeroTensors (zero_tensors.py)
+    "_efficientzerotensor", "_is_zerotensor",
+    # linalg.lstsq (linalg.py)
+    "linalg_lstsq",
+    # out= variants (out_variants.py)
+    "add.out",
+    # negative and conjugate views (math_bits.py)
+    "_neg_view", "is_neg", "resolve_neg", "_conj", "conj", "is_conj", "resolve_conj", "_conj_physical",
+    "conj_physical",
 )
 
 
