@@ -435,8 +435,9 @@ class CustomOpDef:
         if device_types is not None and not _has_tensor_arg(self._opoverload.schema):
             device_arg_index = _device_arg_index(self._opoverload.schema)
             if device_arg_index is None:
+                # torch's text (a torch.device there is a dispatcher.device here).
                 raise ValueError(
-                    "Functions without tensor inputs are required to have a `device: dispatcher.device` argument"
+                    "Functions without tensor inputs are required to have a `device: torch.device` argument"
                 )
             self._register_backend_select_dispatcher(device_arg_index)
 

@@ -37,7 +37,17 @@ __all__ = [
     "RestorePythonTLSSnapshot",
     "TorchDispatchMode",
     "enable_reentrant_dispatch",
+    "is_in_torch_dispatch_mode",
+    "is_traceable_wrapper_subclass",
+    "is_traceable_wrapper_subclass_type",
 ]
+
+# Whether a mode's ``with`` block is open, and whether one of them is not an
+# infra mode: torch keeps these two flags as module globals set by
+# ``TorchDispatchMode.__enter__`` and put back by ``__exit__`` (so a handler,
+# which runs with its mode off the stack, still counts as inside the mode).
+_is_in_torch_dispatch_mode = False
+_is_in_non_infra_torch_dispatch_mode = False
 
 
 def _engine() -> ModuleType:
@@ -64,12 +74,28 @@ class TorchDispatchMode:
     handler says ``with self:``.
     """
 
+    # torch's: whether the mode's handler sees higher-order operators (this
+    # package has none; the attribute is there for code that reads it).
+    supports_higher_order_operators = False
+
     def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         raise NotImplementedError
 
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        """Whether the mode is infrastructure (``is_in_torch_dispatch_mode(include_infra_modes=False)``
+        does not count it); override to say True."""
+        return False
+
     def __enter__(self) -> TorchDispatchMode:
+        global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
         _push_mode(self)
+        # A mode entered twice (``with m: with m:``) keeps one pair per entry.
+        self.__dict__.setdefault("_mode_flags_before", []).append(
+            (_is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode))
+        _is_in_torch_dispatch_mode = True
+        _is_in_non_infra_torch_dispatch_mode = _is_in_non_infra_torch_dispatch_mode or not self.is_infra_mode()
         return self
 
     def __exit__(self, exc_type: Optional[type[BaseException]], exc_value: Optional[BaseException],
@@ -83,6 +109,8 @@ class TorchDispatchMode:
                 "(a _push_mode without its _pop_mode?)"
             )
         _pop_mode()
+        global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
+        _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode = self.__dict__["_mode_flags_before"].pop()
 
 
 class BaseTorchDispatchMode(TorchDispatchMode):
@@ -93,6 +121,30 @@ class BaseTorchDispatchMode(TorchDispatchMode):
         if kwargs is None:
             kwargs = {}
         return func(*args, **kwargs)
+
+
+def is_in_torch_dispatch_mode(include_infra_modes: bool = True) -> bool:
+    """Whether a mode's ``with`` block is open (torch's flag, set by entering a
+    TorchDispatchMode and put back by leaving it); with
+    ``include_infra_modes=False``, whether one open is not an infra mode."""
+    return _is_in_torch_dispatch_mode if include_infra_modes else _is_in_non_infra_torch_dispatch_mode
+
+
+def _has_traceable_wrapper_subclass_protocol(t: object) -> bool:
+    return hasattr(t, "__tensor_flatten__") and hasattr(t, "__tensor_unflatten__")
+
+
+def is_traceable_wrapper_subclass(t: object) -> bool:
+    """Whether ``t`` is a tensor of a subclass that has ``__tensor_flatten__``
+    and ``__tensor_unflatten__`` (torch's test of its traceable-wrapper protocol)."""
+    base = _engine().TensorBase
+    return isinstance(t, base) and type(t) is not base and _has_traceable_wrapper_subclass_protocol(t)
+
+
+def is_traceable_wrapper_subclass_type(t: type) -> bool:
+    """is_traceable_wrapper_subclass for a type."""
+    base = _engine().TensorBase
+    return issubclass(t, base) and t is not base and _has_traceable_wrapper_subclass_protocol(t)
 
 
 def _get_current_dispatch_mode() -> Any:

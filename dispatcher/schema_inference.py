@@ -24,7 +24,7 @@ from typing import Any, Callable, NoReturn, Optional, Sequence, Union
 from .operator_tags import Tag
 from .value_types import Number, Tensor, device, dtype
 
-__all__ = ["SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES", "infer_schema", "normalize_tags"]
+__all__ = ["SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES", "infer_schema", "normalize_tags", "tuple_to_list"]
 
 UNKNOWN_MUTATES = "unknown"
 
@@ -140,7 +140,7 @@ def infer_schema(
         schema_type = _param_schema_type(annotation_type)
         if schema_type is None:
             if typing.get_origin(annotation_type) is tuple:
-                list_type = _tuple_to_list(annotation_type)
+                list_type = tuple_to_list(annotation_type)
                 # Only suggest the list type if it is supported.
                 example = f"For example, {list_type}.\n\n" if _param_schema_type(list_type) is not None else "\n\n"
                 error_fn(
@@ -356,8 +356,11 @@ def _infer_out_return_schema(return_annotation: Any, out_arg_aliases: list[str],
     return f"({', '.join(aliased_returns)})"
 
 
-def _tuple_to_list(tuple_type: Any) -> Any:
-    """The list type with a tuple annotation's element type, to suggest in an error."""
+def tuple_to_list(tuple_type: Any) -> Any:
+    """The list type with a tuple annotation's element types (torch's
+    ``torch._library.infer_schema.tuple_to_list``; infer_schema suggests it in
+    its error for a tuple parameter): ``Tuple[int, int]`` gives ``list[int]``,
+    ``Tuple[int, float]`` ``list[Union[int, float]]``, bare ``Tuple`` ``list``."""
     type_args = typing.get_args(tuple_type)
     if tuple_type is typing.Tuple or tuple_type is tuple or not type_args:  # noqa: UP006
         return list

@@ -230,7 +230,7 @@ def test_an_operator_without_tensors_dispatches_on_its_device_argument(lib, T):
     with pytest.raises(RuntimeError, match="ones does not have a kernel registered for cuda. Please use register_kernel"):
         ones(2, "cuda")
     with pytest.raises(ValueError, match="Functions without tensor inputs are required to have a `device: "
-                                         "dispatcher.device` argument"):
+                                         "torch.device` argument"):  # torch's text
         custom_op("eng::nodevice", mutates_args=(), device_types="cpu", schema="(int n) -> Tensor")(lambda n: n)
 
 

@@ -71,6 +71,10 @@ class TorchOps:
     def __delattr__(self, name: str) -> None:
         forget_namespace(name)
 
+    def load_library(self, path: str) -> None:
+        raise NotImplementedError(f"torch.ops.load_library({path!r}) needs C++ extensions (a shared library of "
+                                  "C++ kernels), which this package does not have")
+
     def __repr__(self) -> str:
         return "<torch.ops over dispatcher.ops>"
 
@@ -89,7 +93,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
-        "autocast": autocast,
+        "autocast": autocast, "no_grad": P.no_grad,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),
         "zeros_like": _like(lambda size, **kw: P.zeros(*size, **kw)),

@@ -100,8 +100,12 @@ class parametrize:  # noqa: N801  (torch's name)
         return fn
 
 
-def subtest(value: Any, name: Optional[str] = None, decorators: Any = None) -> Any:
-    return value
+class subtest:  # noqa: N801  (torch's name)
+    """One value of a parametrize, with the name torch gives its test (the
+    value's own name when there is none)."""
+
+    def __init__(self, value: Any, name: Optional[str] = None, decorators: Any = None) -> None:
+        self.value, self.name = value, name
 
 
 def _value_name(value: Any) -> str:
@@ -118,10 +122,12 @@ def instantiate_parametrized_tests(cls: type) -> type:
             kwargs: dict[str, Any] = {}
             parts = []
             for plan, value in zip(plans, combo):
+                explicit = value.name if isinstance(value, subtest) else None
+                value = value.value if isinstance(value, subtest) else value
                 values = value if len(plan.names) > 1 else (value,)
                 kwargs.update(zip(plan.names, values))
-                parts.append(plan.name_fn(*values) if plan.name_fn else
-                             "_".join(f"{n}_{_value_name(v)}" for n, v in zip(plan.names, values)))
+                parts.append(explicit or (plan.name_fn(*values) if plan.name_fn else
+                                          "_".join(f"{n}_{_value_name(v)}" for n, v in zip(plan.names, values))))
             name = f"{attr}_{'_'.join(parts)}"
 
             def test(self: Any, fn: Callable[..., Any] = fn, kwargs: dict[str, Any] = kwargs) -> Any:

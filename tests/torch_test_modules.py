@@ -135,7 +135,7 @@ def common_utils() -> types.ModuleType:
         parametrize=parametrize, instantiate_parametrized_tests=instantiate_parametrized_tests, subtest=subtest,
         skipIfTorchDynamo=_identity_decorator, skipIfCrossRef=_identity_decorator, skipIfXpu=_identity_decorator,
         skipIfRocm=_identity_decorator, TemporaryFileName=TemporaryFileName, IS_LINUX=True,
-        scoped_load_inline=needs(CPP)()(lambda *a: None), first_sample=Unavailable("first_sample", OP_DB),
+        scoped_load_inline=needs(CPP)(), first_sample=Unavailable("first_sample", OP_DB),
         # What ``from common_utils import *`` gives the files besides (torch's module imports these).
         unittest=unittest, os=os, sys=sys, tempfile=tempfile, np=np, subprocess=subprocess, pytree=dispatcher.pytree,
         **flags,
@@ -172,8 +172,11 @@ def modules() -> dict[str, types.ModuleType]:
         f"{internal}.optests": optests,
         f"{internal}.optests.generate_tests": optests.generate_tests,
         "torch._dynamo.testing": unavailable_module("torch._dynamo.testing", COMPILE),
+        "torch._inductor": unavailable_module("torch._inductor", COMPILE),
+        "torch._inductor.runtime": unavailable_module("torch._inductor.runtime", COMPILE),
         f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
-        "torch._dynamo": unavailable_module("torch._dynamo", COMPILE),
+        # torch._dynamo.disable outside torch.compile runs the function as it is.
+        "torch._dynamo": unavailable_module("torch._dynamo", COMPILE, disable=_identity_decorator),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
         "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE),
         "torch.cuda": unavailable_module("torch.cuda", CUDA),
@@ -191,6 +194,7 @@ def modules() -> dict[str, types.ModuleType]:
                                                     get_op=_lookup_op),
         "torch._library": unavailable_module("torch._library", INTERNALS),
         "torch._library.infer_schema": dispatcher.schema_inference,  # type: ignore[dict-item]
+        "torch._library.fake_profile": unavailable_module("torch._library.fake_profile", FAKE),
         "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op),
         "torch._library.autograd": unavailable_module("torch._library.autograd", INTERNALS),
         "torch._custom_op.functional": unavailable_module("torch._custom_op.functional", CUSTOM_OP_API),
@@ -207,7 +211,11 @@ def modules() -> dict[str, types.ModuleType]:
         # Names added to the shim's torch module.
         "torch": _module("torch", SymInt=Unavailable("torch.SymInt", FAKE), SymFloat=Unavailable("torch.SymFloat", FAKE),
                          compile=Unavailable("torch.compile", COMPILE), jit=Unavailable("torch.jit", "TorchScript"),
+                         # Higher-order operators are traced by torch.compile / torch.export.
+                         cond=Unavailable("torch.cond", COMPILE),
                          Tensor=P.Tensor, __getattr__=_aten_function,
+                         # A CPU-only torch: no accelerator.
+                         accelerator=_module("torch.accelerator", current_accelerator=lambda check_available=False: None),
                          types=_module("torch.types", Number=dispatcher.Number)),
     }
     return found

@@ -88,3 +88,24 @@ def _dispatch_key_for_device(device_type: str) -> str:
         # torch fails an internal assertion here.
         raise RuntimeError(f"This is a grandfathered Caffe2 device type {name}, it shouldn't ever convert to a DispatchKey.")
     return key
+
+
+def _any_requires_grad(*args: Any, **kwargs: Any) -> bool:
+    """``torch._C._any_requires_grad``: whether an argument (positional or
+    keyword) is a tensor that requires grad, or a list made only of tensors
+    one of which does.  As torch 2.13: a tuple, a nested list and a list
+    holding anything but tensors are not looked into."""
+    engine = shim_registry().engine
+
+    def is_tensor(value: object) -> bool:
+        return engine.tensor_key_set(value) is not None
+
+    def requires_grad(value: object) -> bool:
+        return is_tensor(value) and bool(getattr(value, "requires_grad", False))
+
+    for value in (*args, *kwargs.values()):
+        if requires_grad(value):
+            return True
+        if type(value) is list and all(is_tensor(x) for x in value) and any(requires_grad(x) for x in value):
+            return True
+    return False

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from .. import ivalue
+from ..operator_tags import Tag
 from .._core import DispatchKeySet
 from .._kernel_kind import KernelKind
 from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
@@ -75,7 +76,9 @@ from ._handles import (
     _dispatch_set_report_error_callback,
     _DispatchOperatorHandle,
 )
-from ._tensors import _dispatch_isTensorSubclassLike, _dispatch_key_for_device, _dispatch_key_set, _dispatch_keys
+from ._tensors import (
+    _any_requires_grad, _dispatch_isTensorSubclassLike, _dispatch_key_for_device, _dispatch_key_set, _dispatch_keys,
+)
 from ._tls import (
     ExcludeDispatchKeyGuard,
     _AutoDispatchBelowADInplaceOrView,
@@ -105,6 +108,7 @@ __all__ = [
     "DispatchKeySet",
     "ExcludeDispatchKeyGuard",
     "SafeKernelFunction",
+    "Tag",
     "_AutoDispatchBelowADInplaceOrView",
     "_AutoDispatchBelowAutograd",
     "_DisablePythonDispatcher",
@@ -119,6 +123,7 @@ __all__ = [
     "_PreserveDispatchKeyGuard",
     "_SafeKernelFunction",
     "_SetExcludeDispatchKeyGuard",
+    "_any_requires_grad",
     "_dispatch_autogradother_backends",
     "_dispatch_call_boxed",
     "_dispatch_check_all_invariants",

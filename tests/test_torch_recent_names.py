@@ -1,0 +1,127 @@
+"""Names of torch 2.13 that PyTorch's recent test files use, on both engines:
+``torch.utils._python_dispatch``'s mode queries (``is_in_torch_dispatch_mode``,
+``TorchDispatchMode.is_infra_mode``, ``supports_higher_order_operators``) and
+traceable-wrapper tests, ``torch._C.Tag`` and ``torch._C._any_requires_grad``,
+``torch._library.infer_schema.tuple_to_list``, and the dispatch-key guards
+putting the thread's sets back exactly (pytorch/pytorch#178536, in 2.13).
+
+The expected values are torch 2.13's, checked against it when written.
+"""
+from __future__ import annotations
+
+import typing
+from typing import Optional, Tuple, Union
+
+import pytest
+
+from dispatcher import DispatchKey as K
+from dispatcher import Tag
+from dispatcher.compat import torch_C
+from dispatcher.dispatch_modes import (
+    TorchDispatchMode, is_in_torch_dispatch_mode, is_traceable_wrapper_subclass, is_traceable_wrapper_subclass_type,
+)
+from dispatcher.schema_inference import tuple_to_list
+
+
+class Watching(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+class Infra(Watching):
+    @classmethod
+    def is_infra_mode(cls):
+        return True
+
+
+def test_is_in_torch_dispatch_mode_follows_with_blocks_and_infra_modes(in_use):
+    assert not is_in_torch_dispatch_mode() and not is_in_torch_dispatch_mode(include_infra_modes=False)
+    with Infra():
+        assert is_in_torch_dispatch_mode()
+        assert not is_in_torch_dispatch_mode(include_infra_modes=False)
+        with Watching():
+            assert is_in_torch_dispatch_mode(include_infra_modes=False)
+            with Infra():
+                assert is_in_torch_dispatch_mode(include_infra_modes=False)
+            assert is_in_torch_dispatch_mode(include_infra_modes=False)
+        assert is_in_torch_dispatch_mode() and not is_in_torch_dispatch_mode(include_infra_modes=False)
+    assert not is_in_torch_dispatch_mode() and not is_in_torch_dispatch_mode(include_infra_modes=False)
+
+
+def test_the_flags_are_put_back_when_a_block_raises_and_when_a_mode_is_entered_twice(in_use):
+    mode = Watching()
+    with pytest.raises(ValueError):
+        with mode:
+            raise ValueError
+    assert not is_in_torch_dispatch_mode()
+    with mode:
+        with mode:
+            assert is_in_torch_dispatch_mode()
+        assert is_in_torch_dispatch_mode()
+    assert not is_in_torch_dispatch_mode()
+    assert TorchDispatchMode.is_infra_mode() is False
+    assert TorchDispatchMode.supports_higher_order_operators is False
+
+
+def test_is_traceable_wrapper_subclass(in_use, world):
+    base = world.engine.TensorBase
+
+    class Wrapper(base):
+        def __tensor_flatten__(self):
+            return [], None
+
+        @staticmethod
+        def __tensor_unflatten__(inner, meta, size, stride):
+            return Wrapper(world.keyset(K.CPU))
+
+    class Plain(base):
+        pass
+
+    assert is_traceable_wrapper_subclass(Wrapper(world.keyset(K.CPU)))
+    assert not is_traceable_wrapper_subclass(Plain(world.keyset(K.CPU)))
+    assert not is_traceable_wrapper_subclass(base(world.keyset(K.CPU)))
+    assert not is_traceable_wrapper_subclass(Wrapper)  # a type is not a tensor
+    assert is_traceable_wrapper_subclass_type(Wrapper)
+    assert not is_traceable_wrapper_subclass_type(Plain) and not is_traceable_wrapper_subclass_type(base)
+
+
+def test_tuple_to_list_as_torch():
+    assert tuple_to_list(Tuple) is list and tuple_to_list(tuple) is list
+    assert tuple_to_list(Tuple[int, int, int]) == list[int] == tuple_to_list(Tuple[int])
+    assert tuple_to_list(Tuple[int, ...]) == list[int]
+    assert tuple_to_list(Tuple[int, Optional[int]]) == list[Optional[int]]
+    assert tuple_to_list(Tuple[int, float]) == list[Union[int, float]]
+    assert typing.get_args(tuple_to_list(Tuple[int, float, str])) == (Union[int, float, str],)
+
+
+def test_torch_c_tag_is_the_tag_enum():
+    assert torch_C.Tag is Tag and torch_C.Tag.needs_exact_strides is Tag.needs_exact_strides
+
+
+def test_any_requires_grad_as_torch(compat, world):
+    class Leaf(world.engine.TensorBase):
+        def __init__(self, requires_grad):
+            super().__init__(world.keyset(K.CPU))
+            self.requires_grad = requires_grad
+
+    grad, plain = Leaf(True), Leaf(False)
+    f = compat._any_requires_grad
+    # torch 2.13's answers for the same calls:
+    assert f(grad) and f(plain, grad) and f([grad]) and f(plain, a=grad) and f(plain, a=[plain, grad])
+    assert not f() and not f(plain) and not f(1, "x", None)
+    assert not f((grad,)) and not f(plain, a=(grad,))  # tuples are not looked into
+    assert not f([[grad]]) and not f([1, grad])  # nor nested lists, nor lists of anything but tensors
+
+
+@pytest.mark.parametrize("key", [K.Meta, K.CUDA, K.CPU, K.AutogradCPU])
+def test_guards_put_the_sets_back_exactly(compat, key):
+    """pytorch/pytorch's test_exclude_dispatch_key_guard_restores_tls_exactly:
+    excluding CPU sets a backend bit; leaving the guard clears it again."""
+    before = compat._dispatch_tls_local_exclude_set().raw_repr()
+    with compat._ExcludeDispatchKeyGuard(compat.DispatchKeySet(key)):
+        compat._dispatch_tls_set_dispatch_key_excluded(K.Python, True)
+    assert compat._dispatch_tls_local_exclude_set().raw_repr() == before
+    included = compat._dispatch_tls_local_include_set().raw_repr()
+    with compat._IncludeDispatchKeyGuard(key):
+        pass
+    assert compat._dispatch_tls_local_include_set().raw_repr() == included
