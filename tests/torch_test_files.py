@@ -5,7 +5,8 @@ this module.
 
 The files are not part of this repository: they are read from
 ``$DISPATCHER_UPSTREAM/<name>`` (default: tests/upstream/), and the tests that
-run them skip without a copy.  PyTorch is BSD-3-Clause licensed (Copyright (c)
+run them skip without a copy (which copies are the reference, and where
+they come from: tests/test_torch_test_files.py).  PyTorch is BSD-3-Clause licensed (Copyright (c)
 2016- Facebook, Inc. and its contributors); a copy keeps PyTorch's notice.
 
 What the files import that is not this package's features is a module of

@@ -9,9 +9,23 @@ deprecated): such a test fails with NotImplementedError naming that feature
 this package, its prototype or the shim does not have yet (the error the test
 stops on), run as a strict xfail so that a gap that closes is noticed.
 
-Made from a run of the copies in tests/upstream (2.4-era copies, from
-MetaX-MACA/mcPytorch's test/ directory); another copy gives other names and
-the check of this list says which.
+The reference copies are recent ones (2.15-era, from the fork cyyever/pytorch,
+which tracks PyTorch's main branch): ``test/test_python_dispatch.py`` at commit
+1ea1ebe7421f1d6c4871a1dd5d20933ce68fd41e, ``test/test_custom_ops.py`` at
+6777a5b30cfceb22ba9d87b2a4c7c95d2cdfe842 (and ``test/test_dispatch.py`` at
+1669dd43a48f7baac5508b6793a3229c3762349c, for tests/test_torch_test_dispatch.py).
+Get them with ``git show <commit>:test/<file>`` from a clone of that fork (or
+of pytorch/pytorch at a like commit) into a directory outside the repository,
+and run with ``DISPATCHER_UPSTREAM=<that directory>``.
+
+The list was made from a run of 2.4-era copies (MetaX-MACA/mcPytorch's test/
+directory), then extended from a run of the reference copies (the entries
+after the "recent copies" comment in each file's part).  Names of tests that
+only the 2.4-era copies have are left for now: the check of this list
+tolerates names absent from the copy in use.  ``NEWER_THAN_TORCH_2_13`` marks
+a test that fails on torch 2.13 itself with the same copy (run with
+PYTHONPATH giving it expecttest and PyYAML, and an empty
+minioptest_failures_dict.json beside test_custom_ops.py).
 """
 from __future__ import annotations
 
