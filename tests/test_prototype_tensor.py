@@ -478,3 +478,9 @@ def test_a_tensor_takes_attributes_as_torchs():
     t.t_name = "x"
     assert t.t_name == "x" and vars(t)["t_name"] == "x"  # (the pure engine keeps its keyset there too)
     assert not hasattr(P.ones(2), "t_name")
+
+
+def test_unsqueeze_method_is_the_aten_operator():
+    x = P.tensor(np.arange(6.0).reshape(2, 3))
+    assert x.unsqueeze(-1).shape == (2, 3, 1) and x.unsqueeze(0).shape == (1, 2, 3)
+    np.testing.assert_array_equal(x.unsqueeze(1).numpy(), np.arange(6.0).reshape(2, 1, 3))

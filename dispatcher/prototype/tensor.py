@@ -289,6 +289,9 @@ class TensorMethods:
     def permute(self, *dims: Any) -> Self:
         return aten.permute.default(self, _sizes(dims))
 
+    def unsqueeze(self, dim: int) -> Self:
+        return aten.unsqueeze.default(self, dim)
+
     def movedim(self, source: Any, destination: Any) -> Self:
         if isinstance(source, int) and isinstance(destination, int):
             return aten.movedim.int(self, source, destination)
