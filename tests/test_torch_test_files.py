@@ -28,7 +28,7 @@ import pytest
 
 from . import torch_test_files as files
 from .torch_test_left_out import GAP, LEFT_OUT, NEWER_THAN_TORCH_2_13, NOT_PORTED, OUT_OF_SCOPE
-from .torch_test_modules import COMPILE, CUDA, modules
+from .torch_test_modules import COMPILE, CUDA, FAKE, modules
 
 FILES = ("test_python_dispatch.py", "test_custom_ops.py")
 MODULES = modules()
@@ -90,7 +90,7 @@ def test_pytorch_test(case):
     said = _report(result) if failed else (result.skipped[0][1] if result.skipped else "")
     # A test that skips itself for want of CUDA (or of any accelerator) says so in its own words.
     assert (f"needs {reason}" in said or (reason == CUDA and ("cuda" in said.lower() or "accelerator" in said))
-            or (reason == COMPILE and "torch.compile" in said)), (
+            or (reason == COMPILE and "torch.compile" in said) or (reason == FAKE and "needs symbolic shapes" in said)), (
         f"{test} is left out for needing {reason}, but it ran to: {said or 'success'}")
     pytest.skip(f"needs {reason}")
 

@@ -348,6 +348,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestOpProfiles.test_version': FAKE,
         'TestOpProfiles.test_yaml': FAKE,
         'TestCustomOpTestingCPU.test_opcheck_cpu_stride_mismatch_cpu': gap('AssertionError: OpCheckError not raised'),
-        'TestCustomOpTestingCPU.test_opcheck_unbacked_stride_cpu': gap('TypeError: opcheck(op, args, kwargs): args must be a tuple and kwargs...'),
+        'TestCustomOpTestingCPU.test_opcheck_unbacked_stride_cpu': FAKE,
     },
 }
