@@ -152,3 +152,19 @@ def test_the_inplace_and_out_tag_texts_are_torchs(in_use, world):
         with pytest.raises(RuntimeError, match=r"^Cannot register autograd formula for operator tagged with "
                                                r"torch.Tag.out: recent_out.o.default\. Out variants do not support"):
             register_autograd("recent_out::o", lambda ctx, grad: grad, lib=lib)
+
+
+def test_any_output_is_alias_to_input_or_output_as_torch(prototype_fallbacks):
+    """torch 2.13's answers for the same calls, on prototype tensors (which live
+    on the default engine; sharing is overlapping memory)."""
+    import dispatcher.prototype as P
+
+    f = torch_C._any_output_is_alias_to_input_or_output
+    x = P.randn(2, 2)
+    assert f((x,), {}, (x,)) and f((x,), {}, (x.t(),)) and f((), {"a": x.view(-1)}, (x.t(),))
+    assert not f((x,), None, (x * 2,)) and not f((x,), {"a": x}, ()) and not f((1,), None, (2,))
+    assert f(([[[x]]],), {}, (x.t(),)) and f((), {"a": [[x]]}, (x.t(),))  # lists at any depth
+    assert not f((((x,),),), {}, (x.t(),)) and not f((), {"a": (x,)}, (x.t(),))  # not tuples
+    assert f((x,), {}, ([[x.t()]],)) and not f((x,), {}, ((x.t(),),))
+    assert f((), {}, (x, x.t())) and f((), {}, ([x, x.t()],))  # an output aliasing another
+    assert not f((x.clone(),), {}, (x.clone(), x.clone()))

@@ -93,6 +93,8 @@ def torch_module() -> dict[str, types.ModuleType]:
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
         "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
+        "contiguous_format": P.tensor_options.contiguous_format, "channels_last": P.tensor_options.channels_last,
+        "preserve_format": P.tensor_options.preserve_format,
         "autocast": autocast, "no_grad": P.no_grad,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": _like(lambda size, **kw: P.empty(*size, **kw)),

@@ -77,7 +77,8 @@ from ._handles import (
     _DispatchOperatorHandle,
 )
 from ._tensors import (
-    _any_requires_grad, _dispatch_isTensorSubclassLike, _dispatch_key_for_device, _dispatch_key_set, _dispatch_keys,
+    _any_output_is_alias_to_input_or_output, _any_requires_grad, _dispatch_isTensorSubclassLike,
+    _dispatch_key_for_device, _dispatch_key_set, _dispatch_keys,
 )
 from ._tls import (
     ExcludeDispatchKeyGuard,
@@ -123,6 +124,7 @@ __all__ = [
     "_PreserveDispatchKeyGuard",
     "_SafeKernelFunction",
     "_SetExcludeDispatchKeyGuard",
+    "_any_output_is_alias_to_input_or_output",
     "_any_requires_grad",
     "_dispatch_autogradother_backends",
     "_dispatch_call_boxed",
