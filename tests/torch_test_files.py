@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import logging
 import os
 import pathlib
 import sys
@@ -28,6 +29,8 @@ import unittest
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
+
+import dispatcher.custom_ops as custom_ops_module
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 UPSTREAM = pathlib.Path(os.environ.get("DISPATCHER_UPSTREAM") or ROOT / "tests" / "upstream")
@@ -168,20 +171,26 @@ def torch_installed(extra: dict[str, types.ModuleType]) -> Iterator[types.Module
     extra = dict(extra)
     names = extra.pop("torch", None)
     saved = {name: sys.modules.get(name) for name in extra}
-    with installed() as torch:
-        if names is not None:
-            for attr, value in vars(names).items():
-                if not attr.startswith("__") or attr == "__getattr__":
-                    setattr(torch, attr, value)
-        sys.modules.update(extra)
-        for name in sorted(extra):  # each a attribute of its parent, as imports make them
-            parent, _, child = name.rpartition(".")
-            if parent in sys.modules and child not in vars(sys.modules[parent]):
-                setattr(sys.modules[parent], child, sys.modules[name])
-        try:
-            yield torch
-        finally:
-            restore_modules(saved)
+    # The package logs custom ops' notices as dispatcher.custom_ops; code watching
+    # torch's logger for them (assertLogs) reads torch's name.
+    saved_log, custom_ops_module.log = custom_ops_module.log, logging.getLogger("torch._library.custom_ops")
+    try:
+        with installed() as torch:
+            if names is not None:
+                for attr, value in vars(names).items():
+                    if not attr.startswith("__") or attr == "__getattr__":
+                        setattr(torch, attr, value)
+            sys.modules.update(extra)
+            for name in sorted(extra):  # each a attribute of its parent, as imports make them
+                parent, _, child = name.rpartition(".")
+                if parent in sys.modules and child not in vars(sys.modules[parent]):
+                    setattr(sys.modules[parent], child, sys.modules[name])
+            try:
+                yield torch
+            finally:
+                restore_modules(saved)
+    finally:
+        custom_ops_module.log = saved_log
 
 
 def load(path: pathlib.Path, modules: dict[str, types.ModuleType]) -> types.ModuleType:
