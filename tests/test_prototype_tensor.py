@@ -456,6 +456,12 @@ def test_layout_is_strided():
     assert P.zeros(2).layout == strided == 0  # c10::Layout::Strided
 
 
+def test_sparse_coo_is_c10s_layout_number_and_torchs_name():
+    from dispatcher.prototype.tensor_options import sparse_coo, strided
+
+    assert sparse_coo == 1 and repr(sparse_coo) == "torch.sparse_coo" and sparse_coo != strided
+
+
 def test_movedim_as_torch():
     x = P.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     assert np.array_equal(x.movedim(0, -1).numpy(), np.moveaxis(x.numpy(), 0, -1))

@@ -92,7 +92,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "Tensor": dispatcher.Tensor, "device": dispatcher.device, "dtype": dispatcher.dtype, "Tag": dispatcher.Tag,
         "DispatchKey": dispatcher.DispatchKey, "DispatchKeySet": dispatcher.DispatchKeySet,
         "float16": P.float16, "float32": P.float32, "float64": P.float64, "int64": P.int64, "bool": P.bool_,
-        "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided,
+        "half": P.float16, "float": P.float32, "double": P.float64, "long": P.int64, "strided": P.tensor_options.strided, "sparse_coo": P.tensor_options.sparse_coo,
         "contiguous_format": P.tensor_options.contiguous_format, "channels_last": P.tensor_options.channels_last,
         "preserve_format": P.tensor_options.preserve_format,
         "autocast": autocast, "no_grad": P.no_grad,

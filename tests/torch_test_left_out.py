@@ -267,7 +267,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         # Tests of the recent (2.15-era) copies that fail: tests only they have, or that they changed.
         'TestCustomOp.test_dispatch_call_boxed_warning_propagation': CPP,
         'TestCustomOp.test_library_impl_does_not_enable_pyobject_dispatch_by_default': NEWER_THAN_TORCH_2_13,
-        'TestCustomOp.test_list_layout': gap("AttributeError: module 'torch' has no attribute 'sparse_coo' (nor is aten::sparse_coo an operator)"),
         'TestCustomOp.test_list_scalar_type': gap("AttributeError: module 'torch' has no attribute 'bfloat16' (nor is aten::bfloat16 an operator)"),
         'TestCustomOp.test_load_library': CPP,
         'TestCustomOp.test_override_cea': FAKE,

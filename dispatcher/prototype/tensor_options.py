@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["OptionValue", "channels_last", "check_memory_format", "check_options", "check_pin_memory", "contiguous_format",
-           "preserve_format", "strided"]
+           "preserve_format", "sparse_coo", "strided"]
 
 class OptionValue(int):
     """A c10::Layout or c10::MemoryFormat number that prints as torch's object
@@ -36,6 +36,7 @@ class OptionValue(int):
 
 # c10::Layout and c10::MemoryFormat numbers (torch.strided, torch.contiguous_format, ...).
 strided = OptionValue(0, "torch.strided")
+sparse_coo = OptionValue(1, "torch.sparse_coo")  # a value to pass and compare; the prototype has no sparse tensors
 contiguous_format = OptionValue(0, "torch.contiguous_format")
 preserve_format = OptionValue(1, "torch.preserve_format")
 channels_last = OptionValue(2, "torch.channels_last")
