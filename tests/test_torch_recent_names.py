@@ -168,3 +168,23 @@ def test_any_output_is_alias_to_input_or_output_as_torch(prototype_fallbacks):
     assert f((x,), {}, ([[x.t()]],)) and not f((x,), {}, ((x.t(),),))
     assert f((), {}, (x, x.t())) and f((), {}, ([x, x.t()],))  # an output aliasing another
     assert not f((x.clone(),), {}, (x.clone(), x.clone()))
+
+
+def test_a_kernel_got_from_the_table_is_invalidated_with_its_registration(compat, world):
+    """torch 2.13: a SafeKernelFunction runs its kernel while the registration
+    lasts; once the library that made it is closed, call_boxed raises."""
+    cpu = compat.DispatchKeySet(K.CPU)
+    t = world.tensor(K.CPU)
+    with world.library("recent_kernel", "DEF") as lib:
+        lib.define("f(Tensor x) -> int")
+        lib.impl("f", lambda x: 7, "CompositeExplicitAutograd")
+        with world.library("recent_kernel", "IMPL") as override:
+            override.impl("f", lambda x: 1, "CPU")
+            kernel = compat._dispatch_get_computed_kernel_for_dispatch_key("recent_kernel::f", "CPU")
+            assert kernel.call_boxed(cpu, t) == 1
+        with pytest.raises(RuntimeError, match=r"^SafeKernelFunction has been invalidated registered at .*"):
+            kernel.call_boxed(cpu, t)
+        original = compat._dispatch_get_computed_kernel_for_dispatch_key("recent_kernel::f", "CPU")
+        with world.library("recent_kernel", "IMPL") as override:
+            override.impl("f", lambda x: 2, "CPU")
+            assert original.call_boxed(cpu, t) == 7  # overridden, still registered: still runs
