@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from .kernel_results import result_check
 from .keysets import AFTER_AUTOGRAD_KEYSET
-from .schema import FunctionSchema
+from .schema import FunctionSchema, ListType
 from .tensor_protocols import AutogradEngine, autograd_engine_for
 
 __all__ = ["AutogradInfo", "CustomOpFunction", "Info", "make_autograd_impl"]
@@ -57,17 +57,19 @@ class CustomOpFunction:
     an engine names the node ``name + "Backward"``, as torch does.
     """
 
-    __slots__ = ("name", "op", "_info", "_keyset", "_keyword_only", "_pass_keyword_only", "_below_autograd",
+    __slots__ = ("name", "op", "_info", "_keyset", "_keyword_only", "_filled", "_pass_keyword_only", "_below_autograd",
                  "_input_kinds", "_is_tensor")
 
     def __init__(self, name: str, op: Any, info: AutogradInfo, keyset: Any, keyword_only: dict[str, Any],
-                 pass_keyword_only: bool, below_autograd: Callable[[], Any], input_kinds: tuple[int, ...],
+                 filled: tuple[tuple[Any, ...], dict[str, Any]], pass_keyword_only: bool,
+                 below_autograd: Callable[[], Any], input_kinds: tuple[int, ...],
                  is_tensor: Callable[[object], bool]) -> None:
         self.name = name
         self.op = op
         self._info = info
         self._keyset = keyset  # the call's keyset below autograd
-        self._keyword_only = keyword_only
+        self._keyword_only = keyword_only  # as the call passed them (torch leaves out those at their defaults)
+        self._filled = filled  # the call's arguments with every default filled in, for setup_context
         self._pass_keyword_only = pass_keyword_only
         self._below_autograd = below_autograd
         self._input_kinds = input_kinds  # what each positional argument is, for checking the gradients
@@ -82,10 +84,11 @@ class CustomOpFunction:
             result = self.op.redispatch(self._keyset, *args, **self._keyword_only)
             setup_context = self._info._setup_context_fn
             if setup_context is not None:
+                inputs, keyword_only = self._filled  # torch's fill_defaults
                 if self._pass_keyword_only:
-                    setup_context(ctx=ctx, inputs=args, keyword_only_inputs=dict(self._keyword_only), output=result)
+                    setup_context(ctx=ctx, inputs=inputs, keyword_only_inputs=dict(keyword_only), output=result)
                 else:
-                    setup_context(ctx=ctx, inputs=args, output=result)
+                    setup_context(ctx=ctx, inputs=inputs, output=result)
         return result
 
     def backward(self, ctx: Any, *grads: Any) -> tuple[Any, ...]:
@@ -97,8 +100,12 @@ class CustomOpFunction:
                 "Please use register_autograd to add one."
             )
         result = backward(ctx, *grads)
+        # torch's wrapper for tensor lists (in the arguments or the returns) compares the
+        # gradients' structure with the inputs': no extra gradients, not even Nones.
+        strict = any(kind >= 0 for kind in self._input_kinds) or any(
+            isinstance(ret.type.strip_annotations(), ListType) for ret in self.op.schema.returns)
         return _checked_gradients(f"{self.name}Backward", result if isinstance(result, tuple) else (result,),
-                                  self._input_kinds, self._is_tensor)
+                                  self._input_kinds, self._is_tensor, strict)
 
 
 # What a positional argument of a differentiable call is (``_input_kinds``), and so what its
@@ -116,7 +123,7 @@ def _input_kinds(args: tuple[Any, ...], is_tensor: Callable[[object], bool]) -> 
 
 
 def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[int, ...],
-                       is_tensor: Callable[[object], bool]) -> tuple[Any, ...]:
+                       is_tensor: Callable[[object], bool], strict: bool = False) -> tuple[Any, ...]:
     """A backward's gradients, one per positional argument, checked as torch's autograd
     checks what a Python Function's backward returns (PyNode::apply), with its texts.
 
@@ -129,6 +136,11 @@ def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[int, ...]
     """
     grads = (*grads, None)
     expected = len(kinds) + 1
+    if len(grads) > expected and strict:
+        raise RuntimeError(
+            "Expected the return from backward to be of the same structure as the inputs. Got: "
+            f"{len(grads) - 1} gradients for {len(kinds)} arguments"
+        )
     # More gradients than inputs are fine if the extra ones are all None.
     if len(grads) > expected and all(g is None for g in grads[expected:]):
         grads = grads[:expected]
@@ -204,7 +216,11 @@ def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool
     def autograd_impl(keyset: Any, *args: Any, **kwargs: Any) -> Any:
         # Keyword-only arguments as keywords, the rest positionally, whichever
         # way the caller passed them (as c10 hands them to torch's kernel).
-        args, keyword_only = schema.split_call(schema.bind(args, kwargs))
+        # torch's Python kernel gets the call without the trailing arguments at their
+        # defaults (so the Function's inputs, and needs_input_grad, are those passed);
+        # setup_context gets them all.
+        bound = schema.bind(args, kwargs)
+        args, keyword_only = schema.split_call_without_defaults(bound)
         if is_out:
             if _engine_requiring_grad(args + tuple(keyword_only.values())) is not None:
                 raise RuntimeError(
@@ -218,8 +234,8 @@ def make_autograd_impl(op: Any, info: AutogradInfo, engine: Any, *, is_out: bool
             with below_autograd():
                 result = op.redispatch(keyset & below, *args, **keyword_only)
             return check_result(result) if check_below else result
-        function = CustomOpFunction(function_name, op, info, keyset & below, keyword_only, pass_keyword_only,
-                                    below_autograd, _input_kinds(args, is_tensor), is_tensor)
+        function = CustomOpFunction(function_name, op, info, keyset & below, keyword_only, schema.split_call(bound),
+                                    pass_keyword_only, below_autograd, _input_kinds(args, is_tensor), is_tensor)
         return check_result(engine_for_call.apply(function, args))
 
     return autograd_impl

@@ -10,6 +10,8 @@ The expected values are torch 2.13's, checked against it when written.
 from __future__ import annotations
 
 import typing
+
+import numpy as np
 from typing import Optional, Tuple, Union
 
 import pytest
@@ -188,3 +190,41 @@ def test_a_kernel_got_from_the_table_is_invalidated_with_its_registration(compat
         with world.library("recent_kernel", "IMPL") as override:
             override.impl("f", lambda x: 2, "CPU")
             assert original.call_boxed(cpu, t) == 7  # overridden, still registered: still runs
+
+
+def test_a_custom_ops_autograd_inputs_are_the_arguments_passed(prototype_fallbacks):
+    """torch 2.13: the generated Function's inputs (and ``ctx.needs_input_grad``)
+    are the arguments as passed, trailing defaults left out, while
+    ``setup_context`` gets every argument; backward may return a gradient per
+    argument passed, or per argument with Nones for the rest, but for an operator
+    with tensor lists torch's structure check allows no extra gradient."""
+    import dispatcher.prototype as P
+
+    seen = []
+
+    @custom_op("recent_grad::f", mutates_args=())
+    def f(x: Tensor, y: Optional[Tensor] = None, scale: float = 2.0) -> Tensor:
+        return x * scale
+
+    def setup_context(ctx, inputs, output):
+        seen.append(len(inputs))
+        ctx.scale = inputs[2]
+
+    def backward(ctx, grad):
+        seen.append(ctx.needs_input_grad)
+        return (grad * ctx.scale,) if len(seen) == 2 else (grad * ctx.scale, None, None)
+
+    f.register_autograd(backward, setup_context=setup_context)
+    for _ in range(2):
+        x = P.randn(3, requires_grad=True)
+        f(x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.full(3, 2.0))
+    assert seen == [3, (True,), 3, (True,)]
+
+    @custom_op("recent_grad::g", mutates_args=())
+    def g(xs: list[Tensor], scale: float = 2.0) -> Tensor:
+        return xs[0] * scale
+
+    g.register_autograd(lambda ctx, grad: ([grad], None), setup_context=lambda ctx, inputs, output: None)
+    with pytest.raises(RuntimeError, match="Expected the return from backward to be of the same structure as the inputs"):
+        g([P.randn(3, requires_grad=True)]).sum().backward()
