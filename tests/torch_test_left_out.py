@@ -310,7 +310,7 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOpAPI.test_library_register_autocast_low_level': CUDA,
         'TestCustomOpAPI.test_library_register_autocast_multiple_times': CUDA,
         'TestCustomOpAPI.test_library_register_autocast_multiple_times_different_devices': CUDA,
-        'TestCustomOpAPI.test_library_register_torch_dispatch_rule_mode': gap('TypeError: register_torch_dispatch(op, torch_dispatch_class): t...'),
+        'TestCustomOpAPI.test_library_register_torch_dispatch_rule_mode': gap(TWO_TENSOR),
         'TestCustomOpAPI.test_library_register_torch_dispatch_rule_subclass': gap(TWO_TENSOR),
         'TestCustomOpAPI.test_library_register_vmap_library_decorator': gap('nested vmap: an outer BatchedTensor reaches a CPU kernel'),
         'TestCustomOpAPI.test_library_register_vmap_op_decorator': gap('nested vmap: an outer BatchedTensor reaches a CPU kernel'),
@@ -340,7 +340,7 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestOpProfiles.test_save_to_file': FAKE,
         'TestOpProfiles.test_version': FAKE,
         'TestOpProfiles.test_yaml': FAKE,
-        'TestCustomOpTestingCPU.test_opcheck_cpu_stride_mismatch_cpu': gap('AssertionError: OpCheckError not raised'),
+        'TestCustomOpTestingCPU.test_opcheck_cpu_stride_mismatch_cpu': gap('opcheck: test_faketensor compares shapes and dtypes, no strides'),
         'TestCustomOpTestingCPU.test_opcheck_unbacked_stride_cpu': FAKE,
     },
 }
