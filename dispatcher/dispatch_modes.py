@@ -27,6 +27,7 @@ block names a registry on the other engine, as the tests do.
 from __future__ import annotations
 
 import contextlib
+import threading
 from types import ModuleType, TracebackType
 from typing import Any, Iterator, Optional
 
@@ -43,11 +44,17 @@ __all__ = [
 ]
 
 # Whether a mode's ``with`` block is open, and whether one of them is not an
-# infra mode: torch keeps these two flags as module globals set by
-# ``TorchDispatchMode.__enter__`` and put back by ``__exit__`` (so a handler,
-# which runs with its mode off the stack, still counts as inside the mode).
-_is_in_torch_dispatch_mode = False
-_is_in_non_infra_torch_dispatch_mode = False
+# infra mode: set by ``TorchDispatchMode.__enter__`` and put back by
+# ``__exit__`` (so a handler, which runs with its mode off the stack, still
+# counts as inside the mode).  torch keeps the two flags as module globals;
+# here they are per thread, as the mode stack is: with globals, two threads
+# leaving their modes out of order leave the flags set for good.
+class _ModeFlags(threading.local):
+    in_mode = False
+    in_non_infra_mode = False
+
+
+_flags = _ModeFlags()
 
 
 def _engine() -> ModuleType:
@@ -89,13 +96,12 @@ class TorchDispatchMode:
         return False
 
     def __enter__(self) -> TorchDispatchMode:
-        global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
         _push_mode(self)
+        flags = _flags
         # A mode entered twice (``with m: with m:``) keeps one pair per entry.
-        self.__dict__.setdefault("_mode_flags_before", []).append(
-            (_is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode))
-        _is_in_torch_dispatch_mode = True
-        _is_in_non_infra_torch_dispatch_mode = _is_in_non_infra_torch_dispatch_mode or not self.is_infra_mode()
+        self.__dict__.setdefault("_mode_flags_before", []).append((flags.in_mode, flags.in_non_infra_mode))
+        flags.in_mode = True
+        flags.in_non_infra_mode = flags.in_non_infra_mode or not self.is_infra_mode()
         return self
 
     def __exit__(self, exc_type: Optional[type[BaseException]], exc_value: Optional[BaseException],
@@ -109,8 +115,7 @@ class TorchDispatchMode:
                 "(a _push_mode without its _pop_mode?)"
             )
         _pop_mode()
-        global _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode
-        _is_in_torch_dispatch_mode, _is_in_non_infra_torch_dispatch_mode = self.__dict__["_mode_flags_before"].pop()
+        _flags.in_mode, _flags.in_non_infra_mode = self.__dict__["_mode_flags_before"].pop()
 
 
 class BaseTorchDispatchMode(TorchDispatchMode):
@@ -124,10 +129,10 @@ class BaseTorchDispatchMode(TorchDispatchMode):
 
 
 def is_in_torch_dispatch_mode(include_infra_modes: bool = True) -> bool:
-    """Whether a mode's ``with`` block is open (torch's flag, set by entering a
-    TorchDispatchMode and put back by leaving it); with
+    """Whether a mode's ``with`` block is open on this thread (torch's flag, set
+    by entering a TorchDispatchMode and put back by leaving it); with
     ``include_infra_modes=False``, whether one open is not an infra mode."""
-    return _is_in_torch_dispatch_mode if include_infra_modes else _is_in_non_infra_torch_dispatch_mode
+    return _flags.in_mode if include_infra_modes else _flags.in_non_infra_mode
 
 
 def _has_traceable_wrapper_subclass_protocol(t: object) -> bool:

@@ -228,3 +228,31 @@ def test_a_custom_ops_autograd_inputs_are_the_arguments_passed(prototype_fallbac
     g.register_autograd(lambda ctx, grad: ([grad], None), setup_context=lambda ctx, inputs, output: None)
     with pytest.raises(RuntimeError, match="Expected the return from backward to be of the same structure as the inputs"):
         g([P.randn(3, requires_grad=True)]).sum().backward()
+
+
+def test_the_mode_flags_are_per_thread(in_use):
+    """A mode open in another thread does not count in this one, and threads
+    leaving their modes in any order leave no flag set (torch keeps the flags
+    as module globals, which two threads can leave set)."""
+    import threading
+
+    inside, leave_first, left_first = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with Watching():
+            inside.set()
+            leave_first.wait(timeout=10)
+        left_first.set()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert inside.wait(timeout=10)
+    seen["other thread's mode"] = is_in_torch_dispatch_mode()
+    with Watching():
+        leave_first.set()
+        assert left_first.wait(timeout=10)
+        seen["own mode"] = is_in_torch_dispatch_mode()
+    thread.join(timeout=10)
+    assert seen == {"other thread's mode": False, "own mode": True}
+    assert not is_in_torch_dispatch_mode()
