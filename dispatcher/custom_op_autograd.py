@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from .kernel_results import result_check
 from .keysets import AFTER_AUTOGRAD_KEYSET
-from .schema import FunctionSchema
+from .schema import FunctionSchema, ListType
 from .tensor_protocols import AutogradEngine, autograd_engine_for
 
 __all__ = ["AutogradInfo", "CustomOpFunction", "Info", "make_autograd_impl"]
@@ -70,7 +70,8 @@ class CustomOpFunction:
         self.op = op
         self._info = info
         self._keyset = keyset  # the call's keyset below autograd
-        self._keyword_only = keyword_only
+        self._keyword_only = keyword_only  # as the call passed them (torch leaves out those at their defaults)
+        self._filled = filled  # the call's arguments with every default filled in, for setup_context
         self._pass_keyword_only = pass_keyword_only
         self._below_autograd = below_autograd
         self._input_kinds = input_kinds  # what each positional argument is, for checking the gradients
@@ -103,8 +104,12 @@ class CustomOpFunction:
                 "Please use register_autograd to add one."
             )
         result = backward(ctx, *grads)
+        # torch's wrapper for tensor lists (in the arguments or the returns) compares the
+        # gradients' structure with the inputs': no extra gradients, not even Nones.
+        strict = any(kind >= 0 for kind in self._input_kinds) or any(
+            isinstance(ret.type.strip_annotations(), ListType) for ret in self.op.schema.returns)
         return _checked_gradients(f"{self.name}Backward", result if isinstance(result, tuple) else (result,),
-                                  self._input_kinds, self._is_tensor)
+                                  self._input_kinds, self._is_tensor, strict)
 
 
 # What a positional argument of a differentiable call is (``_input_kinds``), and so what its
@@ -122,7 +127,7 @@ def _input_kinds(args: tuple[Any, ...], is_tensor: Callable[[object], bool]) -> 
 
 
 def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[int, ...],
-                       is_tensor: Callable[[object], bool]) -> tuple[Any, ...]:
+                       is_tensor: Callable[[object], bool], strict: bool = False) -> tuple[Any, ...]:
     """A backward's gradients, one per positional argument, checked as torch's autograd
     checks what a Python Function's backward returns (PyNode::apply), with its texts.
 
@@ -135,6 +140,11 @@ def _checked_gradients(node: str, grads: tuple[Any, ...], kinds: tuple[int, ...]
     """
     grads = (*grads, None)
     expected = len(kinds) + 1
+    if len(grads) > expected and strict:
+        raise RuntimeError(
+            "Expected the return from backward to be of the same structure as the inputs. Got: "
+            f"{len(grads) - 1} gradients for {len(kinds)} arguments"
+        )
     # More gradients than inputs are fine if the extra ones are all None.
     if len(grads) > expected and all(g is None for g in grads[expected:]):
         grads = grads[:expected]

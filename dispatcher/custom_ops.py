@@ -257,63 +257,87 @@ def _mutated_args_kwargs(schema: FunctionSchema) -> tuple[list[int], list[str]]:
     return positions, names
 
 
+def _is_tensor(type_: Any) -> bool:
+    return bool(type_.strip_annotations() == BaseType(BaseTy.Tensor))
+
+
 def _validate_out_schema(schema: FunctionSchema) -> None:
-    """What the "out" tag asks of a schema (torch.library's _validate_out_schema)."""
+    """What the "out" tag asks of a schema: torch.library's _validate_out_schema, its checks and texts."""
+    tag = "schema tagged with torch.Tag.out"
     mutable = [a for a in schema.arguments if a.is_write]
     if not mutable:
-        raise ValueError(f'Schema tagged "out" must have at least one mutable argument. Got: {schema}')
+        raise ValueError(f"Schema tagged with torch.Tag.out must have at least one mutable argument. Got: {schema}")
     positional = [a.name for a in mutable if not a.kwarg_only]
     if positional:
         raise ValueError(
-            'Schema tagged "out" requires all mutable arguments to be keyword-only (after the *). '
+            "Schema tagged with torch.Tag.out requires all mutable arguments to be keyword-only (after the *). "
             f"Found mutable positional args: {positional}. Got: {schema}"
         )
-    unsupported = [a.name for a in mutable if a.type.strip_annotations() != BaseType(BaseTy.Tensor)]
+    unsupported = [a.name for a in mutable if not _is_tensor(a.type)]
     if unsupported:
         raise ValueError(
-            'Schema tagged "out" only supports Tensor mutable arguments. '
+            "Schema tagged with torch.Tag.out only supports Tensor mutable arguments. "
             f"Found unsupported mutable args: {unsupported}. Got: {schema}"
         )
     if len(schema.returns) != len(mutable):
         raise ValueError(
-            'Schema tagged "out" must return all mutable arguments '
+            "Schema tagged with torch.Tag.out must return all mutable arguments "
             f"(got {len(mutable)} mutable args but {len(schema.returns)} returns). Got: {schema}"
         )
     for i, (ret, argument) in enumerate(zip(schema.returns, mutable)):
         ret_alias, arg_alias = ret.alias_info, argument.alias_info
-        if ret_alias is None or not ret_alias.is_write or arg_alias is None \
-                or set(ret_alias.before_set) != set(arg_alias.before_set):
+        if ret_alias is None:
+            raise ValueError(f"Return {i} of {tag} must alias mutable arg '{argument.name}'. Got: {schema}")
+        if not ret_alias.is_write:
             raise ValueError(
-                f"Return {i} of schema tagged \"out\" must be a mutable alias (e.g., Tensor(a!)) of mutable arg "
+                f"Return {i} of {tag} must be a mutable alias (e.g., Tensor(a!), not Tensor(a)) of arg "
                 f"'{argument.name}'. Got: {schema}"
+            )
+        if arg_alias is not None and set(ret_alias.before_set) != set(arg_alias.before_set):
+            raise ValueError(
+                f"Return {i} of {tag} must alias mutable arg '{argument.name}' (return aliases "
+                f"{set(ret_alias.before_set)} but arg aliases {set(arg_alias.before_set)}). Got: {schema}"
             )
 
 
 def _validate_inplace_schema(schema: FunctionSchema) -> None:
-    """What the "inplace" tag asks of a schema (torch.library's _validate_inplace_schema)."""
+    """What the "inplace" tag asks of a schema: torch.library's _validate_inplace_schema, its checks and texts."""
+    tag = "Schema tagged with torch.Tag.inplace"
     args = schema.arguments
     if not args or args[0].kwarg_only:
-        raise ValueError(f'Schema tagged "inplace" must have at least one positional argument. Got: {schema}')
+        raise ValueError(f"{tag} must have at least one positional argument. Got: {schema}")
     first = args[0]
     first_alias = first.alias_info
-    if first_alias is None or not first_alias.is_write or first.type.strip_annotations() != BaseType(BaseTy.Tensor):
+    if first_alias is None or not first_alias.is_write:
+        raise ValueError(f"{tag} requires the first positional argument to be mutable (e.g., Tensor(a!)). Got: {schema}")
+    if not _is_tensor(first.type):
         raise ValueError(
-            'Schema tagged "inplace" requires the first positional argument to be a mutable Tensor '
-            f"(e.g., Tensor(a!)). Got: {schema}"
+            f"{tag} requires the first positional argument to be a Tensor. Got type '{first.type}' for arg "
+            f"'{first.name}'. Got: {schema}"
         )
     returns = schema.returns
-    ret_alias = returns[0].alias_info if len(returns) == 1 else None
-    if ret_alias is None or not ret_alias.is_write or set(ret_alias.before_set) != set(first_alias.before_set) \
-            or returns[0].type.strip_annotations() != BaseType(BaseTy.Tensor):
+    if len(returns) != 1:
         raise ValueError(
-            'Schema tagged "inplace" must return exactly one value, the first mutable argument '
-            f"(e.g., -> Tensor(a!)). Got: {schema}"
+            f"{tag} must return exactly one value (the first argument). Got {len(returns)} returns. Got: {schema}"
+        )
+    ret = returns[0]
+    must_return = f"{tag} must return the first mutable argument"
+    if not _is_tensor(ret.type):
+        raise ValueError(f"{must_return} (return must be a Tensor, got type '{ret.type}'). Got: {schema}")
+    if ret.alias_info is None:
+        raise ValueError(f"{must_return} (return must alias the first argument). Got: {schema}")
+    if not ret.alias_info.is_write:
+        raise ValueError(f"{must_return} (return must be a mutable alias, e.g., Tensor(a!)). Got: {schema}")
+    if set(ret.alias_info.before_set) != set(first_alias.before_set):
+        raise ValueError(
+            f"{must_return} (return aliases {set(ret.alias_info.before_set)} but first arg aliases "
+            f"{set(first_alias.before_set)}). Got: {schema}"
         )
     others = [a.name for a in args[1:] if a.is_write]
     if others:
         raise ValueError(
-            'Schema tagged "inplace" must only mutate the first positional argument. '
-            f"Found additional mutable args: {others}. Got: {schema}"
+            f"{tag} must only mutate the first positional argument. Found additional mutable args: {others}. "
+            f"Got: {schema}"
         )
 
 
@@ -451,8 +475,9 @@ class CustomOpDef:
         if device_types is not None and not _has_tensor_arg(self._opoverload.schema):
             device_arg_index = _device_arg_index(self._opoverload.schema)
             if device_arg_index is None:
+                # torch's text (a torch.device there is a dispatcher.device here).
                 raise ValueError(
-                    "Functions without tensor inputs are required to have a `device: dispatcher.device` argument"
+                    "Functions without tensor inputs are required to have a `device: torch.device` argument"
                 )
             self._register_backend_select_dispatcher(device_arg_index)
 
@@ -504,14 +529,15 @@ class CustomOpDef:
             result = self._backend_fns[device_type](*args, **kwargs)
             if self._is_inplace:
                 if result is not schema.bind(args, kwargs)[0]:
-                    raise RuntimeError(f'{where()}: An operator tagged "inplace" must return its first argument.')
+                    raise RuntimeError(f"{where()}: An operator tagged with torch.Tag.inplace must return its first argument.")
             elif self._is_out:
                 values = schema.bind(args, kwargs)
                 outs = tuple(values[i] for i, a in enumerate(schema.arguments) if a.name in self._out_kwarg_names)
                 returned = (result,) if len(outs) == 1 else result
                 if not (isinstance(returned, tuple) and len(returned) == len(outs)
                         and all(r is o for r, o in zip(returned, outs))):
-                    raise RuntimeError(f'{where()}: An operator tagged "out" must return its mutable keyword-only arguments.')
+                    raise RuntimeError(
+                        f"{where()}: An operator tagged with torch.Tag.out must return its mutable keyword-only arguments.")
             elif not _is_view_op(schema):
                 _check_aliasing_constraint(where, args, kwargs, result, engine)
             return check_result(result)  # what torch does with any Python kernel's result
@@ -524,8 +550,8 @@ class CustomOpDef:
         _check_callable(fn, "register_fake")
         if self._is_inplace or self._is_out:
             warnings.warn(
-                f"The fake registration for {self} is unnecessary. Custom ops tagged "
-                f'"{"inplace" if self._is_inplace else "out"}" already get an autogenerated fake kernel. '
+                f"The fake registration for {self} is unnecessary. Custom ops tagged with "
+                f'{"torch.Tag.inplace" if self._is_inplace else "torch.Tag.out"} already get an autogenerated fake kernel. '
                 "The provided fake impl will be used instead.",
                 stacklevel=2,
             )
@@ -542,7 +568,7 @@ class CustomOpDef:
         schema = self._opoverload.schema
         if self._is_out:
             raise RuntimeError(
-                f'Cannot register autograd formula for operator tagged "out": {self}. '
+                f"Cannot register autograd formula for operator tagged with torch.Tag.out: {self}. "
                 "Out variants do not support autograd."
             )
         if not _is_functional_schema(schema, allow_valid_view=True):
@@ -877,6 +903,11 @@ def register_autograd(op: OpIdentifier, backward: Callable[..., Any], /, *,
     registry = registry_in_use()
     handle = registry.op_or_throw(qualname).handle
     schema = handle.schema
+    if any(tag.name == "out" for tag in handle.tags):
+        raise RuntimeError(
+            f"Cannot register autograd formula for operator tagged with torch.Tag.out: {handle}. "
+            "Out variants do not support autograd."
+        )
     if not _is_functional_schema(schema):
         raise RuntimeError(
             f"Cannot register autograd formula for non-functional operator {qualname} with schema {schema}. "

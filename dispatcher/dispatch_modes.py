@@ -27,6 +27,7 @@ block names a registry on the other engine, as the tests do.
 from __future__ import annotations
 
 import contextlib
+import threading
 from types import ModuleType, TracebackType
 from typing import Any, Iterator, Optional
 
@@ -37,7 +38,23 @@ __all__ = [
     "RestorePythonTLSSnapshot",
     "TorchDispatchMode",
     "enable_reentrant_dispatch",
+    "is_in_torch_dispatch_mode",
+    "is_traceable_wrapper_subclass",
+    "is_traceable_wrapper_subclass_type",
 ]
+
+# Whether a mode's ``with`` block is open, and whether one of them is not an
+# infra mode: set by ``TorchDispatchMode.__enter__`` and put back by
+# ``__exit__`` (so a handler, which runs with its mode off the stack, still
+# counts as inside the mode).  torch keeps the two flags as module globals;
+# here they are per thread, as the mode stack is: with globals, two threads
+# leaving their modes out of order leave the flags set for good.
+class _ModeFlags(threading.local):
+    in_mode = False
+    in_non_infra_mode = False
+
+
+_flags = _ModeFlags()
 
 
 def _engine() -> ModuleType:
@@ -64,12 +81,27 @@ class TorchDispatchMode:
     handler says ``with self:``.
     """
 
+    # torch's: whether the mode's handler sees higher-order operators (this
+    # package has none; the attribute is there for code that reads it).
+    supports_higher_order_operators = False
+
     def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
                            kwargs: Optional[dict[str, Any]] = None) -> Any:
         raise NotImplementedError
 
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        """Whether the mode is infrastructure (``is_in_torch_dispatch_mode(include_infra_modes=False)``
+        does not count it); override to say True."""
+        return False
+
     def __enter__(self) -> TorchDispatchMode:
         _push_mode(self)
+        flags = _flags
+        # A mode entered twice (``with m: with m:``) keeps one pair per entry.
+        self.__dict__.setdefault("_mode_flags_before", []).append((flags.in_mode, flags.in_non_infra_mode))
+        flags.in_mode = True
+        flags.in_non_infra_mode = flags.in_non_infra_mode or not self.is_infra_mode()
         return self
 
     def __exit__(self, exc_type: Optional[type[BaseException]], exc_value: Optional[BaseException],
@@ -83,6 +115,7 @@ class TorchDispatchMode:
                 "(a _push_mode without its _pop_mode?)"
             )
         _pop_mode()
+        _flags.in_mode, _flags.in_non_infra_mode = self.__dict__["_mode_flags_before"].pop()
 
 
 class BaseTorchDispatchMode(TorchDispatchMode):
@@ -93,6 +126,30 @@ class BaseTorchDispatchMode(TorchDispatchMode):
         if kwargs is None:
             kwargs = {}
         return func(*args, **kwargs)
+
+
+def is_in_torch_dispatch_mode(include_infra_modes: bool = True) -> bool:
+    """Whether a mode's ``with`` block is open on this thread (torch's flag, set
+    by entering a TorchDispatchMode and put back by leaving it); with
+    ``include_infra_modes=False``, whether one open is not an infra mode."""
+    return _flags.in_mode if include_infra_modes else _flags.in_non_infra_mode
+
+
+def _has_traceable_wrapper_subclass_protocol(t: object) -> bool:
+    return hasattr(t, "__tensor_flatten__") and hasattr(t, "__tensor_unflatten__")
+
+
+def is_traceable_wrapper_subclass(t: object) -> bool:
+    """Whether ``t`` is a tensor of a subclass that has ``__tensor_flatten__``
+    and ``__tensor_unflatten__`` (torch's test of its traceable-wrapper protocol)."""
+    base = _engine().TensorBase
+    return isinstance(t, base) and type(t) is not base and _has_traceable_wrapper_subclass_protocol(t)
+
+
+def is_traceable_wrapper_subclass_type(t: type) -> bool:
+    """is_traceable_wrapper_subclass for a type."""
+    base = _engine().TensorBase
+    return issubclass(t, base) and t is not base and _has_traceable_wrapper_subclass_protocol(t)
 
 
 def _get_current_dispatch_mode() -> Any:

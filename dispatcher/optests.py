@@ -458,6 +458,8 @@ def opcheck(
         raise ValueError("opcheck(op, ...): if you specify one of rtol/atol, you must specify both")
     if kwargs is None:
         kwargs = {}
+    if isinstance(args, list):  # torch unpacks args as it is, so a list serves as a tuple
+        args = tuple(args)
     if not isinstance(args, tuple) or not isinstance(kwargs, dict):
         raise TypeError(f"opcheck(op, args, kwargs): args must be a tuple and kwargs a dict, got {args!r}, {kwargs!r}")
     handle = _resolve(op)

@@ -24,7 +24,7 @@ from typing import Any, Callable, NoReturn, Optional, Sequence, Union
 from .operator_tags import Tag
 from .value_types import Number, Tensor, device, dtype
 
-__all__ = ["SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES", "infer_schema", "normalize_tags"]
+__all__ = ["SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES", "infer_schema", "normalize_tags", "tuple_to_list"]
 
 UNKNOWN_MUTATES = "unknown"
 
@@ -77,7 +77,7 @@ def infer_schema(
     is_inplace = "inplace" in tag_names
     is_out = "out" in tag_names
     if is_inplace and is_out:
-        raise AssertionError('Tag "inplace" and Tag "out" are mutually exclusive')
+        raise AssertionError('torch.Tag.inplace and torch.Tag.out are mutually exclusive')
     if type(mutates_args) is not str:
         if not isinstance(mutates_args, collections.abc.Iterable):
             raise TypeError(
@@ -140,7 +140,7 @@ def infer_schema(
         schema_type = _param_schema_type(annotation_type)
         if schema_type is None:
             if typing.get_origin(annotation_type) is tuple:
-                list_type = _tuple_to_list(annotation_type)
+                list_type = tuple_to_list(annotation_type)
                 # Only suggest the list type if it is supported.
                 example = f"For example, {list_type}.\n\n" if _param_schema_type(list_type) is not None else "\n\n"
                 error_fn(
@@ -176,9 +176,9 @@ def infer_schema(
             schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
         if is_out and is_mutated:
             if param.kind != inspect.Parameter.KEYWORD_ONLY:
-                error_fn('Tag "out" requires mutable arguments to be keyword-only.')
+                error_fn('torch.Tag.out requires mutable arguments to be keyword-only.')
             if schema_type != f"Tensor(a{idx}!)":
-                error_fn('Tag "out" only supports mutable keyword-only Tensor arguments.')
+                error_fn('torch.Tag.out only supports mutable keyword-only Tensor arguments.')
             out_arg_aliases.append(f"a{idx}")
             out_arg_names.append(name)
         seen_args.add(name)
@@ -199,17 +199,17 @@ def infer_schema(
     inplace_alias = ""
     if is_inplace:
         if first_positional is None:
-            error_fn('Tag "inplace" requires a positional Tensor argument.')
+            error_fn('torch.Tag.inplace requires a positional Tensor argument.')
         inplace_alias = first_positional[2]
         if first_positional[1] != "Tensor":
-            error_fn('Tag "inplace" requires the first positional argument to be a Tensor.')
+            error_fn('torch.Tag.inplace requires the first positional argument to be a Tensor.')
         if type(mutates_args) is str or set(mutates_args) != {first_positional[0]}:
             error_fn(
-                'Tag "inplace" requires mutates_args to contain exactly '
+                'torch.Tag.inplace requires mutates_args to contain exactly '
                 f"the first positional argument, got {mutates_args}."
             )
     if is_out and len(out_arg_aliases) == 0:
-        error_fn('Tag "out" requires at least one mutable keyword-only Tensor argument.')
+        error_fn('torch.Tag.out requires at least one mutable keyword-only Tensor argument.')
     return_annotation = unstringify_type(sig.return_annotation)
     if is_out:
         ret = _infer_out_return_schema(return_annotation, out_arg_aliases, out_arg_names, error_fn)
@@ -217,7 +217,7 @@ def infer_schema(
         ret = _parse_return(return_annotation, error_fn)
     if is_inplace:
         if ret != "Tensor":
-            error_fn('Tag "inplace" requires the return annotation to be dispatcher.Tensor.')
+            error_fn('torch.Tag.inplace requires the return annotation to be dispatcher.Tensor.')
         ret = f"Tensor({inplace_alias}!)"
     if op_name is not None:
         return f"{op_name}({', '.join(params)}) -> {ret}"
@@ -347,7 +347,7 @@ def _infer_out_return_schema(return_annotation: Any, out_arg_aliases: list[str],
                    and typing.get_args(return_annotation) == (Tensor,) * len(out_arg_aliases))
     if not matches:
         error_fn(
-            'Tag "out" requires the return annotation to match the '
+            'torch.Tag.out requires the return annotation to match the '
             f"mutable keyword-only Tensor arguments {tuple(out_arg_names)}."
         )
     aliased_returns = [f"Tensor({alias}!)" for alias in out_arg_aliases]
@@ -356,8 +356,11 @@ def _infer_out_return_schema(return_annotation: Any, out_arg_aliases: list[str],
     return f"({', '.join(aliased_returns)})"
 
 
-def _tuple_to_list(tuple_type: Any) -> Any:
-    """The list type with a tuple annotation's element type, to suggest in an error."""
+def tuple_to_list(tuple_type: Any) -> Any:
+    """The list type with a tuple annotation's element types (torch's
+    ``torch._library.infer_schema.tuple_to_list``; infer_schema suggests it in
+    its error for a tuple parameter): ``Tuple[int, int]`` gives ``list[int]``,
+    ``Tuple[int, float]`` ``list[Union[int, float]]``, bare ``Tuple`` ``list``."""
     type_args = typing.get_args(tuple_type)
     if tuple_type is typing.Tuple or tuple_type is tuple or not type_args:  # noqa: UP006
         return list

@@ -72,7 +72,7 @@ class World:
 
 @pytest.fixture
 def tls_restored(engine):
-    """Guards leave backend bits behind, as c10's do: put this thread's sets back."""
+    """Put this thread's include/exclude sets back as they were (a test may set keys outside a guard)."""
     saved = engine.tls_local_include_set(), engine.tls_local_exclude_set()
     yield
     engine.tls_set_local_include_set(saved[0])

@@ -97,22 +97,31 @@ def test_alias_after_set_equal_to_before_set_reordered_is_not_printed():
 
 # -- thread-local state ---------------------------------------------------------------------
 # DispatchKeySet(AutogradCPU) is the AutogradFunctionality bit and the CPU
-# backend bit.  c10's guard adds both; on exit it removes the functionality
-# only (removing keys never clears backend bits), so the CPU bit stays.
+# backend bit.  The guard adds both; on exit torch 2.13 puts the set back as
+# it was on entry (pytorch/pytorch#178536: a snapshot restored exactly), so
+# the CPU bit goes too, and so does a key the block set itself.
 _CPU_BIT = 0x1
 _DEFAULT_INCLUDED = 0x404000000  # BackendSelect, ADInplaceOrView
 _AUTOGRAD_FUNCTIONALITY = 0x1000000000
 
 
-def test_include_guard_keeps_the_backend_bit_on_exit_as_c10_does(core):
-    """Mutant: the guard's exit also clears the backend bits it added."""
+def test_include_guard_restores_the_set_exactly_on_exit(core):
+    """Mutant: the guard's exit removes only the functionality bits it added
+    (leaving the CPU backend bit), or only the keys it added (keeping one the
+    block set).  The raw values are torch 2.13's."""
     before = core.tls_local_include_set()
     assert before.raw_repr() == _DEFAULT_INCLUDED
     try:
         with core.IncludeDispatchKeyGuard(core.DispatchKeySet(K.AutogradCPU)):
             inside = core.tls_local_include_set().raw_repr()
             assert inside == _DEFAULT_INCLUDED | _AUTOGRAD_FUNCTIONALITY | _CPU_BIT
-        assert core.tls_local_include_set().raw_repr() == 0x404000001 == _DEFAULT_INCLUDED | _CPU_BIT
+        assert core.tls_local_include_set().raw_repr() == _DEFAULT_INCLUDED
+        with core.ExcludeDispatchKeyGuard(core.DispatchKeySet(K.CPU)):
+            core.tls_set_local_include_set(core.tls_local_include_set() | core.DispatchKeySet(K.Python))
+            with core.IncludeDispatchKeyGuard(core.DispatchKeySet(K.Meta)):
+                core.tls_set_local_include_set(core.tls_local_include_set() | core.DispatchKeySet(K.Functionalize))
+            assert core.tls_local_include_set() == before | core.DispatchKeySet(K.Python)
+        assert core.tls_local_exclude_set().raw_repr() & _CPU_BIT == 0
     finally:
         core.tls_set_local_include_set(before)
     assert core.tls_local_include_set().raw_repr() == _DEFAULT_INCLUDED

@@ -221,7 +221,9 @@ def test_bad_arguments_say_what_was_wrong(cases):
     with pytest.raises(ValueError, match="op must be instance of torch._ops.OpOverload, .* got <class 'function'>"):
         opcheck(lambda x: x, args)
     with pytest.raises(TypeError, match="args must be a tuple"):
-        opcheck(op, list(args))
+        opcheck(op, args[0])
+    # torch unpacks args as given: a list serves as a tuple.
+    assert opcheck(op, list(args), test_utils="test_schema") == {"test_schema": "SUCCESS"}
     assert opcheck(ops.golden.numpy_sin, args)["test_schema"] == "SUCCESS"  # a packet with one overload
 
     class Plain(TensorBase):  # a tensor type whose library registered no TensorChecks

@@ -465,6 +465,12 @@ def test_layout_is_strided():
     assert P.zeros(2).layout == strided == 0  # c10::Layout::Strided
 
 
+def test_sparse_coo_is_c10s_layout_number_and_torchs_name():
+    from dispatcher.prototype.tensor_options import sparse_coo, strided
+
+    assert sparse_coo == 1 and repr(sparse_coo) == "torch.sparse_coo" and sparse_coo != strided
+
+
 def test_movedim_as_torch():
     x = P.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     assert np.array_equal(x.movedim(0, -1).numpy(), np.moveaxis(x.numpy(), 0, -1))
@@ -487,3 +493,9 @@ def test_a_tensor_takes_attributes_as_torchs():
     t.t_name = "x"
     assert t.t_name == "x" and vars(t)["t_name"] == "x"  # (the pure engine keeps its keyset there too)
     assert not hasattr(P.ones(2), "t_name")
+
+
+def test_unsqueeze_method_is_the_aten_operator():
+    x = P.tensor(np.arange(6.0).reshape(2, 3))
+    assert x.unsqueeze(-1).shape == (2, 3, 1) and x.unsqueeze(0).shape == (1, 2, 3)
+    np.testing.assert_array_equal(x.unsqueeze(1).numpy(), np.arange(6.0).reshape(2, 1, 3))

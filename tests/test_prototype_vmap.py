@@ -94,6 +94,20 @@ def test_in_dims_and_out_dims():
     assert vmap(lambda x: V)(P.tensor(X)).shape == (5, 3)
 
 
+def test_keyword_arguments_reach_every_call_unmapped():
+    """torch.vmap passes keyword arguments through as they are: only positional
+    inputs are mapped."""
+    seen = []
+
+    def scaled(x, *, scale, shift=0.0):
+        seen.append((type(x), scale, shift))
+        return x * scale
+
+    out = vmap(scaled)(P.tensor(X), scale=2.0, shift=1.0)
+    np.testing.assert_allclose(out.numpy(), X * 2.0)
+    assert seen == [(BatchedTensor, 2.0, 1.0)]
+
+
 def test_nested_vmap_unwraps_one_level_at_a_time():
     a, b = P.tensor(rng.standard_normal(4)), P.tensor(rng.standard_normal(3))
     outer = vmap(vmap(lambda x, y: x * y + x, in_dims=(None, 0)), in_dims=(0, None))(a, b)

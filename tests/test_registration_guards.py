@@ -272,8 +272,8 @@ def test_a_custom_op_may_not_return_one_tensor_twice():
 def test_an_out_schema_must_return_each_mutable_argument_in_order():
     """The "out" tag: return i is a mutable alias of mutable argument i
     (finding 10); the same annotations in the other order are refused."""
-    with pytest.raises(ValueError, match="Return 0 of schema tagged \"out\" must be a mutable alias "
-                                         r"\(e.g., Tensor\(a!\)\) of mutable arg 'first'"):
+    with pytest.raises(ValueError, match="Return 0 of schema tagged with torch.Tag.out must alias mutable arg 'first' "
+                                         r"\(return aliases \{'b'\} but arg aliases \{'a'\}\)"):
         custom_op("guard_out::f", lambda x, *, first, second: (second, first), mutates_args=("first", "second"),
                   tags="out", schema="(Tensor x, *, Tensor(a!) first, Tensor(b!) second) -> (Tensor(b!), Tensor(a!))")
     assert "guard_out::f" not in OPDEFS
@@ -500,7 +500,7 @@ def test_an_out_op_must_return_its_out_arguments_in_order():
     def two(x: Tensor, *, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
         return (b, a) if swap else (a, b)
 
-    refused = 'An operator tagged "out" must return its mutable keyword-only arguments.'
+    refused = "An operator tagged with torch.Tag.out must return its mutable keyword-only arguments."
     try:
         with pytest.raises(RuntimeError, match=refused):
             one(t([1.0]), out=t([0.0]))
@@ -533,7 +533,7 @@ def test_a_view_custom_op_may_return_a_view_of_its_input():
 
 def test_an_out_schema_must_return_each_mutable_argument():
     """The "out" tag: as many returns as mutable arguments."""
-    with pytest.raises(ValueError, match='Schema tagged "out" must return all mutable arguments '
+    with pytest.raises(ValueError, match="Schema tagged with torch.Tag.out must return all mutable arguments "
                                          r"\(got 2 mutable args but 1 returns\)"):
         custom_op("guard_outcount::f", lambda x, *, a, b: a, mutates_args=("a", "b"), tags="out",
                   schema="(Tensor x, *, Tensor(a!) a, Tensor(b!) b) -> Tensor(a!)")

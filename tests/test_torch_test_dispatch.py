@@ -28,7 +28,8 @@ Every test runs on both engines, on the engine's world registry (conftest's
 prints them as torch's framework fallbacks, the lines PyTorch's tests mask
 to ``registered in pytorch framework``.  A test that fails here fails under
 pytest with unittest's report; ``SKIPS`` says why each skipped test cannot
-run without torch.  (Measured with the 2.15-era copy of cyyever/pytorch:
+run without torch.  (Measured with the 2.15-era copy of cyyever/pytorch, test/test_dispatch.py
+at commit 1669dd43a48f7baac5508b6793a3229c3762349c:
 every test passes on both engines but the C++-extension one.)
 """
 from __future__ import annotations

@@ -68,6 +68,10 @@ class TorchOps:
     def __delattr__(self, name: str) -> None:
         forget_namespace(name)
 
+    def load_library(self, path: str) -> None:
+        raise NotImplementedError(f"torch.ops.load_library({path!r}) needs C++ extensions (a shared library of "
+                                  "C++ kernels), which this package does not have")
+
     def __repr__(self) -> str:
         return "<torch.ops over dispatcher.ops>"
 

@@ -5,7 +5,8 @@ this module.
 
 The files are not part of this repository: they are read from
 ``$DISPATCHER_UPSTREAM/<name>`` (default: tests/upstream/), and the tests that
-run them skip without a copy.  PyTorch is BSD-3-Clause licensed (Copyright (c)
+run them skip without a copy (which copies are the reference, and where
+they come from: tests/test_torch_test_files.py).  PyTorch is BSD-3-Clause licensed (Copyright (c)
 2016- Facebook, Inc. and its contributors); a copy keeps PyTorch's notice.
 
 What the files import that is not this package's features is a module of
@@ -28,6 +29,8 @@ import unittest
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
+
+import dispatcher.custom_ops as custom_ops_module
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 UPSTREAM = pathlib.Path(os.environ.get("DISPATCHER_UPSTREAM") or ROOT / "tests" / "upstream")
@@ -101,8 +104,12 @@ class parametrize:  # noqa: N801  (torch's name)
         return fn
 
 
-def subtest(value: Any, name: Optional[str] = None, decorators: Any = None) -> Any:
-    return value
+class subtest:  # noqa: N801  (torch's name)
+    """One value of a parametrize, with the name torch gives its test (the
+    value's own name when there is none)."""
+
+    def __init__(self, value: Any, name: Optional[str] = None, decorators: Any = None) -> None:
+        self.value, self.name = value, name
 
 
 def _value_name(value: Any) -> str:
@@ -119,10 +126,12 @@ def instantiate_parametrized_tests(cls: type) -> type:
             kwargs: dict[str, Any] = {}
             parts = []
             for plan, value in zip(plans, combo):
+                explicit = value.name if isinstance(value, subtest) else None
+                value = value.value if isinstance(value, subtest) else value
                 values = value if len(plan.names) > 1 else (value,)
                 kwargs.update(zip(plan.names, values))
-                parts.append(plan.name_fn(*values) if plan.name_fn else
-                             "_".join(f"{n}_{_value_name(v)}" for n, v in zip(plan.names, values)))
+                parts.append(explicit or (plan.name_fn(*values) if plan.name_fn else
+                                          "_".join(f"{n}_{_value_name(v)}" for n, v in zip(plan.names, values))))
             name = f"{attr}_{'_'.join(parts)}"
 
             # ``*args``: the device of a device-type test (instantiate_device_type_tests passes it).
@@ -163,20 +172,26 @@ def torch_installed(extra: dict[str, types.ModuleType]) -> Iterator[types.Module
     extra = dict(extra)
     names = extra.pop("torch", None)
     saved = {name: sys.modules.get(name) for name in extra}
-    with installed() as torch:
-        if names is not None:
-            for attr, value in vars(names).items():
-                if not attr.startswith("__") or attr == "__getattr__":
-                    setattr(torch, attr, value)
-        sys.modules.update(extra)
-        for name in sorted(extra):  # each a attribute of its parent, as imports make them
-            parent, _, child = name.rpartition(".")
-            if parent in sys.modules and child not in vars(sys.modules[parent]):
-                setattr(sys.modules[parent], child, sys.modules[name])
-        try:
-            yield torch
-        finally:
-            restore_modules(saved)
+    # The package logs custom ops' notices as dispatcher.custom_ops; code watching
+    # torch's logger for them (assertLogs) reads torch's name.
+    saved_log, custom_ops_module.log = custom_ops_module.log, logging.getLogger("torch._library.custom_ops")
+    try:
+        with installed() as torch:
+            if names is not None:
+                for attr, value in vars(names).items():
+                    if not attr.startswith("__") or attr == "__getattr__":
+                        setattr(torch, attr, value)
+            sys.modules.update(extra)
+            for name in sorted(extra):  # each a attribute of its parent, as imports make them
+                parent, _, child = name.rpartition(".")
+                if parent in sys.modules and child not in vars(sys.modules[parent]):
+                    setattr(sys.modules[parent], child, sys.modules[name])
+            try:
+                yield torch
+            finally:
+                restore_modules(saved)
+    finally:
+        custom_ops_module.log = saved_log
 
 
 def load(path: pathlib.Path, modules: dict[str, types.ModuleType]) -> types.ModuleType:

@@ -51,7 +51,6 @@ INTERNALS = "torch's internals (storages, torch._utils_internal, torch.distribut
 LOGGING_TENSOR = "torch.testing._internal.logging_tensor (LoggingTensor and its log format), not ported here"
 TWO_TENSOR = "torch.testing._internal.two_tensor (TwoTensor), not ported here"
 # A test whose expectation is a later torch's: it fails on torch 2.13 as it fails here.
-LATER_TORCH = "a later torch than 2.13 (the test fails on torch 2.13 too)"
 
 
 class TestCase(_torch_testing.TestCase):
@@ -225,7 +224,7 @@ def common_utils() -> types.ModuleType:
         parametrize=parametrize, instantiate_parametrized_tests=instantiate_parametrized_tests, subtest=subtest,
         skipIfTorchDynamo=_identity_decorator, skipIfCrossRef=_identity_decorator, skipIfXpu=_identity_decorator,
         skipIfRocm=_identity_decorator, TemporaryFileName=TemporaryFileName, IS_LINUX=True,
-        scoped_load_inline=needs(CPP)()(lambda *a: None), first_sample=Unavailable("first_sample", OP_DB),
+        scoped_load_inline=needs(CPP)(), first_sample=Unavailable("first_sample", OP_DB),
         # What ``from common_utils import *`` gives the files besides (torch's module imports these).
         unittest=unittest, os=os, sys=sys, tempfile=tempfile, np=np, subprocess=subprocess, pytree=dispatcher.pytree,
         **flags,
@@ -260,8 +259,11 @@ def modules() -> dict[str, types.ModuleType]:
         f"{internal}.optests": optests,
         f"{internal}.optests.generate_tests": optests.generate_tests,
         "torch._dynamo.testing": unavailable_module("torch._dynamo.testing", COMPILE),
+        "torch._inductor": unavailable_module("torch._inductor", COMPILE),
+        "torch._inductor.runtime": unavailable_module("torch._inductor.runtime", COMPILE),
         f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
-        "torch._dynamo": unavailable_module("torch._dynamo", COMPILE),
+        # torch._dynamo.disable outside torch.compile runs the function as it is.
+        "torch._dynamo": unavailable_module("torch._dynamo", COMPILE, disable=_identity_decorator),
         "torch._dynamo.source": unavailable_module("torch._dynamo.source", COMPILE),
         "torch._dynamo.utils": unavailable_module("torch._dynamo.utils", COMPILE),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
@@ -280,6 +282,7 @@ def modules() -> dict[str, types.ModuleType]:
         "torch._custom_op.autograd": dispatcher._custom_op.autograd,  # type: ignore[dict-item]
         "torch._library": unavailable_module("torch._library", INTERNALS),
         "torch._library.infer_schema": _infer_schema_module(),
+        "torch._library.fake_profile": unavailable_module("torch._library.fake_profile", FAKE),
         "torch._library.utils": unavailable_module("torch._library.utils", INTERNALS, lookup_op=_lookup_op,
                                                    is_tensorlist_like_type=_is_tensorlist_like_type),
         "torch._library.autograd": unavailable_module("torch._library.autograd", INTERNALS),
@@ -297,7 +300,11 @@ def modules() -> dict[str, types.ModuleType]:
         # Names added to the shim's torch module.
         "torch": _module("torch", SymInt=Unavailable("torch.SymInt", FAKE), SymFloat=Unavailable("torch.SymFloat", FAKE),
                          compile=Unavailable("torch.compile", COMPILE), jit=Unavailable("torch.jit", "TorchScript"),
+                         # Higher-order operators are traced by torch.compile / torch.export.
+                         cond=Unavailable("torch.cond", COMPILE),
                          Tensor=P.Tensor, __getattr__=_aten_function,
+                         # A CPU-only torch: no accelerator.
+                         accelerator=_module("torch.accelerator", current_accelerator=lambda check_available=False: None),
                          types=_module("torch.types", Number=dispatcher.Number)),
     }
     found.update(call_time_modules(COMPILE))

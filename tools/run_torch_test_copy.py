@@ -4,7 +4,7 @@ its test files) under torch 2.13 itself, to see what torch does with them.
     /path/to/torch-venv/bin/python tools/run_torch_test_copy.py TestPythonDispatch.test_format ...
 
 The copy is ``$DISPATCHER_UPSTREAM/test_python_dispatch.py`` (``--file`` for
-another).  tests/torch_test_left_out.py lists as LATER_TORCH the tests a
+another).  tests/torch_test_left_out.py lists as FAILS_ON_TORCH_2_13 the tests a
 copy (written for a later torch) expects another answer of, which fail
 here on torch 2.13 as they fail through the shim: this script is how that
 was seen.  A copy may import what 2.13 does not have; those names are

@@ -188,7 +188,7 @@ cdef uint64_t apply_tls(uint64_t bits) noexcept
 
 cdef class _TLSGuard:
     cdef uint64_t keys
-    cdef uint64_t added
+    cdef uint64_t saved
     cdef bint is_include
     cdef bint active
 

@@ -607,14 +607,14 @@ def _guard_bits(keys):
 class _TLSGuard:
     """Shared by the four guards: c10's Include/ExcludeDispatchKeyGuard.
 
-    On entry only the keys not already in the set are added (``keys - set``),
-    and on exit exactly those are taken out again (``set - added``): nesting
-    and exceptions restore the functionality keys, and backend bits stay set
-    (Note [Removing keys keeps the backend bits]), as in c10.
+    On entry the keys are added to the set; on exit the set is put back as it
+    was on entry, bit for bit, as torch 2.13's guards do: a backend bit the
+    guard set goes (so excluding CPU and leaving leaves the set unchanged),
+    and so does whatever the block changed in that set.
     """
 
     keys: int
-    added: int
+    saved: int
     is_include: bool
     active: bool
 
@@ -622,17 +622,15 @@ class _TLSGuard:
         if self.active:
             raise RuntimeError(f"{type(self).__name__} is already active; use a new guard to nest")
         self.active = True
-        current = tls_included_bits() if self.is_include else tls_excluded_bits()
-        self.added = _minus(self.keys, current)
-        self._store(current | self.added)
+        self.saved = tls_included_bits() if self.is_include else tls_excluded_bits()
+        self._store(self.saved | self.keys)
         return self
 
     def __exit__(self, *exc_info: object) -> Literal[False]:
         if not self.active:
             raise RuntimeError(f"{type(self).__name__} was exited without being entered")
         self.active = False
-        current = tls_included_bits() if self.is_include else tls_excluded_bits()
-        self._store(_minus(current, self.added))
+        self._store(self.saved)
         return False
 
     def _store(self, bits):

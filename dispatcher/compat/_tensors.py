@@ -11,6 +11,7 @@ from typing import Any, Optional
 from .._layout import KEY_REPRS
 from ..backends import parse_device_type, split_device_string
 from ..keys import BackendComponent, DispatchKey
+from ..tensor_protocols import tensor_checks_for
 from ._common import shim_registry, str_arg
 
 K = DispatchKey
@@ -88,3 +89,55 @@ def _dispatch_key_for_device(device_type: str) -> str:
         # torch fails an internal assertion here.
         raise RuntimeError(f"This is a grandfathered Caffe2 device type {name}, it shouldn't ever convert to a DispatchKey.")
     return key
+
+
+def _any_requires_grad(*args: Any, **kwargs: Any) -> bool:
+    """``torch._C._any_requires_grad``: whether an argument (positional or
+    keyword) is a tensor that requires grad, or a list made only of tensors
+    one of which does.  As torch 2.13: a tuple, a nested list and a list
+    holding anything but tensors are not looked into."""
+    engine = shim_registry().engine
+
+    def is_tensor(value: object) -> bool:
+        return engine.tensor_key_set(value) is not None
+
+    def requires_grad(value: object) -> bool:
+        return is_tensor(value) and bool(getattr(value, "requires_grad", False))
+
+    for value in (*args, *kwargs.values()):
+        if requires_grad(value):
+            return True
+        if type(value) is list and all(is_tensor(x) for x in value) and any(requires_grad(x) for x in value):
+            return True
+    return False
+
+
+def _any_output_is_alias_to_input_or_output(args: Any, kwargs: Any, outputs: Any) -> bool:
+    """``torch._C._any_output_is_alias_to_input_or_output``: whether a tensor of
+    ``outputs`` is, or shares memory with, a tensor of ``args``/``kwargs``'
+    values or another output.  As torch 2.13, lists are looked into at any
+    depth and tuples inside them are not; ``kwargs`` may be None.  Sharing is
+    the tensor type's ``shares_memory`` (TensorChecks): for the prototype,
+    overlapping memory, where torch compares storages (an empty view at the
+    end of a tensor shares its storage but no memory)."""
+    engine = shim_registry().engine
+
+    def tensors(values: Any) -> list[Any]:
+        found: list[Any] = []
+        for value in values:
+            if type(value) is list:
+                found.extend(tensors(value))
+            elif engine.tensor_key_set(value) is not None:
+                found.append(value)
+        return found
+
+    def aliases(a: Any, b: Any) -> bool:
+        checks = tensor_checks_for(a)
+        return a is b or (checks is not None and checks is tensor_checks_for(b) and checks.shares_memory(a, b))
+
+    seen = tensors((*args, *(kwargs or {}).values()))
+    for output in tensors(outputs):
+        if any(aliases(output, other) for other in seen):
+            return True
+        seen.append(output)
+    return False

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from .. import ivalue
+from ..operator_tags import Tag
 from .._core import DispatchKeySet
 from .._kernel_kind import KernelKind
 from .._layout import KEY_REPRS, RUNTIME_SLOT_KEYS, table_index
@@ -76,7 +77,10 @@ from ._handles import (
     _dispatch_set_report_error_callback,
     _DispatchOperatorHandle,
 )
-from ._tensors import _dispatch_isTensorSubclassLike, _dispatch_key_for_device, _dispatch_key_set, _dispatch_keys
+from ._tensors import (
+    _any_output_is_alias_to_input_or_output, _any_requires_grad, _dispatch_isTensorSubclassLike,
+    _dispatch_key_for_device, _dispatch_key_set, _dispatch_keys,
+)
 from ._tls import (
     ExcludeDispatchKeyGuard,
     _AutoDispatchBelowADInplaceOrView,
@@ -106,6 +110,7 @@ __all__ = [
     "DispatchKeySet",
     "ExcludeDispatchKeyGuard",
     "SafeKernelFunction",
+    "Tag",
     "_AutoDispatchBelowADInplaceOrView",
     "_AutoDispatchBelowAutograd",
     "_DisablePythonDispatcher",
@@ -120,6 +125,8 @@ __all__ = [
     "_PreserveDispatchKeyGuard",
     "_SafeKernelFunction",
     "_SetExcludeDispatchKeyGuard",
+    "_any_output_is_alias_to_input_or_output",
+    "_any_requires_grad",
     "_dispatch_autogradother_backends",
     "_dispatch_call_boxed",
     "_dispatch_check_all_invariants",
@@ -378,14 +385,20 @@ class SafeKernelFunction:
     kernel: KernelFunction  # the engine's KernelFunction in the slot
     debug: str
     op_handle: _DispatchOperatorHandle  # the operator it is an entry of
+    # The operator's registration it runs, while that registration lasts
+    # (None: a kernel that is no registration of the operator's, a backend fallback say).
+    registration: Optional[AnnotatedKernel] = None
 
     def __repr__(self) -> str:
         return f"SafeKernelFunction(debug='{self.debug}')"
 
     def call_boxed(self, keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
         """Run this kernel itself, whatever the dispatcher would choose for
-        ``keyset`` (which the kernel gets), on the boxed arguments."""
+        ``keyset`` (which the kernel gets), on the boxed arguments.  Once its
+        registration is removed (its library closed), it raises RuntimeError, as torch's."""
         handle = self.op_handle
+        if self.registration is not None and not _still_registered(handle.entry, self.registration):
+            raise RuntimeError(f"SafeKernelFunction has been invalidated {self.debug}")
         ks = keyset_arg(keyset, handle.registry.engine, "call_boxed")
         kernel = self.kernel
         kind = kernel.kind
@@ -413,6 +426,10 @@ class SafeKernelFunction:
 
 # torch._C's name of the class.
 _SafeKernelFunction = SafeKernelFunction
+
+
+def _still_registered(op: OperatorEntry, registration: AnnotatedKernel) -> bool:
+    return any(k is registration for kernels in op.kernels.values() for k in kernels)
 
 
 def _find(name: str) -> Optional[OperatorEntry]:
@@ -541,7 +558,9 @@ def _dispatch_get_computed_kernel_for_dispatch_key(name: str, dispatch: KeyArg) 
             "implementation; did you forget to def() the operator?"
         )
     annotated, _rule = op.compute_entry(key)
-    return SafeKernelFunction(entry, "" if annotated is None else annotated.debug, _DispatchOperatorHandle(shim_registry(), op))
+    registration = annotated if annotated is not None and _still_registered(op, annotated) else None
+    return SafeKernelFunction(entry, "" if annotated is None else annotated.debug,
+                              _DispatchOperatorHandle(shim_registry(), op), registration)
 
 
 def _dispatch_get_registrations_for_dispatch_key(dispatch_key: str = "") -> list[str]:

@@ -3,13 +3,11 @@
 Code written for torch's ``__torch_dispatch__`` imports these from
 ``torch.utils._python_dispatch`` (and ``no_dispatch`` from
 ``torch.utils._mode_utils``); on prototype tensors it imports them from
-here.  The mode stack's functions are dispatcher.dispatch_modes'; the rest
-know prototype tensors:
+here.  The mode stack's functions and the traceable-wrapper tests are
+dispatcher.dispatch_modes'; the rest know prototype tensors:
 
 * ``no_dispatch()`` (torch._C._DisableTorchDispatch): calls inside skip
   the Python keys, so they reach the kernels of a subclass's own data;
-* ``is_traceable_wrapper_subclass(t)``: a Tensor subclass with
-  ``__tensor_flatten__`` and ``__tensor_unflatten__``;
 * ``return_and_correct_aliasing(func, args, kwargs, out)``: what a wrapper
   subclass's handler returns so that its results alias its inputs as
   ``func``'s schema says: an in-place or out= operator returns the very
@@ -24,7 +22,8 @@ from typing import Any
 from dispatcher.compat.torch_C import _DisableTorchDispatch
 from dispatcher.dispatch_modes import (
     BaseTorchDispatchMode, TorchDispatchMode, _disable_current_modes, _get_current_dispatch_mode,
-    _get_current_dispatch_mode_stack, _pop_mode, _pop_mode_temporarily, _push_mode,
+    _get_current_dispatch_mode_stack, _pop_mode, _pop_mode_temporarily, _push_mode, is_in_torch_dispatch_mode,
+    is_traceable_wrapper_subclass, is_traceable_wrapper_subclass_type,
 )
 
 from .tensor import Tensor
@@ -32,18 +31,12 @@ from .tensor import Tensor
 __all__ = [
     "BaseTorchDispatchMode", "TorchDispatchMode", "_DisableTorchDispatch", "_disable_current_modes",
     "_get_current_dispatch_mode", "_get_current_dispatch_mode_stack", "_pop_mode", "_pop_mode_temporarily",
-    "_push_mode", "is_traceable_wrapper_subclass", "no_dispatch", "return_and_correct_aliasing",
+    "_push_mode", "is_in_torch_dispatch_mode", "is_traceable_wrapper_subclass", "is_traceable_wrapper_subclass_type",
+    "no_dispatch", "return_and_correct_aliasing",
 ]
 
 # torch.utils._mode_utils.no_dispatch is the guard class itself.
 no_dispatch = _DisableTorchDispatch
-
-
-def is_traceable_wrapper_subclass(t: object) -> bool:
-    """Whether ``t`` is an instance of a Tensor subclass that can be flattened into
-    inner tensors and rebuilt (``__tensor_flatten__`` / ``__tensor_unflatten__``)."""
-    return (isinstance(t, Tensor) and type(t) is not Tensor and hasattr(t, "__tensor_flatten__")
-            and hasattr(t, "__tensor_unflatten__"))
 
 
 def return_and_correct_aliasing(func: Any, args: Any, kwargs: Any, out: Any) -> Any:

@@ -313,6 +313,9 @@ class TensorMethods:
     def permute(self, *dims: Any) -> Self:
         return aten.permute.default(self, _sizes(dims))
 
+    def unsqueeze(self, dim: int) -> Self:
+        return aten.unsqueeze.default(self, dim)
+
     def movedim(self, source: Any, destination: Any) -> Self:
         if isinstance(source, int) and isinstance(destination, int):
             return aten.movedim.int(self, source, destination)
@@ -323,9 +326,6 @@ class TensorMethods:
 
     def view_as(self, other: "Tensor") -> Self:
         return aten.view_as.default(self, other)
-
-    def unsqueeze(self, dim: int) -> Self:
-        return aten.unsqueeze.default(self, dim)
 
     def reshape(self, *shape: Any) -> Self:
         return aten.reshape.default(self, _sizes(shape))

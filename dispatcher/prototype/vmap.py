@@ -350,11 +350,12 @@ def _move_dim(x: Any, source: int, destination: int) -> Any:
 
 def vmap(func: Callable, in_dims: Union[int, None, tuple[Optional[int], ...], list[Optional[int]]] = 0,
          out_dims: int = 0) -> Callable:
-    """``func`` mapped over dimension ``in_dims`` of its inputs (None: not mapped);
-    results are stacked along ``out_dims``."""
+    """``func`` mapped over dimension ``in_dims`` of its positional inputs (None:
+    not mapped); keyword arguments are passed to every call as they are (as
+    torch.vmap does); results are stacked along ``out_dims``."""
 
     @functools.wraps(func)
-    def wrapped(*args: Any) -> Any:
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
         dims = tuple(in_dims) if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
         if len(dims) != len(args):
             raise ValueError(f"vmap: in_dims has {len(dims)} entries for {len(args)} inputs")
@@ -367,7 +368,7 @@ def vmap(func: Callable, in_dims: Union[int, None, tuple[Optional[int], ...], li
         level = _state.level
         try:
             batched = [a if d is None else BatchedTensor(_move_dim(a, d, 0), level) for a, d in zip(args, dims)]
-            out = func(*batched)
+            out = func(*batched, **kwargs)
         finally:
             _state.level -= 1
         size = sizes.pop()
