@@ -2638,7 +2638,8 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
         finally:
             _push_mode(state, mode)
         if result is not NotImplemented:
-            return _handler_result(plan, result)
+            # (a tensor, the usual result, without the call: see _handler_result)
+            return result if isinstance(result, TensorBase) else _handler_result(plan, result)
     if overloaded is not None:
         for tensor in overloaded:
             rule = rules.get(type(tensor)) if rules else None
@@ -2649,14 +2650,16 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
             else:
                 result = tensor.__torch_dispatch__(handle, types, args, kwargs)
             if result is not NotImplemented:
-                return _handler_result(plan, result)
+                return result if isinstance(result, TensorBase) else _handler_result(plan, result)
     _all_returned_not_implemented(handle, mode, types)
 
 
 def _handler_result(plan, result):
     """A handler's result, as torch takes it back: torch casts it to the
     operator's returns, so where the schema returns one Tensor anything but
-    a tensor raises (torch's cast error)."""
+    a tensor raises (torch's cast error).  Its callers return a TensorBase
+    without calling it: a call costs about a hundred instructions on a mode's
+    every operator."""
     if isinstance(result, TensorBase) or _tensor_bits(result) >= 0:
         return result
     returns = plan.shape.schema.returns
