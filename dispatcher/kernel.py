@@ -235,7 +235,15 @@ def registration_site(skip: int = 0) -> str:
     modules.  The first ``skip`` callers, known to be in those modules, are
     passed over unseen: looking at a frame makes Python build a frame object
     for it, which costs more than the rest of this function."""
-    return site_text(registration_site_later(1 + skip))
+    try:
+        frame: Optional[FrameType] = sys._getframe(1 + skip)
+    except ValueError:  # the stack is not that deep
+        return "registered at <unknown>"
+    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
+        frame = frame.f_back
+    if frame is None:
+        return "registered at <unknown>"
+    return f"registered at {frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 # Note [Registration sites read lazily]
@@ -244,7 +252,10 @@ def registration_site(skip: int = 0) -> str:
 # more than the rest of an impl's Python.  Kernels keep instead the code
 # object and the offset of the call (f_lasti, what f_lineno is worked out
 # from), and AnnotatedKernel.debug makes the text when it is first read --
-# by a dump or an error, which most registrations never meet.
+# by a dump or an error, which most registrations never meet.  The text of
+# each site read is kept (_SITE_TEXTS), and a registration at a site read
+# before takes its text at once: working out a line from Python walks the
+# code's line table, and registrations in a loop share a site.
 def registration_site_later(skip: int = 0) -> Site:
     """What registration_site(skip) would say, as a Site to read later with
     site_text (Note [Registration sites read lazily])."""
@@ -256,7 +267,10 @@ def registration_site_later(skip: int = 0) -> Site:
         frame = frame.f_back
     if frame is None:
         return "registered at <unknown>"
-    return frame.f_code, frame.f_lasti
+    code = frame.f_code
+    offset = frame.f_lasti
+    known = _SITE_TEXTS.get((id(code), offset))  # a site read before (registrations in a loop)
+    return known[1] if known is not None and known[0] is code else (code, offset)
 
 
 def site_text(site: Site) -> str:
@@ -264,5 +278,20 @@ def site_text(site: Site) -> str:
     if isinstance(site, str):
         return site
     code, offset = site
+    # By the code's id, with the code kept to tell a reused id apart: a code
+    # object's hash hashes its constants.
+    key = (id(code), offset)
+    known = _SITE_TEXTS.get(key)
+    if known is not None and known[0] is code:
+        return known[1]
     line = next((line for start, end, line in code.co_lines() if start <= offset < end), None)
-    return f"registered at {code.co_filename}:{line}"
+    text = f"registered at {code.co_filename}:{line}"
+    if len(_SITE_TEXTS) >= _MAX_SITE_TEXTS:
+        _SITE_TEXTS.clear()
+    _SITE_TEXTS[key] = code, text
+    return text
+
+
+# (id of a code object, offset) -> (the code, its site's text): see site_text.
+_SITE_TEXTS: dict[tuple[int, int], tuple[CodeType, str]] = {}
+_MAX_SITE_TEXTS = 4096

@@ -18,7 +18,7 @@ from typing import Any, Callable, NamedTuple, Optional, Protocol, Union
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
-from ._kernel_kind import KernelKind
+from ._kernel_kind import DUMP_STATE, KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel, signature_text
 from .keys import (
@@ -799,8 +799,15 @@ class OperatorEntry:
         kernels = self.kernels
         for key in sorted(kernels):
             name = _facts(key).dump_name
-            for i, kernel in enumerate(kernels[key]):
-                lines.append(kernel.dump_line(name, i > 0))
+            head = f"{name}: "  # the active kernel's; the others are "(inactive)"
+            for kernel in kernels[key]:
+                inferred = kernel.inferred_schema
+                schema = "(none)" if inferred is None else signature_text(inferred)
+                debug = kernel._debug  # the slot, read as the debug property would once it holds the text
+                if type(debug) is not str:
+                    debug = kernel.debug
+                lines.append(f"{head}{debug} :: {schema} [ {DUMP_STATE[kernel.kernel.kind]}]")
+                head = f"{name} (inactive): "
         lines.append("")
         return "\n".join(lines)
 
@@ -907,7 +914,10 @@ class OperatorEntry:
 
 def _kernel_text(annotated: AnnotatedKernel) -> str:
     """What table_line prints of a kernel."""
-    return f"fallthrough {annotated.debug}" if annotated.kernel.is_fallthrough() else annotated.debug
+    debug = annotated._debug  # as dump_state reads it
+    if type(debug) is not str:
+        debug = annotated.debug
+    return f"fallthrough {debug}" if annotated.kernel.kind is _FALLTHROUGH else debug
 
 
 def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) -> str:
