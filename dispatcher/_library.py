@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from functools import partial
-from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union, cast
 
 from ._kernel_kind import KernelKind
 from .kernel import (
@@ -224,9 +224,8 @@ class Library:
             kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
         else:
             kernel = annotated_kernel(_WITH_KEYSET if with_keyset else _UNBOXED, fn, debug or self._default_site())
-        key = _PARSED_KEY_NAMES.get(dispatch_key, _UNPARSED) if type(dispatch_key) is str else _UNPARSED
-        if key is _UNPARSED:
-            key = _parse_key(dispatch_key)
+        parsed = _PARSED_KEY_NAMES.get(dispatch_key, _UNPARSED) if isinstance(dispatch_key, str) else _UNPARSED
+        key = _parse_key(dispatch_key) if parsed is _UNPARSED else cast(Optional[DispatchKey], parsed)
         target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
         if not allow_override or target == _META:
             op = self._name_for_impl(name)
