@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from functools import partial
-from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union, cast
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from ._kernel_kind import KernelKind
 from .kernel import (
@@ -61,7 +61,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # What _parse_key made of each key name it was given (impl() parses one per
 # kernel); only names that parse are kept, so it stays small.
 _PARSED_KEY_NAMES: dict[str, Optional[DispatchKey]] = {"": None}
-_UNPARSED = object()  # a key name not in _PARSED_KEY_NAMES yet
+_UNPARSED: Any = object()  # a key name not in _PARSED_KEY_NAMES yet
 _META = DispatchKey.Meta
 _UNBOXED, _WITH_KEYSET = KernelKind.UNBOXED, KernelKind.WITH_KEYSET
 
@@ -224,8 +224,8 @@ class Library:
             kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
         else:
             kernel = annotated_kernel(_WITH_KEYSET if with_keyset else _UNBOXED, fn, debug or self._default_site())
-        parsed = _PARSED_KEY_NAMES.get(dispatch_key, _UNPARSED) if isinstance(dispatch_key, str) else _UNPARSED
-        key = _parse_key(dispatch_key) if parsed is _UNPARSED else cast(Optional[DispatchKey], parsed)
+        parsed = _PARSED_KEY_NAMES.get(dispatch_key, _UNPARSED) if type(dispatch_key) is str else _UNPARSED
+        key: Optional[DispatchKey] = _parse_key(dispatch_key) if parsed is _UNPARSED else parsed
         target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
         if not allow_override or target == _META:
             op = self._name_for_impl(name)
