@@ -8,7 +8,8 @@ the difference of the counts is the cost of one call, import and set-up
 cancelled out.  docs/performance.md states the budgets these are held to.
 
 Run: ``python benchmarks/instruction_counts.py`` (needs valgrind; about a
-minute per case).  ``--training-step`` counts instead one step of
+minute per case).  ``--registration ours`` (or ``torch``) counts each impl
+step of dispatcher/registration_timing.py.  ``--training-step`` counts instead one step of
 benchmarks/training_step.py's MLPs, the prototype's and the numpy limit's
 (docs/performance.md; a few minutes per row at batch 64).
 """
@@ -127,6 +128,43 @@ def per_call(statement: str, small: int, large: int, setup: str = SETUP) -> floa
     return (_instructions(setup, statement, large) - _instructions(setup, statement, small)) / (large - small)
 
 
+# Registration steps (dispatcher/registration_timing.py's), counted as a
+# round with the step minus the same round without it: the step's own
+# instructions and its share of the library's _destroy().  {library} is
+# this package's Library or torch.library.Library.
+REGISTRATION_SETUP = '''
+import itertools
+{library_import}
+def kernel(x, y):
+    return x
+names = itertools.count()
+def round_(key, with_step):
+    lib = Library(f"icount{{next(names)}}", "DEF")
+    lib.define("f(Tensor x, Tensor y) -> Tensor")
+    lib.define("g(Tensor x, Tensor y) -> Tensor")
+    for before in REGISTRATION_KEYS[:REGISTRATION_KEYS.index(key)]:
+        lib.impl("f", kernel, before)
+    if with_step:
+        lib.impl("g" if key == "CompositeImplicitAutograd" else "f", kernel, key)
+    lib._destroy()
+REGISTRATION_KEYS = {keys!r}
+for _ in range(20):
+    round_(REGISTRATION_KEYS[0], True)
+'''
+REGISTRATION_KEYS = ("CPU", "AutogradCPU", "Meta", "Autograd", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+LIBRARY_IMPORTS = {"ours": "from dispatcher import Library", "torch": "import torch\nLibrary = torch.library.Library"}
+
+
+def registration_rows(subject: str, small: int, large: int, keys: Sequence[str] = REGISTRATION_KEYS) -> None:
+    """Print the instructions of the impl step on each of ``keys`` (of REGISTRATION_KEYS)."""
+    setup = REGISTRATION_SETUP.format(library_import=LIBRARY_IMPORTS[subject], keys=REGISTRATION_KEYS)
+    print(f"| impl step ({subject}) | instructions |")
+    print("|---|---:|")
+    for key in keys:
+        step = per_call(f"round_({key!r}, True)", small, large, setup) - per_call(f"round_({key!r}, False)", small, large, setup)
+        print(f"| impl {key} | {step:,.0f} |", flush=True)
+
+
 def training_step_setup(side: str, sizes: Sequence[int], batch: int) -> str:
     """Set-up source making ``step``, one training step of ``side`` ("prototype" or "numpy", see training_step.py)."""
     return (f"import os, sys\nos.environ['OPENBLAS_NUM_THREADS'] = '1'\n"
@@ -158,7 +196,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="calls in the second run (default 11000; 25 steps with --training-step)")
     parser.add_argument("--training-step", action="store_true",
                         help="count one training step of each MLP of training_step.py instead of the helpers")
+    parser.add_argument("--registration", choices=sorted(LIBRARY_IMPORTS), default=None,
+                        help="count registration_timing's impl steps instead, of this package or of torch "
+                             "(run with a Python that has torch)")
     args = parser.parse_args(argv)
+    if args.registration:
+        registration_rows(args.registration, args.small or 100, args.large or 300)
+        return 0
     if args.training_step:
         training_step_rows(args.small or 5, args.large or 25)
         return 0

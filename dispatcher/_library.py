@@ -25,7 +25,17 @@ import weakref
 from functools import partial
 from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
-from .kernel import AnnotatedKernel, fallthrough_kernel, make_fallback_kernel, make_kernel, registration_site
+from ._kernel_kind import KernelKind
+from .kernel import (
+    AnnotatedKernel,
+    Site,
+    annotated_kernel,
+    fallthrough_kernel,
+    make_fallback_kernel,
+    make_kernel,
+    registration_site,
+    registration_site_later,
+)
 from ._engine import loaded_engines
 from .backends import dispatch_key_for_device
 from .errors import DispatcherTypeError, DispatcherValueError
@@ -67,6 +77,9 @@ def _forget_registrations(impls: set[str], op_impls: set[str], defs: set[str], o
 # What _parse_key made of each key name it was given (impl() parses one per
 # kernel); only names that parse are kept, so it stays small.
 _PARSED_KEY_NAMES: dict[str, Optional[DispatchKey]] = {"": None}
+_UNPARSED: Any = object()  # a key name not in _PARSED_KEY_NAMES yet
+_META = DispatchKey.Meta
+_UNBOXED, _WITH_KEYSET = KernelKind.UNBOXED, KernelKind.WITH_KEYSET
 
 def _parse_key(key: KeyArg) -> Optional[DispatchKey]:
     """'' (and CatchAll/Undefined, as in c10) mean "no key"."""
@@ -133,6 +146,7 @@ class Library:
         # and none to this module's globals, gone when a library is closed as
         # the interpreter exits.)
         self._finalizer = weakref.finalize(self, _forget_registrations, _impls, self._op_impls, _defs, self._op_defs)
+        self._lock = self._registry.lock
         # How to remove what this library registered outside the dispatcher's
         # tables (torch_dispatch rules), run by close(), newest first.
         self._python_undos: list[Callable[[], None]] = []
@@ -149,6 +163,9 @@ class Library:
         # registering code calls it (Library's methods, the compat shim), so
         # registration_site skips its caller.
         self._default_debug: Callable[[], str] = (lambda: site) if debug_at_site else partial(registration_site, 1)
+        # The same for impl's kernels, whose text waits until it is read
+        # (Note [Registration sites read lazily] in dispatcher/kernel.py).
+        self._default_site: Callable[[], Site] = (lambda: site) if debug_at_site else partial(registration_site_later, 1)
         block = _KINDS[kind]
         self._context = f"(Error occurred while processing {block} block at {site.removeprefix('registered at ')})"
         if kind != "IMPL":
@@ -226,11 +243,18 @@ class Library:
         overridden (with a warning) unless ``allow_override=False``.
         ``debug`` replaces the ``registered at FILE:LINE`` dumps show.
         """
-        name = _resolve_op_name(op_name, "impl")
-        kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
-        key = _parse_key(dispatch_key)
+        # The common case (a name, a plain callable, a key's name parsed
+        # before) without the helpers' calls: registration is timed beside torch's.
+        name = op_name if type(op_name) is str else _resolve_op_name(op_name, "impl")
+        if boxed or fn is fallthrough_kernel or not callable(fn):
+            # The other kinds, and the errors.
+            kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
+        else:
+            kernel = annotated_kernel(_WITH_KEYSET if with_keyset else _UNBOXED, fn, debug or self._default_site())
+        parsed = _PARSED_KEY_NAMES.get(dispatch_key, _UNPARSED) if type(dispatch_key) is str else _UNPARSED
+        key: Optional[DispatchKey] = _parse_key(dispatch_key) if parsed is _UNPARSED else parsed
         target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
-        if not allow_override or target == DispatchKey.Meta:
+        if not allow_override or target == _META:
             op = self._name_for_impl(name)
             existing = self._registry.find_op(str(op))
             if not allow_override and existing is not None and existing.kernel_for(target) is not None:
@@ -364,7 +388,9 @@ class Library:
     def _impl(self, name: str, key: Optional[DispatchKey], kernel: AnnotatedKernel) -> None:
         """c10's Library::_impl: ``kernel`` for operator ``name`` at ``key``, or
         at the library's key (no key at all: CompositeImplicitAutograd)."""
-        op = self._name_for_impl(name)
+        op = self._qualified_names.get(name) if type(name) is str else None
+        if op is None:
+            op = self._name_for_impl(name)
         if key is not None and self.dispatch_key is not None and key != self.dispatch_key:
             block = _KINDS[self.kind]
             raise RuntimeError(
@@ -374,8 +400,9 @@ class Library:
             )
         if key is None:
             key = self.dispatch_key if self.dispatch_key is not None else DispatchKey.CompositeImplicitAutograd
-        with self._registry.lock:  # Note [A closed library registers nothing]
-            self._check_open()
+        with self._lock:  # Note [A closed library registers nothing]
+            if self._closed:
+                self._check_open()
             self._handles.append(self._registry.register_impl(op, key, kernel))
 
     def _name_for_impl(self, name: str) -> OperatorName:

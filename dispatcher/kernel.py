@@ -9,8 +9,8 @@ its engine's ``KernelFunction`` when it compiles a plan (``function``).
 from __future__ import annotations
 
 import sys
-from types import FrameType
-from typing import Any, Callable, Optional
+from types import CodeType, FrameType
+from typing import Any, Callable, Optional, Union
 
 from ._engine.contract import Engine, KernelFunction
 from ._frozen import Frozen, slot_setters
@@ -22,14 +22,22 @@ __all__ = [
     "AMBIGUOUS_AUTOGRAD_OTHER",
     "AnnotatedKernel",
     "Kernel",
+    "annotated_kernel",
     "KernelKind",
     "fallthrough_kernel",
     "make_fallback_kernel",
     "make_kernel",
     "python_fallback",
     "registration_site",
+    "registration_site_later",
+    "site_text",
     "signature_text",
 ]
+
+
+# A registration's debug text, or where it was made: the caller's code and
+# the offset of its call (Note [Registration sites read lazily]).
+Site = Union[str, tuple[CodeType, int]]
 
 
 def fallthrough_kernel() -> None:
@@ -132,13 +140,15 @@ class AnnotatedKernel(Frozen):
     registrations, each removed by its own handle.
     """
 
-    __slots__ = ("kernel", "debug", "inferred_schema", "_functions")
+    __slots__ = ("kernel", "_debug", "inferred_schema", "_functions")
     _fields = ("kernel", "debug", "inferred_schema")
     __eq__ = object.__eq__
     __hash__ = object.__hash__
 
     kernel: Kernel
-    debug: str
+    # The debug text, or where it was registered until the text is first
+    # read (Note [Registration sites read lazily]).
+    _debug: Site
     # The schema a kernel's signature implies (c10 infers it from a C++
     # function type); its name is a placeholder, only the signature counts.
     inferred_schema: Optional[FunctionSchema]
@@ -150,6 +160,15 @@ class AnnotatedKernel(Frozen):
         _set_debug(self, debug)
         _set_inferred_schema(self, inferred_schema)
         _set_functions(self, {})
+
+    @property
+    def debug(self) -> str:
+        """The text dumps show: ``registered at FILE:LINE`` or what the registration gave."""
+        debug = self._debug
+        if type(debug) is not str:
+            debug = site_text(debug)
+            _set_debug(self, debug)
+        return debug
 
     def function(self, engine: Engine) -> KernelFunction:
         """This kernel as ``engine``'s KernelFunction (what a plan's table holds)."""
@@ -168,8 +187,26 @@ class AnnotatedKernel(Frozen):
 
 
 _set_kernel, _set_debug, _set_inferred_schema, _set_functions = slot_setters(
-    AnnotatedKernel, "kernel", "debug", "inferred_schema", "_functions"
+    AnnotatedKernel, "kernel", "_debug", "inferred_schema", "_functions"
 )
+
+
+def annotated_kernel(kind: KernelKind, fn: Optional[Callable[..., Any]], debug: Site) -> AnnotatedKernel:
+    """``AnnotatedKernel(Kernel(kind, fn), debug)``, made in one call: the
+    two ``__init__`` calls (each through the type's call) cost more than
+    the objects (Library.impl makes one per registration, timed beside torch's)."""
+    kernel = _new(Kernel)
+    _set_kind(kernel, kind)
+    _set_fn(kernel, fn)
+    annotated = _new(AnnotatedKernel)
+    _set_kernel(annotated, kernel)
+    _set_debug(annotated, debug)
+    _set_inferred_schema(annotated, None)
+    _set_functions(annotated, {})
+    return annotated
+
+
+_new = object.__new__
 
 
 def signature_text(schema: FunctionSchema) -> str:
@@ -207,3 +244,54 @@ def registration_site(skip: int = 0) -> str:
     if frame is None:
         return "registered at <unknown>"
     return f"registered at {frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+# Note [Registration sites read lazily]
+# A frame's line number (f_lineno) is worked out by scanning its code's
+# line table up to the current instruction: in a long function that costs
+# more than the rest of an impl's Python.  Kernels keep instead the code
+# object and the offset of the call (f_lasti, what f_lineno is worked out
+# from), and AnnotatedKernel.debug makes the text when it is first read --
+# by a dump or an error, which most registrations never meet.  The text of
+# each site read is kept (_SITE_TEXTS), and a registration at a site read
+# before takes its text at once: working out a line from Python walks the
+# code's line table, and registrations in a loop share a site.
+def registration_site_later(skip: int = 0) -> Site:
+    """What registration_site(skip) would say, as a Site to read later with
+    site_text (Note [Registration sites read lazily])."""
+    try:
+        frame: Optional[FrameType] = sys._getframe(1 + skip)
+    except ValueError:  # the stack is not that deep
+        return "registered at <unknown>"
+    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
+        frame = frame.f_back
+    if frame is None:
+        return "registered at <unknown>"
+    code = frame.f_code
+    offset = frame.f_lasti
+    known = _SITE_TEXTS.get((id(code), offset))  # a site read before (registrations in a loop)
+    return known[1] if known is not None and known[0] is code else (code, offset)
+
+
+def site_text(site: Site) -> str:
+    """``registered at FILE:LINE`` of a Site (the line as f_lineno gives it)."""
+    if isinstance(site, str):
+        return site
+    code, offset = site
+    # By the code's id, with the code kept to tell a reused id apart: a code
+    # object's hash hashes its constants.
+    key = (id(code), offset)
+    known = _SITE_TEXTS.get(key)
+    if known is not None and known[0] is code:
+        return known[1]
+    line = next((line for start, end, line in code.co_lines() if start <= offset < end), None)
+    text = f"registered at {code.co_filename}:{line}"
+    if len(_SITE_TEXTS) >= _MAX_SITE_TEXTS:
+        _SITE_TEXTS.clear()
+    _SITE_TEXTS[key] = code, text
+    return text
+
+
+# (id of a code object, offset) -> (the code, its site's text): see site_text.
+_SITE_TEXTS: dict[tuple[int, int], tuple[CodeType, str]] = {}
+_MAX_SITE_TEXTS = 4096

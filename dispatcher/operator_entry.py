@@ -18,7 +18,7 @@ from typing import Any, Callable, NamedTuple, Optional, Protocol, Union
 
 from . import keysets
 from ._frozen import Frozen, slot_setters
-from ._kernel_kind import KernelKind
+from ._kernel_kind import DUMP_STATE, KernelKind
 from ._layout import FULL_BACKEND_MASK, FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY
 from .kernel import AMBIGUOUS_AUTOGRAD_OTHER, AnnotatedKernel, signature_text
 from .keys import (
@@ -46,6 +46,7 @@ class EntryOwner(Protocol):
     fallback_masks: tuple[int, ...]
     fallback_lines: tuple[str, ...]
     deferred: Optional["Deferred"]
+    layout_steps: dict[tuple[Optional["TableLayout"], DispatchKey, bool], "TableLayout"]
 
     @property
     def lock(self) -> threading.RLock: ...
@@ -598,10 +599,11 @@ class OperatorEntry:
         return None, MISSING_OVER_MATH if rule is FALLBACK_OVER_MATH else MISSING
 
     # -- updates -------------------------------------------------------------------
-    def refresh(self) -> None:
-        """Fill the table from its layout (Note [Table layouts]) and publish
-        the plan, or, while the dispatcher defers (see Note [Deferred
-        refreshes] in registry.py), leave that to the end of the deferral."""
+    def refresh(self, layout: Optional[TableLayout] = None) -> None:
+        """Fill the table from its layout (Note [Table layouts]; ``layout`` if
+        the caller knows it, see Note [Layout steps]) and publish the plan,
+        or, while the dispatcher defers (see Note [Deferred refreshes] in
+        registry.py), leave that to the end of the deferral."""
         dispatcher = self._dispatcher
         deferred = dispatcher.deferred
         if deferred is not None:
@@ -609,7 +611,8 @@ class OperatorEntry:
             return
         kernels = self.kernels
         if kernels:
-            layout = dispatcher.layout(kernels)
+            if layout is None:
+                layout = dispatcher.layout(kernels)
             engine = dispatcher.engine
             entries = []
             for key in layout.origins:  # a loop: a comprehension is a call of its own, for one or two keys
@@ -624,8 +627,13 @@ class OperatorEntry:
         else:
             # Every slot is its backend fallback: the dispatcher has them.
             self._table, self._filled, self._masks = dispatcher.fallback_table, None, dispatcher.fallback_masks
-        if self._handle is not None:
-            self._handle._publish(self._plan())
+        handle = self._handle
+        if handle is not None:
+            if self.schema is not None and not checked_calls_enabled():  # _plan's usual case, without its call
+                handle._publish(publish.call_plan(dispatcher.engine, self.name, self._shape, self._table, self._masks,
+                                                  self.report_error))
+            else:
+                handle._publish(self._plan())
 
     # -- the call plan -------------------------------------------------------------
     def _plan(self) -> CallPlan:
@@ -694,13 +702,32 @@ class OperatorEntry:
         if kernels:
             # First: a warning made an error changes nothing.
             self._warn_override(key, kernels[0], kernel)
-        before = self.kernels, self._table, self._filled, self._masks
-        self.kernels = {**self.kernels, key: (kernel, *kernels)}  # Note [Entries are read as snapshots]
+        previous = self.kernels
+        filled = self._filled
+        before = previous, self._table, filled, self._masks
+        self.kernels = {**previous, key: (kernel,) + kernels}  # Note [Entries are read as snapshots]
+        # Note [Layout steps]
+        # Only key's active kernel changed: when the table was filled from
+        # the kernels before (no deferral pending), the new layout is the
+        # one that followed the old one the last time the same key got a
+        # kernel as fallthrough (or not) as this one, if any operator took
+        # that step since the registry last emptied its layouts.  The keys
+        # keep their order in the kernels dict (a new key comes last), so
+        # the step always leads to the layout of the same signature
+        # (layout_signature): a lookup instead of a walk over the kernels.
+        step = None
+        layout = None
+        if self._dispatcher.deferred is None and (filled[1] is previous if filled is not None else not previous):
+            step = (None if filled is None else filled[0], key, kernel.kernel.kind is _FALLTHROUGH)
+            layout = self._dispatcher.layout_steps.get(step)
         try:
-            self.refresh()
+            self.refresh(layout)
         except BaseException:  # all or nothing: a plan that cannot be published leaves no kernel behind
             self.kernels, self._table, self._filled, self._masks = before
             raise
+        if layout is None and step is not None:
+            assert self._filled is not None
+            self._dispatcher.layout_steps[step] = self._filled[0]
 
     def _warn_override(self, key: DispatchKey, previous: AnnotatedKernel, kernel: AnnotatedKernel) -> None:
         schema = self.schema
@@ -772,8 +799,15 @@ class OperatorEntry:
         kernels = self.kernels
         for key in sorted(kernels):
             name = _facts(key).dump_name
-            for i, kernel in enumerate(kernels[key]):
-                lines.append(kernel.dump_line(name, i > 0))
+            head = f"{name}: "  # the active kernel's; the others are "(inactive)"
+            for kernel in kernels[key]:
+                inferred = kernel.inferred_schema
+                schema = "(none)" if inferred is None else signature_text(inferred)
+                debug = kernel._debug  # the slot, read as the debug property would once it holds the text
+                if type(debug) is not str:
+                    debug = kernel.debug
+                lines.append(f"{head}{debug} :: {schema} [ {DUMP_STATE[kernel.kernel.kind]}]")
+                head = f"{name} (inactive): "
         lines.append("")
         return "\n".join(lines)
 
@@ -880,7 +914,10 @@ class OperatorEntry:
 
 def _kernel_text(annotated: AnnotatedKernel) -> str:
     """What table_line prints of a kernel."""
-    return f"fallthrough {annotated.debug}" if annotated.kernel.is_fallthrough() else annotated.debug
+    debug = annotated._debug  # as dump_state reads it
+    if type(debug) is not str:
+        debug = annotated.debug
+    return f"fallthrough {debug}" if annotated.kernel.kind is _FALLTHROUGH else debug
 
 
 def table_line(key_name: str, annotated: Optional[AnnotatedKernel], tag: str) -> str:

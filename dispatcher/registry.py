@@ -99,6 +99,10 @@ class Dispatcher:
         self._cells_to_fill: dict[int, None] = {}
         # Signature -> TableLayout (Note [Table layouts] in operator_entry.py).
         self._layouts: dict[tuple[tuple[DispatchKey, bool], ...], TableLayout] = {}
+        # (the layout before, the key registered to, whether its kernel is
+        # fallthrough) -> the layout after (Note [Layout steps] in operator_entry.py);
+        # None before: no kernels.  Emptied with _layouts.
+        self.layout_steps: dict[tuple[Optional[TableLayout], DispatchKey, bool], TableLayout] = {}
         # ns::name -> the overload names defined for it, in definition order.
         self._overloads: dict[str, list[str]] = {}
         # ns::name -> its engine OverloadPacket (ops.ns.name), made at the
@@ -386,7 +390,7 @@ class Dispatcher:
         """
         if key == _UNDEFINED:
             raise DispatcherValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
-        op_name = str(name)
+        op_name = name._text  # str(name), without the call
         with self._lock:
             op = self._operators.get(op_name)
             if op is None:
@@ -463,6 +467,7 @@ class Dispatcher:
             update_fallthrough_masks(masks, key, function.is_fallthrough())
             self.fallback_masks = tuple(masks)
             self._layouts.clear()  # their masks are those of the previous fallbacks
+            self.layout_steps.clear()
             # A copy: a refresh allocates, and a Library that the garbage collector
             # finalizes then closes itself on this thread, which may delete entries.
             for op in list(self._operators.values()):
@@ -475,6 +480,7 @@ class Dispatcher:
         if layout is None:
             if len(self._layouts) >= _MAX_LAYOUTS:
                 self._layouts.clear()
+                self.layout_steps.clear()
             fallthrough_fallbacks = [self.function_of(f).is_fallthrough() for f in self._fallbacks]
             layout = self._layouts[signature] = TableLayout(kernels, [k for k, fallthrough in signature if fallthrough],
                                                             fallthrough_fallbacks, self.fallback_masks)

@@ -137,3 +137,55 @@ def test_only_a_fallback_cell_takes_another_kernel(engine):
     cell._hold(plain)
     assert (cell.kind, cell.fn, cell.cell) == (KernelKind.UNBOXED, _cpu_call, True)
     assert not plain.cell
+
+
+def test_a_layout_step_leads_to_the_layout_a_walk_over_the_kernels_gives(world):
+    # Note [Layout steps]: an impl after a filled table looks the next layout
+    # up by (layout before, key, fallthrough); it must be the one the
+    # kernels' signature gives, whatever the order, overrides and fallthroughs.
+    registry = world.registry
+    lib = world.library("layout_steps", "FRAGMENT")
+    registrations = [("CPU", _cpu_call), ("AutogradCPU", _cpu_call), ("Autograd", _cpu_call),
+                     ("Meta", fallthrough_kernel), ("Meta", _cpu_call), ("CPU", fallthrough_kernel),
+                     ("CompositeImplicitAutograd", _cpu_call)]
+    for name in ("f", "g"):  # g takes the steps f took: lookups, not walks
+        lib.define(f"{name}(Tensor x) -> Tensor")
+        for key, kernel in registrations:
+            with pytest.warns(UserWarning) if registry.find_op(f"layout_steps::{name}").kernels.get(K[key]) else _no_warning():
+                lib.impl(name, kernel, key)
+            op = registry.find_op(f"layout_steps::{name}")
+            assert op._filled[0] is registry.layout(op.kernels)
+            op.check_invariants()
+    f, g = registry.find_op("layout_steps::f"), registry.find_op("layout_steps::g")
+    assert f._filled[0] is g._filled[0]
+    assert (None, K.CPU, False) in registry.layout_steps
+    lib.close()
+
+
+class _no_warning:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_layout_steps_are_forgotten_when_a_fallback_changes_the_masks(world):
+    # A fallthrough fallback changes the kernel-less masks, which every
+    # layout holds: the steps to the old layouts must not be taken again.
+    registry = world.registry
+    lib = world.library("layout_steps_masks", "FRAGMENT")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", _cpu_call, "CPU")
+    assert registry.layout_steps
+    fallbacks = world.library("_", "IMPL")
+    fallbacks.fallback(fallthrough_kernel, "PrivateUse3")
+    assert not registry.layout_steps
+    lib.define("g(Tensor x) -> Tensor")
+    lib.impl("g", _cpu_call, "CPU")
+    g = registry.find_op("layout_steps_masks::g")
+    assert g._filled[0].masks == registry.layout(g.kernels).masks
+    g.check_invariants()
+    registry.find_op("layout_steps_masks::f").check_invariants()
+    fallbacks.close()
+    lib.close()
