@@ -205,3 +205,30 @@ def test_view_shape_checks_what_it_does_not_infer(size, message):
     else:
         with pytest.raises(RuntimeError, match=message):
             shapes.view_shape((2, 2), size)
+
+
+NUMBERS = [2, -3, 0, 2**40, 0.1, -2.5, 1e300, float("inf"), float("nan")]
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("dtype", list(dtypes.DType))
+@pytest.mark.parametrize("shape", [(3,), ()])
+def test_a_number_operand_computes_as_its_wrapped_number(name, dtype, shape):
+    # The binary kernels take a floating tensor and a Python number without
+    # making the number's wrapped-number tensor; the result is the one that
+    # tensor gives: the same dtype, the same values (a number's cast included).
+    from dispatcher.prototype.tensor import wrapped_scalar_tensor
+
+    op = getattr(aten, name).Tensor
+    x = tensor(np.array([1.5, -2.0, 0.0][:shape[0]] if shape else 0.75, np.float64), dtype=dtype)
+    for number in NUMBERS:
+        outcomes = []
+        for operand in (number, wrapped_scalar_tensor(number)):
+            try:
+                with np.errstate(all="ignore"):
+                    out = op(x, operand)
+            except RuntimeError as error:
+                outcomes.append(str(error))
+            else:
+                outcomes.append((out.dtype, out.shape, out.numpy().tobytes()))
+        assert outcomes[0] == outcomes[1], (number, outcomes)

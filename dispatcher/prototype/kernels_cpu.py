@@ -19,7 +19,7 @@ to the result dtype: numpy's float32 exp is an ulp or more off (exp(1) gives
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -47,6 +47,9 @@ def _kernel(name: str):
     return register
 
 
+_INT64, _FLOAT64 = _NUMPY[DType.int64], _NUMPY[DType.float64]  # a Python number's wrapped-number dtypes
+
+
 def _wrap(array: object, dt: DType) -> Tensor:
     """The tensor of a kernel's result: ``array`` (an ndarray, or a numpy scalar
     of a reduction) as an array of ``dt``."""
@@ -60,11 +63,31 @@ def _operand(t: Tensor, dt: DType) -> np.ndarray:
     return t._data if t.dtype is dt else t._data.astype(_NUMPY[dt], copy=False)
 
 
-def _binary(self: Tensor, other: Tensor, promote: Any = result_type) -> tuple[np.ndarray, np.ndarray, DType]:
-    """The operands of a binary pointwise kernel, checked to broadcast, in the
-    dtype the computation runs in (``promote``'s), and that dtype."""
+def _binary(self: Any, other: Any, promote: Any = result_type,
+            check: Optional[Callable[[Tensor, Tensor], None]] = None) -> tuple[np.ndarray, np.ndarray, DType]:
+    """The operands of a binary pointwise kernel, checked to broadcast (and by
+    ``check``, given both as tensors), in the dtype the computation runs in
+    (``promote``'s), and that dtype.
+
+    Either may be a Python number (Note [Numbers where an operator takes a
+    tensor]), which takes part as the wrapped number torch makes of it.
+    """
+    if type(other) is not Tensor or type(self) is not Tensor:
+        if type(self) is Tensor and (type(other) is float or type(other) is int):
+            dt = self.dtype
+            if dt.is_floating_point and not self._wrapped_number:
+                # A floating tensor and a number (``x / n``, ``x * 0.5``): the number
+                # only lifts the category, so the tensor's dtype is the result (any
+                # ``promote``'s), and bool cannot be involved (``check`` refuses only
+                # bools).  The number's values are those of its wrapped number, a
+                # 0-d int64 or float64 array cast to ``dt``, made without a tensor.
+                wrapped = np.array(other, _INT64 if type(other) is int else _FLOAT64)
+                return self._data, wrapped.astype(_NUMPY[dt]), dt
+        self, other = tensor_operand(self), tensor_operand(other)
     if self.shape != other.shape:
         shapes.broadcast_shapes(self.shape, other.shape)
+    if check is not None:
+        check(self, other)
     dt = self.dtype
     if other.dtype is not dt or self._wrapped_number or other._wrapped_number or promote is not result_type:
         dt = promote(self, other)
@@ -85,34 +108,24 @@ def _writable(t: Tensor) -> np.ndarray:
 # -- pointwise --------------------------------------------------------------------------
 @_kernel("add.Tensor")
 def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
-    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
-        self, other = tensor_operand(self), tensor_operand(other)
     a, b, dt = _binary(self, other)
     return _wrap(a + (b if alpha == 1 else alpha * b), dt)
 
 
 @_kernel("sub.Tensor")
 def sub(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
-    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
-        self, other = tensor_operand(self), tensor_operand(other)
-    shapes.broadcast_shapes(self.shape, other.shape)
-    shapes.check_sub_operands(self, other)
-    a, b, dt = _binary(self, other)
+    a, b, dt = _binary(self, other, check=shapes.check_sub_operands)
     return _wrap(a - (b if alpha == 1 else alpha * b), dt)
 
 
 @_kernel("mul.Tensor")
 def mul(self: Tensor, other: Tensor) -> Tensor:
-    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
-        self, other = tensor_operand(self), tensor_operand(other)
     a, b, dt = _binary(self, other)
     return _wrap(a * b, dt)
 
 
 @_kernel("div.Tensor")
 def div(self: Tensor, other: Tensor) -> Tensor:
-    if type(self) is not Tensor or type(other) is not Tensor:  # a number (Note [Numbers where an operator takes a tensor])
-        self, other = tensor_operand(self), tensor_operand(other)
     a, b, dt = _binary(self, other, float_result_type)
     if b.ndim == 0 and math.isfinite(divisor := b.item()) and divisor != 0:
         # A finite divisor other than 0 (mean's count, a wrapped number) raises

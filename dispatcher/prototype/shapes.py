@@ -34,6 +34,8 @@ def wrap_dim(dim: int, ndim: int) -> int:
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> Shape:
     if a == b:  # most binary operations: nothing to broadcast
         return a if type(a) is tuple else tuple(a)
+    if type(a) is tuple and type(b) is tuple and len(b) < len(a) and a[len(a) - len(b):] == b:
+        return a  # b is a's trailing dimensions (a bias added to a batch): broadcasts to a
     # Right-aligned: pad the shorter shape with leading 1s, then match dimension by dimension.
     n = max(len(a), len(b))
     a = (1,) * (n - len(a)) + tuple(a)
