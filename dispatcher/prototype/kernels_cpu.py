@@ -18,7 +18,7 @@ to the result dtype: numpy's float32 exp is an ulp or more off (exp(1) gives
 """
 from __future__ import annotations
 
-import math
+import cmath
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -127,7 +127,7 @@ def mul(self: Tensor, other: Tensor) -> Tensor:
 @_kernel("div.Tensor")
 def div(self: Tensor, other: Tensor) -> Tensor:
     a, b, dt = _binary(self, other, float_result_type)
-    if b.ndim == 0 and math.isfinite(divisor := b.item()) and divisor != 0:
+    if b.ndim == 0 and cmath.isfinite(divisor := b.item()) and divisor != 0:  # (cmath: complex divisors too)
         # A finite divisor other than 0 (mean's count, a wrapped number) raises
         # neither division by zero nor an invalid operation: no errstate needed.
         return _wrap(np.true_divide(a, b), dt)
