@@ -1709,6 +1709,11 @@ def _not_a_type(name: str) -> str:
 
 
 def _has_type_var(t: Type) -> bool:
+    # Every define asks it of each argument: a plain type answers at once.
+    while type(t) is OptionalType or type(t) is ListType:
+        t = t.elem  # type: ignore[attr-defined]
+    if type(t) is BaseType:
+        return False
     if isinstance(t, TypeVar):
         return True
     inner = [getattr(t, "elem", None), *getattr(t, "elems", ()), *getattr(t, "args", ())]
@@ -1721,8 +1726,9 @@ def parse_operator_schema(text: str) -> FunctionSchema:
     an error (torch's text; ``int64_t`` and ``double`` name the schema's type
     to use) rather than a type variable (which torch._C.parse_schema allows)."""
     schema = FunctionSchema.parse(text)
-    if any(_has_type_var(a.type) for a in schema.arguments) or any(_has_type_var(r.type) for r in schema.returns):
-        _Parser(text, allow_typevars=False).schema()  # raises, marking the first one
+    for value in (*schema.arguments, *schema.returns):
+        if _has_type_var(value.type):
+            _Parser(text, allow_typevars=False).schema()  # raises, marking the first one
     return schema
 
 
