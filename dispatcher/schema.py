@@ -1516,7 +1516,8 @@ class _Parser:
                     raise self.error(_not_a_type(tok), first)
                 t = TypeVar(tok, self.alias_annotation())
             else:
-                raise self.error(f"unknown type '{tok}'", first)
+                # torch's words for any name that is not a type (PyObject, Foo).
+                raise self.error(_UNKNOWN_TYPE, first)
         else:
             raise self.expected("a type")
         # Postfix: T[] (with an optional annotation on the list) and T?.

@@ -41,6 +41,10 @@ GAP = "gap: "
 # torch 2.13 too (run with torch 2.13 and the same copy), so this package,
 # which behaves as torch 2.13, fails it as well.
 FAILS_ON_TORCH_2_13 = "another torch than 2.13 (the test fails on torch 2.13 as well)"
+# A test the copy skips on Linux (for a known bug of torch's, its issue in the
+# skip's message), on torch 2.13 as here: it runs nowhere here.  Checked: it
+# skips itself.
+SKIPS_ITSELF_ON_LINUX = "the copy's own skip on Linux (a known bug of torch's; torch 2.13 skips it too)"
 
 # The features out of this package's scope: a test needing one fails naming it.
 OUT_OF_SCOPE = frozenset({CUDA, COMPILE, FAKE, CPP, MAKE_FX, OP_DB, CUSTOM_OP_API, INTERNALS, TORCHSCRIPT})
@@ -55,7 +59,6 @@ def gap(what: str) -> str:
 LEFT_OUT: dict[str, dict[str, str]] = {
     'test_python_dispatch.py': {
         'TestPythonRegistration.test_alias_analysis': TORCHSCRIPT,
-        'TestPythonRegistration.test_override_aten_ops_with_multiple_libraries': gap("AssertionError: RuntimeError not raised (so does torch 2.13)"),
         'TestPythonRegistration.test_override_cuda_with_jiterator': CUDA,
         'TestPythonRegistration.test_register_fallthrough': gap("AttributeError: module 'torch' has no attribute 'bfloat16' (nor is aten::bfloat..."),
         'TestPythonRegistration.test_register_functional_op_error_cases': CUSTOM_OP_API,
@@ -83,18 +86,13 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestPythonRegistration.test_clear_torch_ops_cache_tolerates_malformed_qualname': FAILS_ON_TORCH_2_13,
         'TestPythonRegistration.test_define_normalizes_namespaced_schema_name': FAILS_ON_TORCH_2_13,
         'TestPythonRegistration.test_fallback': gap('aten::rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> Tenso...'),
-        'TestPythonRegistration.test_fallback_fallthrough': gap('aten::rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) o...'),
-        'TestPythonRegistration.test_fallback_keyset': gap('aten::rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -...'),
         'TestPythonRegistration.test_finalizer_clears_torch_ops_cache': gap("AttributeError: 'ops._test_python_registration' object has no att..."),
         'TestPythonRegistration.test_finalizer_no_getattr_into_cpp': gap("AttributeError: type object 'ops._test_python_registration' has no a..."),
-        'TestPythonRegistration.test_global_enter': gap(LOGGING_TENSOR),
         'TestPythonRegistration.test_register_check_mem_op_survives_gc': COMPILE,
         'TestPythonDispatch.test_custom_dispatch_mode_not_supports_higher_order_operators': COMPILE,
         'TestPythonDispatch.test_custom_dispatch_mode_supports_higher_order_operators': COMPILE,
-        'TestPythonDispatch.test_detach_appears_once_when_called_once': gap(LOGGING_TENSOR),
         'TestPythonDispatch.test_dispatch_uint64': gap("AttributeError: module 'torch' has no attribute 'uint64' (nor is aten::uint64 an operator)"),
         'TestPythonDispatch.test_mode_returning_too_many_values': FAILS_ON_TORCH_2_13,
-        'TestPythonDispatch.test_traceable_wrapper_subclass_protocol_runtime_check': gap("AttributeError: 'Tensor' object has no attribute 'st..."),
         'TestPythonDispatch.test_view_returns_alias_under_torch_dispatch': gap("RuntimeError: shape '[torch.float32]' is invalid for input of..."),
         'TestPythonDispatch.test_wrapper_subclass_reentrant_dispatch_with_mode': gap('aten::rand.generator_out(SymInt[] size, *, Generator? ge...'),
         'TestWrapperSubclassAliasingCPU.test_wrapper_subclass_aliasing_fft_fft2_cpu': gap("AttributeError: module 'torch' has no attribute 'in..."),
@@ -107,7 +105,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOp.test_data_dependent_basic': MAKE_FX,
         'TestCustomOp.test_data_dependent_compile': COMPILE,
         'TestCustomOp.test_data_dependent_fake_tracing': MAKE_FX,
-        'TestCustomOp.test_duplicate_impl': gap('AssertionError: RuntimeError not raised (so on torch 2.13: impl_abstract overrides)'),
         'TestCustomOp.test_functionalize_error': COMPILE,
         'TestCustomOp.test_impl_device_cuda': CUDA,
         'TestCustomOp.test_impl_multiple': CUDA,
@@ -148,6 +145,7 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOpTestingCPU.test_opcheck_opinfo_cpu': OP_DB,
         # Tests of the recent (2.15-era) copies that fail: tests only they have, or that they changed.
         'TestCustomOp.test_dispatch_call_boxed_warning_propagation': CPP,
+        'TestCustomOp.test_incorrect_schema_types': gap("AttributeError: module 'dispatcher.compat.torch_C' has no attribute '_is_opaque_type_registered' (opaque types in schemas)"),
         'TestCustomOp.test_library_impl_does_not_enable_pyobject_dispatch_by_default': FAILS_ON_TORCH_2_13,
         'TestCustomOp.test_list_scalar_type': gap("AttributeError: module 'torch' has no attribute 'bfloat16' (nor is aten::bfloat16 an operator)"),
         'TestCustomOp.test_load_library': CPP,
@@ -166,10 +164,8 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOp.test_pyobject_dispatch_respects_torch_function_mode': FAILS_ON_TORCH_2_13,
         'TestCustomOp.test_pyobject_dispatch_respects_torch_function_redispatch': gap("ModuleNotFoundError: No module named 'torch.testing._in..."),
         'TestCustomOp.test_pyobject_redispatch_requires_keyset': FAILS_ON_TORCH_2_13,
-        'TestCustomOp.test_register_fake_does_not_leak_on_failure': INTERNALS,
         'TestCustomOp.test_torch_ops_out_of_range_raises_index_error': CPP,
         'TestCustomOp.test_torch_ops_warning_propagation': CPP,
-        'TestCustomOpAPI.test_any_output_is_alias_to_input_or_output': gap("TypeError: 'Tensor' object is not subscriptable"),
         'TestCustomOpAPI.test_custom_op_inplace_tag': FAKE,
         'TestCustomOpAPI.test_custom_op_inplace_tag_autograd': gap('RuntimeError: a leaf Variable that requires grad is being used in an in-pl...'),
         'TestCustomOpAPI.test_custom_op_inplace_tag_compile_eager': COMPILE,
@@ -194,11 +190,9 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOpAPI.test_library_register_autocast_multiple_times': CUDA,
         'TestCustomOpAPI.test_library_register_autocast_multiple_times_different_devices': CUDA,
         'TestCustomOpAPI.test_library_register_torch_dispatch_rule_mode': gap(TWO_TENSOR),
-        'TestCustomOpAPI.test_library_register_torch_dispatch_rule_subclass': gap(TWO_TENSOR),
         'TestCustomOpAPI.test_library_register_vmap_library_decorator': gap('nested vmap: an outer BatchedTensor reaches a CPU kernel'),
         'TestCustomOpAPI.test_library_register_vmap_op_decorator': gap('nested vmap: an outer BatchedTensor reaches a CPU kernel'),
         'TestCustomOpAPI.test_mutated_no_warning': gap('a subprocess runs `import torch`: the shim lives in this process only'),
-        'TestCustomOpAPI.test_no_grad_skips_autograd': gap("TypeError: Tensor.numpy() got an unexpected keyword argument 'force'"),
         'TestCustomOpAPI.test_register_autograd_defaulted_inputs_actual_gradients_triton_op': COMPILE,
         'TestCustomOpAPI.test_register_autograd_defaulted_inputs_full_gradients_triton_op': COMPILE,
         'TestCustomOpAPI.test_register_autograd_defaulted_inputs_non_none_gradient_custom_op': FAILS_ON_TORCH_2_13,
@@ -211,7 +205,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOpAPI.test_register_autograd_tensorlist_return_defaulted_input': FAILS_ON_TORCH_2_13,
         'TestCustomOpAPI.test_subclass_accessor_view': gap('RuntimeError: Cannot register autograd formula for non-functional operator <Custom...'),
         'TestCustomOpAPI.test_subclass_accessor_view_error': gap('RuntimeError: Cannot register autograd formula for non-functional operator <...'),
-        'TestLibrarySourceLocation.test_library_source_location': gap('a subprocess runs `import torch`: the shim lives in this process only'),
         'TestGenerateOpcheckTests.test_aot_autograd_copy_does_not_check_pinned_memory_for_wrapper_subclass': FAILS_ON_TORCH_2_13,
         'TestGenerateOpcheckTests.test_opcheck_preserves_pinned_memory_by_default': CUDA,
         'TestGenerateOpcheckTests.test_opcheck_preserves_pinned_memory_for_schema_check': CUDA,
@@ -225,5 +218,7 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestOpProfiles.test_yaml': FAKE,
         'TestCustomOpTestingCPU.test_opcheck_cpu_stride_mismatch_cpu': gap('opcheck: test_faketensor compares shapes and dtypes, no strides'),
         'TestCustomOpTestingCPU.test_opcheck_unbacked_stride_cpu': FAKE,
+        'TestCustomOpTestingCPU.test_missing_abstract_impl_cpu': SKIPS_ITSELF_ON_LINUX,
+        'TestCustomOpTestingCPU.test_opcheck_fails_basic_cpu': SKIPS_ITSELF_ON_LINUX,
     },
 }

@@ -181,7 +181,9 @@ class _SimpleRegistry:
     def find(self, qualname: str) -> Any:
         source = dispatcher.custom_ops.fake_impl_source(qualname)
         kernel = None if source is None else types.SimpleNamespace(source=source)
-        holder = types.SimpleNamespace(kernel=kernel)
+        # torch's holder keeps every fake kernel registered, in order, the last in
+        # effect; here only the one in effect is known.
+        holder = types.SimpleNamespace(kernel=kernel, kernels=[] if kernel is None else [kernel])
         return types.SimpleNamespace(qualname=qualname, fake_impl=holder, abstract_impl=holder)
 
 
@@ -264,6 +266,8 @@ def modules() -> dict[str, types.ModuleType]:
         f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
         # torch._dynamo.disable outside torch.compile runs the function as it is.
         "torch._dynamo": unavailable_module("torch._dynamo", COMPILE, disable=_identity_decorator),
+        # AOTAutograd's configuration (functorch.config).
+        "torch._functorch": unavailable_module("torch._functorch", COMPILE),
         "torch._dynamo.source": unavailable_module("torch._dynamo.source", COMPILE),
         "torch._dynamo.utils": unavailable_module("torch._dynamo.utils", COMPILE),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
@@ -292,7 +296,8 @@ def modules() -> dict[str, types.ModuleType]:
         "torch.utils.cpp_extension": unavailable_module("torch.utils.cpp_extension", CPP),
         "torch._utils_internal": unavailable_module("torch._utils_internal", INTERNALS,
                                                     get_file_path_2=lambda *parts: os.path.join(*parts)),
-        "torch.distributed": unavailable_module("torch.distributed", INTERNALS),
+        # A torch built without torch.distributed says so (the files ask before using it).
+        "torch.distributed": unavailable_module("torch.distributed", INTERNALS, is_available=lambda: False),
         "torch.utils._pytree": dispatcher.pytree,  # type: ignore[dict-item]
         "torch.utils._mode_utils": mode_utils,
         "yaml": unavailable_module("yaml", FAKE + " profiles (PyYAML)"),
