@@ -199,6 +199,31 @@ def _is_tensorlist_like_type(typ: Any) -> bool:
     return isinstance(elem, BaseType) and elem.name is BaseTy.Tensor
 
 
+def _contains_tensor(typ: Any) -> bool:
+    from dispatcher.schema import BaseTy, BaseType
+
+    if isinstance(typ, BaseType):
+        return typ.name is BaseTy.Tensor
+    inner = [getattr(typ, "elem", None), *getattr(typ, "elems", ()), *getattr(typ, "args", ())]
+    return any(_contains_tensor(t) for t in inner if t is not None)
+
+
+def _is_tensor_constructor(func: Any) -> bool:
+    """torch._subclasses.fake_tensor._is_tensor_constructor (TwoTensorMode asks it;
+    a question about the schema, no fake tensor): an operator taking no tensor
+    and returning one Tensor."""
+    schema = func._schema
+    if any(_contains_tensor(arg.type) for arg in schema.arguments):
+        return False
+    return len(schema.returns) == 1 and _is_tensor(schema.returns[0].type)
+
+
+def _is_tensor(typ: Any) -> bool:
+    from dispatcher.schema import BaseTy, BaseType
+
+    return isinstance(typ, BaseType) and typ.name is BaseTy.Tensor
+
+
 def _aten_function(name: str) -> Any:
     """``torch.<name>`` not otherwise in the shim: torch binds its aten operators
     as functions of ``torch``, so here the aten packet of that name (an
@@ -271,7 +296,8 @@ def modules() -> dict[str, types.ModuleType]:
         "torch._dynamo.source": unavailable_module("torch._dynamo.source", COMPILE),
         "torch._dynamo.utils": unavailable_module("torch._dynamo.utils", COMPILE),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
-        "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE),
+        "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE,
+                                                            _is_tensor_constructor=_is_tensor_constructor),
         "torch.cuda": unavailable_module("torch.cuda", CUDA),
         "torch.cuda.jiterator": unavailable_module("torch.cuda.jiterator", CUDA),
         "torch.fx": unavailable_module("torch.fx", MAKE_FX),
