@@ -70,3 +70,12 @@ def test_is_tensor_constructor_is_torchs(name, expected):
     fake_tensor = modules()["torch._subclasses.fake_tensor"]
     packet, _, overload = name.partition(".")
     assert fake_tensor._is_tensor_constructor(getattr(getattr(ops.aten, packet), overload)) is expected
+
+
+def test_assert_close_compares_as_torch_testing_does():
+    testing = modules()["torch.testing"]
+    testing.assert_close(P.tensor([1.0, 2.0]), P.tensor([1.0, 2.0 + 1e-7]))
+    testing.assert_close((P.tensor([1.0]),), (P.tensor([1.0]),))
+    with pytest.raises(AssertionError):
+        testing.assert_close(P.tensor([1.0, 2.0]), P.tensor([1.0, 2.1]))
+    testing.assert_close(P.tensor([1.0, 2.0]), P.tensor([1.0, 2.1]), rtol=0.1, atol=0.0)

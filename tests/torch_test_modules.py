@@ -199,6 +199,12 @@ def _is_tensorlist_like_type(typ: Any) -> bool:
     return isinstance(elem, BaseType) and elem.name is BaseTy.Tensor
 
 
+def _assert_close(actual: Any, expected: Any, *, rtol: Any = None, atol: Any = None, msg: Any = None) -> None:
+    """torch.testing.assert_close, as TestCase.assertEqual compares (torch's
+    default tolerances for the dtype unless given)."""
+    TestCase().assertEqual(actual, expected, msg, rtol=rtol, atol=atol)
+
+
 def _contains_tensor(typ: Any) -> bool:
     from dispatcher.schema import BaseTy, BaseType
 
@@ -271,7 +277,7 @@ def modules() -> dict[str, types.ModuleType]:
                          all_same_mode=lambda modes: all(mode == modes[0] for mode in modes),
                          no_dispatch=no_dispatch)
     found = {
-        "torch.testing": _module("torch.testing"),
+        "torch.testing": _module("torch.testing", assert_close=_assert_close),
         "torch.testing._internal": _module(internal),
         f"{internal}.common_utils": common_utils(),
         f"{internal}.common_device_type": _module(
