@@ -206,7 +206,10 @@ class Library:
         self._tags[name] = names
         text = f"{name.name}.{name.overload_name}" if name.overload_name else name.name
         self._qualified_names[text] = name  # impl() is usually given it next
-        qualname = f"{self.ns}::{text}"
+        # torch 2.13 records the name as the schema text writes it, after the
+        # namespace: "ns::ns::f" for a schema "ns::f(...)" (a later torch drops the
+        # repeated namespace; torch.library._defs and _defined_in_python read this).
+        qualname = f"{self.ns}::{schema.split('(')[0] if isinstance(schema, str) else text}"
         self._op_defs.add(qualname)
         _defs.add(qualname)
         return name.name

@@ -689,6 +689,26 @@ class Argument(Frozen):
     def has_default(self) -> bool:
         return self.default is not NO_DEFAULT
 
+    def has_default_value(self) -> bool:
+        """torch._C.Argument's name for ``has_default``."""
+        return self.default is not NO_DEFAULT
+
+    @property
+    def default_value(self) -> Any:
+        """torch._C.Argument's: the default as torch gives it to Python (None
+        without one): a list as a list, a Device's as a device (an optional
+        Device's stays its text, as in torch), a ScalarType's as its number."""
+        default = self.default
+        if default is NO_DEFAULT:
+            return None
+        if isinstance(default, tuple):
+            return list(default)
+        if isinstance(self.type, BaseType) and self.type.name is BaseTy.Device and isinstance(default, str):
+            from .value_types import device  # on first use: value_types imports the engine
+
+            return device(default)
+        return default
+
     @property
     def alias_info(self) -> Optional[AliasInfo]:
         """The annotation of the argument itself (``Tensor(a!)``, ``Tensor(a)?``, ``t[](a)``)."""
@@ -1516,7 +1536,8 @@ class _Parser:
                     raise self.error(_not_a_type(tok), first)
                 t = TypeVar(tok, self.alias_annotation())
             else:
-                raise self.error(f"unknown type '{tok}'", first)
+                # torch's words for any name that is not a type (PyObject, Foo).
+                raise self.error(_UNKNOWN_TYPE, first)
         else:
             raise self.expected("a type")
         # Postfix: T[] (with an optional annotation on the list) and T?.

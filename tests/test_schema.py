@@ -376,7 +376,7 @@ def test_parse_error_shows_the_line_and_the_spot():
 @pytest.mark.parametrize(
     "text, message, marker",
     [
-        ("aten::f(Foo x) -> ()", "unknown type 'Foo'", "        ^~~"),
+        ("aten::f(Foo x) -> ()", "unknown type specifier", "        ^~~"),
         (
             "aten::f(int x=1.5) -> ()",
             "a default for int must be a 64-bit integer, got 1.5",

@@ -51,3 +51,31 @@ def test_copies_of_torchs_helpers_run_on_the_prototype():
         column = t[:, 0]
         assert type(column) is two_tensor.TwoTensor and column.stride() == (2,)
         assert (column.a.tolist(), column.b.tolist()) == ([1.0, 3.0], [5.0, 7.0])
+
+
+# torch 2.13's torch._subclasses.fake_tensor._is_tensor_constructor on these operators.
+TENSOR_CONSTRUCTORS = {
+    "randn.default": True, "empty.memory_format": True, "sin.default": False, "scalar_tensor.default": True,
+    "arange.default": True, "_efficientzerotensor.default": True, "split.Tensor": False, "rand.generator_out": False,
+    "tensor_split.indices": False, "randperm.default": True, "cat.default": False, "sym_size.int": False,
+    "full.default": True, "lift_fresh.default": False, "_assert_async.msg": False,
+}
+
+
+@pytest.mark.parametrize("name, expected", sorted(TENSOR_CONSTRUCTORS.items()))
+def test_is_tensor_constructor_is_torchs(name, expected):
+    """TwoTensorMode asks it of every operator it sees (a question about the schema)."""
+    from dispatcher import ops
+
+    fake_tensor = modules()["torch._subclasses.fake_tensor"]
+    packet, _, overload = name.partition(".")
+    assert fake_tensor._is_tensor_constructor(getattr(getattr(ops.aten, packet), overload)) is expected
+
+
+def test_assert_close_compares_as_torch_testing_does():
+    testing = modules()["torch.testing"]
+    testing.assert_close(P.tensor([1.0, 2.0]), P.tensor([1.0, 2.0 + 1e-7]))
+    testing.assert_close((P.tensor([1.0]),), (P.tensor([1.0]),))
+    with pytest.raises(AssertionError):
+        testing.assert_close(P.tensor([1.0, 2.0]), P.tensor([1.0, 2.1]))
+    testing.assert_close(P.tensor([1.0, 2.0]), P.tensor([1.0, 2.1]), rtol=0.1, atol=0.0)

@@ -181,7 +181,9 @@ class _SimpleRegistry:
     def find(self, qualname: str) -> Any:
         source = dispatcher.custom_ops.fake_impl_source(qualname)
         kernel = None if source is None else types.SimpleNamespace(source=source)
-        holder = types.SimpleNamespace(kernel=kernel)
+        # torch's holder keeps every fake kernel registered, in order, the last in
+        # effect; here only the one in effect is known.
+        holder = types.SimpleNamespace(kernel=kernel, kernels=[] if kernel is None else [kernel])
         return types.SimpleNamespace(qualname=qualname, fake_impl=holder, abstract_impl=holder)
 
 
@@ -195,6 +197,37 @@ def _is_tensorlist_like_type(typ: Any) -> bool:
         return False
     elem = typ.elem.elem if isinstance(typ.elem, OptionalType) else typ.elem
     return isinstance(elem, BaseType) and elem.name is BaseTy.Tensor
+
+
+def _assert_close(actual: Any, expected: Any, *, rtol: Any = None, atol: Any = None, msg: Any = None) -> None:
+    """torch.testing.assert_close, as TestCase.assertEqual compares (torch's
+    default tolerances for the dtype unless given)."""
+    TestCase().assertEqual(actual, expected, msg, rtol=rtol, atol=atol)
+
+
+def _contains_tensor(typ: Any) -> bool:
+    from dispatcher.schema import BaseTy, BaseType
+
+    if isinstance(typ, BaseType):
+        return typ.name is BaseTy.Tensor
+    inner = [getattr(typ, "elem", None), *getattr(typ, "elems", ()), *getattr(typ, "args", ())]
+    return any(_contains_tensor(t) for t in inner if t is not None)
+
+
+def _is_tensor_constructor(func: Any) -> bool:
+    """torch._subclasses.fake_tensor._is_tensor_constructor (TwoTensorMode asks it;
+    a question about the schema, no fake tensor): an operator taking no tensor
+    and returning one Tensor."""
+    schema = func._schema
+    if any(_contains_tensor(arg.type) for arg in schema.arguments):
+        return False
+    return len(schema.returns) == 1 and _is_tensor(schema.returns[0].type)
+
+
+def _is_tensor(typ: Any) -> bool:
+    from dispatcher.schema import BaseTy, BaseType
+
+    return isinstance(typ, BaseType) and typ.name is BaseTy.Tensor
 
 
 def _aten_function(name: str) -> Any:
@@ -244,7 +277,7 @@ def modules() -> dict[str, types.ModuleType]:
                          all_same_mode=lambda modes: all(mode == modes[0] for mode in modes),
                          no_dispatch=no_dispatch)
     found = {
-        "torch.testing": _module("torch.testing"),
+        "torch.testing": _module("torch.testing", assert_close=_assert_close),
         "torch.testing._internal": _module(internal),
         f"{internal}.common_utils": common_utils(),
         f"{internal}.common_device_type": _module(
@@ -264,10 +297,13 @@ def modules() -> dict[str, types.ModuleType]:
         f"{internal}.optests.aot_autograd": unavailable_module(f"{internal}.optests.aot_autograd", COMPILE),
         # torch._dynamo.disable outside torch.compile runs the function as it is.
         "torch._dynamo": unavailable_module("torch._dynamo", COMPILE, disable=_identity_decorator),
+        # AOTAutograd's configuration (functorch.config).
+        "torch._functorch": unavailable_module("torch._functorch", COMPILE),
         "torch._dynamo.source": unavailable_module("torch._dynamo.source", COMPILE),
         "torch._dynamo.utils": unavailable_module("torch._dynamo.utils", COMPILE),
         "torch._subclasses": unavailable_module("torch._subclasses", FAKE),
-        "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE),
+        "torch._subclasses.fake_tensor": unavailable_module("torch._subclasses.fake_tensor", FAKE,
+                                                            _is_tensor_constructor=_is_tensor_constructor),
         "torch.cuda": unavailable_module("torch.cuda", CUDA),
         "torch.cuda.jiterator": unavailable_module("torch.cuda.jiterator", CUDA),
         "torch.fx": unavailable_module("torch.fx", MAKE_FX),
@@ -292,7 +328,8 @@ def modules() -> dict[str, types.ModuleType]:
         "torch.utils.cpp_extension": unavailable_module("torch.utils.cpp_extension", CPP),
         "torch._utils_internal": unavailable_module("torch._utils_internal", INTERNALS,
                                                     get_file_path_2=lambda *parts: os.path.join(*parts)),
-        "torch.distributed": unavailable_module("torch.distributed", INTERNALS),
+        # A torch built without torch.distributed says so (the files ask before using it).
+        "torch.distributed": unavailable_module("torch.distributed", INTERNALS, is_available=lambda: False),
         "torch.utils._pytree": dispatcher.pytree,  # type: ignore[dict-item]
         "torch.utils._mode_utils": mode_utils,
         "yaml": unavailable_module("yaml", FAKE + " profiles (PyYAML)"),

@@ -22,7 +22,11 @@ import types
 import unittest
 
 # Imports of a later torch's copies that 2.13 lacks, and what stands for them.
-MISSING_IMPORTS = {"from torch._custom_op.functional import register_functional_op": "register_functional_op = None"}
+MISSING_IMPORTS = {
+    "from torch._custom_op.functional import register_functional_op": "register_functional_op = None",
+    "from torch.testing._internal.optests.aot_autograd import _clone_input_for_aot_autograd":
+        "_clone_input_for_aot_autograd = None",
+}
 
 
 def _expecttest() -> None:
@@ -53,7 +57,11 @@ def main() -> None:
     module = types.ModuleType(f"torch_copy_{path.stem}")
     module.__file__ = str(path)
     sys.argv = [sys.argv[0]]  # the copy's run_tests() must not see ours
-    exec(compile(source.replace('if __name__ == "__main__":', "if False:"), str(path), "exec"), module.__dict__)
+    # dont_inherit: the copy is compiled as Python compiles a file, not with this
+    # script's ``from __future__ import annotations`` (which would turn the copy's
+    # annotations into strings that infer_schema cannot resolve).
+    source = source.replace('if __name__ == "__main__":', "if False:")
+    exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)
     for name in options.tests:
         cls, _, method = name.rpartition(".")
         result = unittest.TestResult()

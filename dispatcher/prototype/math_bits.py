@@ -185,7 +185,9 @@ TensorMethods.conj = lambda self: aten.conj.default(self)  # type: ignore[attr-d
 TensorMethods.resolve_conj = lambda self: aten.resolve_conj.default(self)  # type: ignore[attr-defined]
 TensorMethods.conj_physical = lambda self: aten.conj_physical.default(self)  # type: ignore[attr-defined]
 
-_plain_numpy, _plain_tolist, _plain_item, _plain_repr = Tensor.numpy, Tensor.tolist, Tensor.item, Tensor.__repr__
+_plain_numpy, _plain_tolist, _plain_item = Tensor.numpy, Tensor.tolist, Tensor.item
+# mypy reads Tensor.__repr__ as object's (no tensor_contents keyword).
+_plain_repr: Callable[..., str] = Tensor.__repr__
 
 
 def _numpy(self: Tensor, *, force: bool = False) -> Any:
@@ -211,4 +213,4 @@ def _repr(self: Tensor, *, tensor_contents: Optional[str] = None) -> str:
 Tensor.numpy = _numpy  # type: ignore[method-assign]
 Tensor.tolist = _tolist  # type: ignore[method-assign]
 Tensor.item = _item  # type: ignore[method-assign]
-Tensor.__repr__ = _repr  # type: ignore[method-assign]
+Tensor.__repr__ = _repr  # type: ignore[method-assign, assignment]
