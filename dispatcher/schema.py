@@ -1732,7 +1732,7 @@ def _not_a_type(name: str) -> str:
 def _has_type_var(t: Type) -> bool:
     # Every define asks it of each argument: a plain type answers at once.
     while type(t) is OptionalType or type(t) is ListType:
-        t = t.elem  # type: ignore[attr-defined]
+        t = t.elem
     if type(t) is BaseType:
         return False
     if isinstance(t, TypeVar):
@@ -1747,8 +1747,9 @@ def parse_operator_schema(text: str) -> FunctionSchema:
     an error (torch's text; ``int64_t`` and ``double`` name the schema's type
     to use) rather than a type variable (which torch._C.parse_schema allows)."""
     schema = FunctionSchema.parse(text)
-    for value in (*schema.arguments, *schema.returns):
-        if _has_type_var(value.type):
+    types = [argument.type for argument in schema.arguments] + [ret.type for ret in schema.returns]
+    for t in types:
+        if _has_type_var(t):
             _Parser(text, allow_typevars=False).schema()  # raises, marking the first one
     return schema
 
