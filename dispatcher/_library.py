@@ -63,15 +63,26 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 # ``"<ns>/<name>/<dispatch key as given>"``, a def as ``"<ns>::<name>[.overload]"``
 # (what an overload's ``_defined_in_python`` asks).  Each
 # library adds its own (its ``_op_impls`` and ``_op_defs``) and takes them out
-# when it closes or is collected, through a finalizer that holds the sets but
-# not the library, as torch's does.
+# when it closes or is collected (Library._open).
 _impls: set[str] = set()
 _defs: set[str] = set()
 
 
-def _forget_registrations(impls: set[str], op_impls: set[str], defs: set[str], op_defs: set[str]) -> None:
+def _forget_registrations(refs: "set[weakref.ref[Library]]", impls: set[str], op_impls: set[str], defs: set[str],
+                          op_defs: set[str], ref: "Optional[weakref.ref[Library]]" = None) -> None:
+    """A library's records out of _impls and _defs: when it closes or resets,
+    and as its weak reference's callback (``ref``) when it is collected."""
     impls -= op_impls
     defs -= op_defs
+    if ref is not None:
+        refs.discard(ref)
+
+
+# The weak references whose callbacks take collected libraries' records out
+# (a weakref.ref and its callback: a weakref.finalize costs a Library() twice
+# as much); each holds the sets once, as torch's finalizer does, whose
+# references torch's tests count.
+_LIBRARY_REFS: "set[weakref.ref[Library]]" = set()
 
 
 # What _parse_key made of each key name it was given (impl() parses one per
@@ -137,15 +148,18 @@ class Library:
     def _open(self, ns: str, kind: str, key: Optional[DispatchKey], site: str, debug_at_site: bool) -> None:
         """c10's Library constructor: the block rules, and a DEF library's claim."""
         self.ns = ns
-        # This library's entries of _impls and _defs, which a finalizer takes
-        # out of them when it is collected (close() does it first when called).
+        # This library's entries of _impls and _defs, which its weak reference's
+        # callback takes out of them when it is collected (close() does it first
+        # when called).
         self._op_impls: set[str] = set()
         self._op_defs: set[str] = set()
-        # (_reset() takes them out too, through the finalizer's own references:
+        # (_reset() takes them out too, through the callback's own references:
         # no more references to the sets than torch's, which its tests count,
         # and none to this module's globals, gone when a library is closed as
         # the interpreter exits.)
-        self._finalizer = weakref.finalize(self, _forget_registrations, _impls, self._op_impls, _defs, self._op_defs)
+        self._finalizer = weakref.ref(self, partial(_forget_registrations, _LIBRARY_REFS, _impls, self._op_impls, _defs,
+                                                    self._op_defs))
+        _LIBRARY_REFS.add(self._finalizer)
         self._lock = self._registry.lock
         # How to remove what this library registered outside the dispatcher's
         # tables (torch_dispatch rules), run by close(), newest first.
@@ -509,10 +523,9 @@ class Library:
             for undo in reversed(undos):
                 undo()
             self._registry.undo(handles)
-            held = self._finalizer.peek()
-            if held is not None:
-                _, forget, records, _ = held
-                forget(*records)
+            forget: Any = self._finalizer.__callback__
+            if forget is not None:
+                forget(None)  # (not the ref: it stays until the library is collected)
 
     _destroy = close
 
