@@ -13,10 +13,6 @@ all of them on the pure engine in a subprocess.
 from __future__ import annotations
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -24,6 +20,7 @@ import pytest
 import dispatcher
 from dispatcher.custom_ops import fake_impl_source
 
+from ._other_engine import run_on_other_engine
 from .conftest import load_golden
 from .golden.torch_test_gap_cases import run
 from .torch_shim import installed
@@ -31,7 +28,6 @@ from .torch_shim import installed
 # The cases register an operator's autograd formula twice, as torch allows (and warns of too).
 pytestmark = pytest.mark.filterwarnings("ignore:Overriding a previously registered kernel:UserWarning")
 
-ROOT = pathlib.Path(__file__).parent.parent
 GOLDEN = load_golden("torch_test_gaps_golden.json")
 SECTIONS = sorted(set(GOLDEN) - {"torch"})
 
@@ -76,11 +72,8 @@ def test_as_torch(here, section):
     same(here[section], GOLDEN[section], section)
 
 
-def test_as_torch_on_the_pure_engine():
-    env = {**os.environ, "DISPATCHER_NO_EXTENSIONS": "1"}
-    code = "import json; from tests.test_torch_test_gaps import ours; print(json.dumps(ours()))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env, check=True)
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+def test_as_torch_on_the_other_engine():
+    found = run_on_other_engine("tests.test_torch_test_gaps", "ours")
     for section in SECTIONS:
         same(found[section], GOLDEN[section], section)
 
