@@ -235,15 +235,22 @@ def registration_site(skip: int = 0) -> str:
     modules.  The first ``skip`` callers, known to be in those modules, are
     passed over unseen: looking at a frame makes Python build a frame object
     for it, which costs more than the rest of this function."""
-    try:
-        frame: Optional[FrameType] = sys._getframe(1 + skip)
-    except ValueError:  # the stack is not that deep
-        return "registered at <unknown>"
-    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
-        frame = frame.f_back
+    frame = _registering_frame(skip)
     if frame is None:
         return "registered at <unknown>"
     return f"registered at {frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _registering_frame(skip: int) -> Optional[FrameType]:
+    """The frame of the first caller of registration_site(skip) (or of
+    registration_site_later) outside the registering modules; None if none."""
+    try:
+        frame: Optional[FrameType] = sys._getframe(2 + skip)  # (past this function and its caller)
+    except ValueError:  # the stack is not that deep
+        return None
+    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
+        frame = frame.f_back
+    return frame
 
 
 # Note [Registration sites read lazily]
@@ -259,12 +266,7 @@ def registration_site(skip: int = 0) -> str:
 def registration_site_later(skip: int = 0) -> Site:
     """What registration_site(skip) would say, as a Site to read later with
     site_text (Note [Registration sites read lazily])."""
-    try:
-        frame: Optional[FrameType] = sys._getframe(1 + skip)
-    except ValueError:  # the stack is not that deep
-        return "registered at <unknown>"
-    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
-        frame = frame.f_back
+    frame = _registering_frame(skip)
     if frame is None:
         return "registered at <unknown>"
     code = frame.f_code

@@ -4,14 +4,7 @@ tests/torch_test_modules.py), from copies outside the repository:
 ``$DISPATCHER_UPSTREAM/<file>`` (default tests/upstream/); without a copy its
 tests skip.
 
-The reference copies are recent ones (2.15-era, from the fork cyyever/pytorch,
-which tracks PyTorch's main branch): ``test/test_python_dispatch.py`` at commit
-1ea1ebe7421f1d6c4871a1dd5d20933ce68fd41e, ``test/test_custom_ops.py`` at
-6777a5b30cfceb22ba9d87b2a4c7c95d2cdfe842 (and ``test/test_dispatch.py`` at
-1669dd43a48f7baac5508b6793a3229c3762349c, for tests/test_torch_test_dispatch.py).
-Get them with ``git show <commit>:test/<file>`` from a clone of that fork (or
-of pytorch/pytorch at a like commit) into a directory outside the repository,
-and run with ``DISPATCHER_UPSTREAM=<that directory>``.
+The reference copies, and how to get them: tests/torch_test_left_out.py.
 
 Every test of a copy passes, or is in tests/torch_test_left_out.py: a test
 needing a feature out of this package's scope must fail naming that feature
