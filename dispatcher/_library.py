@@ -289,9 +289,9 @@ class Library:
         self._impl(name, key, kernel)
         # As torch.library's key: the dispatch key as given, else the library's.
         given = dispatch_key if isinstance(dispatch_key, str) else dispatch_key.name
-        if given == "" and self.dispatch_key is not None:
+        if not given and self.dispatch_key is not None:
             given = self.dispatch_key.name
-        registered = f"{self.ns}/{name.split('::')[-1]}/{given}"
+        registered = f"{self.ns}/{name.rpartition('::')[2]}/{given}"
         self._op_impls.add(registered)
         _impls.add(registered)
 

@@ -235,22 +235,7 @@ def registration_site(skip: int = 0) -> str:
     modules.  The first ``skip`` callers, known to be in those modules, are
     passed over unseen: looking at a frame makes Python build a frame object
     for it, which costs more than the rest of this function."""
-    frame = _registering_frame(skip)
-    if frame is None:
-        return "registered at <unknown>"
-    return f"registered at {frame.f_code.co_filename}:{frame.f_lineno}"
-
-
-def _registering_frame(skip: int) -> Optional[FrameType]:
-    """The frame of the first caller of registration_site(skip) (or of
-    registration_site_later) outside the registering modules; None if none."""
-    try:
-        frame: Optional[FrameType] = sys._getframe(2 + skip)  # (past this function and its caller)
-    except ValueError:  # the stack is not that deep
-        return None
-    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
-        frame = frame.f_back
-    return frame
+    return site_text(registration_site_later(skip + 1))
 
 
 # Note [Registration sites read lazily]
@@ -266,7 +251,12 @@ def _registering_frame(skip: int) -> Optional[FrameType]:
 def registration_site_later(skip: int = 0) -> Site:
     """What registration_site(skip) would say, as a Site to read later with
     site_text (Note [Registration sites read lazily])."""
-    frame = _registering_frame(skip)
+    try:
+        frame: Optional[FrameType] = sys._getframe(1 + skip)
+    except ValueError:  # the stack is not that deep
+        return "registered at <unknown>"
+    while frame is not None and frame.f_globals.get("__name__") in _REGISTERING_MODULES:
+        frame = frame.f_back
     if frame is None:
         return "registered at <unknown>"
     code = frame.f_code
