@@ -157,9 +157,9 @@ class Library:
         # no more references to the sets than torch's, which its tests count,
         # and none to this module's globals, gone when a library is closed as
         # the interpreter exits.)
-        self._finalizer = weakref.ref(self, partial(_forget_registrations, _LIBRARY_REFS, _impls, self._op_impls, _defs,
+        self._records_ref = weakref.ref(self, partial(_forget_registrations, _LIBRARY_REFS, _impls, self._op_impls, _defs,
                                                     self._op_defs))
-        _LIBRARY_REFS.add(self._finalizer)
+        _LIBRARY_REFS.add(self._records_ref)
         self._lock = self._registry.lock
         # How to remove what this library registered outside the dispatcher's
         # tables (torch_dispatch rules), run by close(), newest first.
@@ -523,7 +523,7 @@ class Library:
             for undo in reversed(undos):
                 undo()
             self._registry.undo(handles)
-            forget: Any = self._finalizer.__callback__
+            forget: Any = self._records_ref.__callback__
             if forget is not None:
                 forget(None)  # (not the ref: it stays until the library is collected)
 
