@@ -8,10 +8,12 @@ and register_autograd.
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable, Iterable, Optional, Union
 
-from ._custom_op.impl import _custom_op_with_schema, _find_custom_op, infer_schema, parse_qualname, validate_namespace
+from ._custom_op.impl import (
+    _custom_op_with_schema, _find_custom_op, check_is_function, check_name_matches, infer_schema, parse_qualname,
+    validate_namespace,
+)
 from .custom_ops import get_ctx
 
 __all__ = [
@@ -33,20 +35,8 @@ def custom_op(qualname: str, func_or_schema: Union[Callable[..., Any], str, None
     validate_namespace(ns)
 
     def inner(func: Callable[..., Any]) -> Callable[..., Any]:
-        if not inspect.isfunction(func):
-            raise ValueError(
-                f"custom_op(...)(func): Expected `func` to be a Python "
-                f"function, got: {type(func)}"
-            )
-
-        if func.__name__ != name:
-            raise ValueError(
-                f"custom_op(qualname='{qualname}', ...)(func): expected `func` "
-                f"to have name '{name}' but got '{func.__name__}'. "
-                f"Please either change the name of `func` or the qualname that "
-                f"is passed to `custom_op`"
-            )
-
+        check_is_function(func)
+        check_name_matches(func, qualname, name)
         schema = infer_schema(func, mutates_args=())
         _custom_op_with_schema(qualname, schema)
         return func

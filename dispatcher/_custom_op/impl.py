@@ -60,6 +60,26 @@ def warn_deprecated() -> None:
     )
 
 
+def check_is_function(func: Any) -> None:
+    """custom_op's decorator takes a Python function (torch's text)."""
+    if not inspect.isfunction(func):
+        raise ValueError(
+            f"custom_op(...)(func): Expected `func` to be a Python "
+            f"function, got: {type(func)}"
+        )
+
+
+def check_name_matches(func: Callable[..., Any], qualname: str, name: str) -> None:
+    """The decorated function is named as the operator (torch's text)."""
+    if func.__name__ != name:
+        raise ValueError(
+            f"custom_op(qualname='{qualname}', ...)(func): expected `func` "
+            f"to have name '{name}' but got '{func.__name__}'. "
+            f"Please either change the name of `func` or the qualname that "
+            f"is passed to `custom_op`"
+        )
+
+
 def custom_op(qualname: str, manual_schema: Optional[str] = None) -> Callable[[Callable[..., Any]], CustomOp]:
     """Define operator ``qualname`` ("ns::name") from a function named ``name``,
     its schema inferred from the annotations or given as ``manual_schema``
@@ -68,21 +88,11 @@ def custom_op(qualname: str, manual_schema: Optional[str] = None) -> Callable[[C
     warn_deprecated()
 
     def inner(func: Callable[..., Any]) -> CustomOp:
-        if not inspect.isfunction(func):
-            raise ValueError(
-                f"custom_op(...)(func): Expected `func` to be a Python "
-                f"function, got: {type(func)}"
-            )
+        check_is_function(func)
 
         ns, name = parse_qualname(qualname)
         validate_namespace(ns)
-        if func.__name__ != name:
-            raise ValueError(
-                f"custom_op(qualname='{qualname}', ...)(func): expected `func` "
-                f"to have name '{name}' but got '{func.__name__}'. "
-                f"Please either change the name of `func` or the qualname that "
-                f"is passed to `custom_op`"
-            )
+        check_name_matches(func, qualname, name)
 
         schema = infer_schema(func, mutates_args=()) if manual_schema is None else manual_schema
         schema_str = f"{name}{schema}"
