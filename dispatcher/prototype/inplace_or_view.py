@@ -28,7 +28,8 @@ from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .operators import overload
 from .tensor import Tensor
 
-__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "OUT_OPERATORS", "VIEW_OPERATORS", "written_version_kernel"]
+__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "OUT_OPERATORS", "VIEW_OPERATORS", "aliases_without_writes",
+           "written_version_kernel"]
 
 INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Tensor",
                      "set_.source_Storage", "set_.source_Storage_storage_offset")
@@ -38,6 +39,13 @@ ALIAS_OPERATORS = ("detach",)
 OUT_OPERATORS = ("abs.out",)  # they write their ``out`` argument
 
 _library = Library("aten", "IMPL", "ADInplaceOrView")
+
+
+def aliases_without_writes(schema: Any) -> bool:
+    """Whether ``schema`` aliases an argument and writes none (a view
+    operator's), which the math-bit and ZeroTensor fallbacks run as it is."""
+    aliases = [a.type.alias for a in schema.arguments if a.type.alias is not None]
+    return bool(aliases) and not any(alias.is_write for alias in aliases)
 
 
 def _inplace(op: OperatorHandle):

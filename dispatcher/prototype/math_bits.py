@@ -28,7 +28,7 @@ from typing import Any, Optional, Callable, NamedTuple
 from dispatcher import DispatchKey, DispatchKeySet, Library, OperatorHandle
 
 from .autograd import Context, differentiable
-from .inplace_or_view import _view
+from .inplace_or_view import _view, aliases_without_writes
 from .operators import aten, overload
 from .tensor import Tensor, TensorMethods, key_set_for_device
 
@@ -135,9 +135,8 @@ def _math_bit_fallback(bit: MathBit) -> Callable[..., Any]:
         """torch's MathBitsFallback for the bit, in torch's Python fallback convention (with the keyset)."""
         schema = op._schema
         arguments = schema.arguments
-        aliases = [a.type.alias for a in arguments if a.type.alias is not None]
         below = keyset & below_key
-        if aliases and not any(alias.is_write for alias in aliases):
+        if aliases_without_writes(schema):
             # A view: the same memory, which reads with the bit too.  torch's
             # views take their input's keys, bits included (the bit's own view
             # operator then flips it); here a view's result is given the bit

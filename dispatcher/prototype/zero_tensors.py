@@ -23,6 +23,7 @@ import numpy as np
 from dispatcher import DispatchKey, DispatchKeySet, Library, OperatorHandle
 
 from .dtypes import DType, default_float, optional_dtype, result_type, to_numpy_dtype
+from .inplace_or_view import aliases_without_writes
 from .operators import aten
 from .shapes import broadcast_shapes
 from .tensor import Tensor, TensorMethods, key_set_for_device, tensor_device, tensor_operand
@@ -99,9 +100,8 @@ def zero_tensor_fallback(keyset: DispatchKeySet, op: OperatorHandle, *args: Any,
     """torch's zeroTensorFallback, in torch's Python fallback convention (with the keyset)."""
     schema = op._schema
     arguments = schema.arguments
-    aliases = [a.type.alias for a in arguments if a.type.alias is not None]
     below = keyset & _BELOW_ZERO_TENSOR
-    if aliases and not any(alias.is_write for alias in aliases):
+    if aliases_without_writes(schema):
         # A view: it runs as it is (torch trusts views to carry the key along).
         return op.redispatch(below, *args, **kwargs)
     values = schema.bind(args, kwargs)
