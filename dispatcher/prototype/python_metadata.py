@@ -140,25 +140,25 @@ def _own_is_contiguous(t: Any, memory_format: Any) -> bool:
     return contiguity.is_contiguous(_own_shape(t), _own_strides(t))
 
 
-def _asked_sizes(t: Any) -> tuple[int, ...]:
-    answer = _ask(t, "aten", "sym_size", "default")
+def _asked_list(t: Any, name: str, own: Callable[[Any], tuple[int, ...]], what: str) -> tuple[int, ...]:
+    """The handler's answer to aten::<name> (sym_size, sym_stride), ``own(t)`` if it answers None."""
+    answer = _ask(t, "aten", name, "default")
     if answer is None:
-        return _own_shape(t)
+        return own(t)
     if not isinstance(answer, (list, tuple)):
-        raise RuntimeError("sym_size must be a list or a tuple")
+        raise RuntimeError(f"{what} must be a list or a tuple")
     return tuple(answer)
+
+
+def _asked_sizes(t: Any) -> tuple[int, ...]:
+    return _asked_list(t, "sym_size", _own_shape, "sym_size")
 
 
 def _strides(t: Any) -> tuple[int, ...]:
     policy = _policy(t)
     if policy is None or not policy.strides:
         return _own_strides(t)
-    answer = _ask(t, "aten", "sym_stride", "default")
-    if answer is None:
-        return _own_strides(t)
-    if not isinstance(answer, (list, tuple)):
-        raise RuntimeError("sym_strides must be a list or a tuple")
-    return tuple(answer)
+    return _asked_list(t, "sym_stride", _own_strides, "sym_strides")  # (torch's text says sym_strides)
 
 
 def _answered_bool(t: Any, query: str, name: str, overload: str, *extra: Any) -> Optional[bool]:
