@@ -40,6 +40,7 @@ import numpy as np
 import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
+from dispatcher.prototype import serialization
 from dispatcher import dispatch_modes, ops
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
@@ -107,11 +108,13 @@ def torch_module() -> dict[str, types.ModuleType]:
         "allclose": lambda a, b, rtol=1e-05, atol=1e-08: bool(np.allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)),
         "sin": lambda x: ops.aten.sin.default(x),
         "vmap": P.vmap, "no_grad": P.no_grad,
+        "save": serialization.save, "load": serialization.load, "serialization": serialization,
     }
     for name, value in names.items():
         setattr(torch, name, value)
     return {"torch": torch, "torch.library": dispatcher.library, "torch._C": torch_C, "torch.utils": utils,
-            "torch.utils._python_dispatch": dispatch_modes, "torch.autograd": autograd}
+            "torch.utils._python_dispatch": dispatch_modes, "torch.autograd": autograd,
+            "torch.serialization": serialization}
 
 
 @contextlib.contextmanager
