@@ -102,12 +102,15 @@ def torch_module() -> dict[str, types.ModuleType]:
         "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
         "_efficientzerotensor": P.zero_tensors.efficientzerotensor,
         "complex64": P.complex64, "cfloat": P.complex64,
+        "uint8": P.uint8, "int8": P.int8, "int16": P.int16, "short": P.int16, "bfloat16": P.bfloat16,
+        "uint16": P.uint16, "uint32": P.uint32, "uint64": P.uint64, "promote_types": P.dtypes.promote_types,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": P.empty_like, "zeros_like": P.zeros_like, "ones_like": P.ones_like, "full_like": P.full_like,
         "from_numpy": lambda array: P.tensor(np.asarray(array)),
         "allclose": lambda a, b, rtol=1e-05, atol=1e-08: bool(np.allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)),
         "sin": lambda x: ops.aten.sin.default(x),
-        "vmap": P.vmap, "no_grad": P.no_grad,
+        "vmap": P.vmap, "no_grad": P.no_grad, "inference_mode": P.inference_mode,
+        "is_inference_mode_enabled": P.is_inference_mode_enabled,
         "save": serialization.save, "load": serialization.load, "serialization": serialization,
     }
     for name, value in names.items():
