@@ -56,10 +56,12 @@ class _Geometry:
             raise NotImplementedError(
                 f"convolution of a {input.dim()}-d input with a {weight.dim()}-d weight: the prototype's "
                 "convolution is 2-d (a 4-d input and weight)")
-        if input.dtype != weight.dtype or (bias is not None and bias.dtype != input.dtype):
-            other = weight if input.dtype != weight.dtype else bias
-            raise RuntimeError(f"expected scalar type {input.dtype.scalar_type_name} but found "
-                               f"{other.dtype.scalar_type_name}")  # type: ignore[union-attr]
+        if input.dtype != weight.dtype:
+            raise RuntimeError(f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should be the "
+                               "same or input should be a MKLDNN tensor and weight is a dense tensor")
+        if bias is not None and bias.dtype != input.dtype:
+            raise RuntimeError(f"Input type ({_type_name(input)}) and bias type ({_type_name(bias)}) should be the "
+                               "same or input should be a MKLDNN tensor and bias is a dense tensor")
         self.stride, self.padding, self.dilation = _pair(stride, "stride"), _pair(padding, "padding"), _pair(
             dilation, "dilation")
         if groups <= 0:
@@ -73,8 +75,9 @@ class _Geometry:
         n, channels, height, width = input.shape
         out_channels, group_channels, kh, kw = weight.shape
         if out_channels % groups:
+            # (torch's message prints the size in two brackets)
             raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                               f"but got weight of size {list(weight.shape)} instead")
+                               f"but got weight of size [{list(weight.shape)}] instead")
         if channels != group_channels * groups:
             raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
                                f"input{list(input.shape)} to have {group_channels * groups} channels, but got "
@@ -104,6 +107,11 @@ class _Geometry:
     def pad(self, x: np.ndarray) -> np.ndarray:
         (ph, pw) = self.padding
         return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+
+
+def _type_name(t: Tensor) -> str:
+    """torch's legacy tensor type name of a CPU tensor: torch.FloatTensor, torch.DoubleTensor, ..."""
+    return f"torch.{t.dtype.scalar_type_name}Tensor"
 
 
 def _pair(values: Sequence[int], name: str) -> tuple[int, int]:

@@ -45,7 +45,7 @@ def fft_fft2(self: Tensor, s: Optional[Sequence[int]] = None, dim: Sequence[int]
         raise NotImplementedError("fft_fft2(s=...): the prototype's FFT transforms a tensor at its own size "
                                   "(pass s=None)")
     if norm not in _FORWARD_NORM:
-        raise RuntimeError(f"Invalid normalization mode: {norm}")
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     dims = [shapes.wrap_dim(d, self.dim()) for d in dim]
     if len(set(dims)) != len(dims):
         raise RuntimeError("FFT dims must be unique")
