@@ -62,7 +62,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         # 'TestPythonRegistration.test_override_aten_ops_with_multiple_libraries' fails on torch 2.13 as here in
         # the 2.4-era copy (RuntimeError not raised), passes in the recent one: the recent copy wins (not listed).
         'TestPythonRegistration.test_override_cuda_with_jiterator': CUDA,
-        'TestPythonRegistration.test_register_fallthrough': gap("AttributeError: module 'torch' has no attribute 'bfloat16' (nor is aten::bfloat..."),
         'TestPythonRegistration.test_register_functional_op_error_cases': CUSTOM_OP_API,
         'TestPythonRegistration.test_register_functional_op_multiple_returns': CUSTOM_OP_API,
         'TestPythonRegistration.test_register_functional_op_no_returns': CUSTOM_OP_API,

@@ -96,6 +96,7 @@ from . import linalg  # noqa: F401  (linalg.lstsq)
 from . import out_variants  # noqa: F401  (add.out)
 from . import comparisons  # noqa: F401  (==, eq and all)
 from . import convolution, fft  # noqa: F401  (conv2d and convolution; fft_fft2 and _fft_c2c)
+from . import autocast_cpu  # noqa: F401  (torch's CPU autocast lists)
 from . import math_bits  # noqa: F401  (negative and conjugate views: the Negative and Conjugate keys)
 from .autograd import backward, grad, gradcheck, no_grad
 from .inference_mode import inference_mode, is_inference_mode_enabled
