@@ -40,7 +40,7 @@ import numpy as np
 import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
-from dispatcher.prototype import serialization
+from dispatcher.prototype import data, serialization
 from dispatcher import dispatch_modes, ops
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
@@ -82,6 +82,7 @@ def torch_module() -> dict[str, types.ModuleType]:
     torch = types.ModuleType("torch", "A torch module over dispatcher (tests/torch_shim.py)")
     utils = types.ModuleType("torch.utils")
     utils._python_dispatch = dispatch_modes  # type: ignore[attr-defined]
+    utils.data = data  # type: ignore[attr-defined]
     autograd = types.ModuleType("torch.autograd")
     autograd.grad = P.grad  # type: ignore[attr-defined]
     autograd.Function = P.Function  # type: ignore[attr-defined]
@@ -117,7 +118,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         setattr(torch, name, value)
     return {"torch": torch, "torch.library": dispatcher.library, "torch._C": torch_C, "torch.utils": utils,
             "torch.utils._python_dispatch": dispatch_modes, "torch.autograd": autograd,
-            "torch.serialization": serialization}
+            "torch.serialization": serialization, "torch.utils.data": data}
 
 
 @contextlib.contextmanager

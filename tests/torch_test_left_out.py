@@ -77,7 +77,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestPythonDispatch.test_produce_real_type': gap("NotImplementedError: Could not run 'aten::cumprod' with arguments from the 'CPU' back..."),
         'TestPythonDispatch.test_subclass_autograd_device_check': FAILS_ON_TORCH_2_13,
         'TestPythonDispatch.test_sym_sizes_strides_slow_path': FAKE,
-        'TestPythonDispatch.test_wrapper_subclass_multiprocessing_preserves_dtype': gap("AttributeError: module 'torch.utils' has no attribute '..."),
         'TestWrapperSubclassAliasingCPU.test_wrapper_subclass_aliasing_cpu': OP_DB,
         'TestWrapperSubclassAliasingCPU.test_wrapper_subclass_aliasing_custom_cpu': OP_DB,
         # Tests of the recent (2.15-era) copies that fail: tests only they have, or that they changed.
