@@ -71,4 +71,13 @@ def run(torch: Any) -> dict[str, Any]:
     out["bfloat16 views share memory"] = [_values(x.t()), _values(x[1]), _values(x.view(3, 2))]
     out["bfloat16 repr"] = repr(torch.tensor([[1.0, 0.1], [-3.5, 1e10]], dtype=torch.bfloat16))
     out["bfloat16 item"] = torch.tensor(0.1, dtype=torch.bfloat16).item()
+    out["randperm of the new dtypes"] = [
+        _try(lambda: str(torch.randperm(300, dtype=torch.uint8))), _try(lambda: str(torch.randperm(129, dtype=torch.int8))),
+        _try(lambda: str(torch.randperm(3, dtype=torch.uint32).dtype)),
+        str(sorted(torch.randperm(5, dtype=torch.bfloat16).tolist())),
+        list(torch.randperm(256, dtype=torch.uint8).shape)]
+    out["bfloat16 uniform_ bounds"] = [
+        _try(lambda: str(torch.ops.aten.uniform_.default(torch.zeros(2, dtype=torch.bfloat16), 0, 3.4e38).dtype)),
+        _try(lambda: str(torch.ops.aten.uniform_.default(torch.zeros(2, dtype=torch.bfloat16), 0, 3.3e38).dtype)),
+        _try(lambda: str(torch.rand(2, dtype=torch.bfloat16).dtype)), _try(lambda: torch.rand(2, dtype=torch.uint8))]
     return out
