@@ -18,9 +18,10 @@ counter.  As torch's, outside inference mode such a tensor
 Inside inference mode, normal tensors still carry ADInplaceOrView: their
 in-place writes bump their version counter and their views are tracked.
 
-What differs from torch: a view of an inference tensor made outside
-inference mode is a normal tensor here (torch's shares the inference
-tensor's disabled version counter, and is an inference tensor too).
+What differs from torch: an inference tensor made to require grad does not
+record inside ``inference_mode(False)`` (it has no autograd keys; torch's
+does), and a refused in-place write leaves the tensor as it was (torch's
+``add_`` writes, then refuses).
 """
 from __future__ import annotations
 
