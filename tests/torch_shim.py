@@ -20,7 +20,9 @@ TypedStorage
 torch.strided, sparse_csr, ...,    dispatcher.prototype.tensor_options
 contiguous_format, channels_last
 tensors, factories, vmap,          dispatcher.prototype (randn, tensor, ones,
-no_grad                            ..., float32, vmap, no_grad)
+no_grad, inference_mode, dtypes    ..., float32, bfloat16, uint64, vmap, no_grad)
+torch.save, load, serialization    dispatcher.prototype.serialization
+torch.utils.data                   dispatcher.prototype.data
 torch.from_numpy, allclose,        numpy through the prototype
 *_like, sin, autograd.grad
 =================================  ==========================================

@@ -32,7 +32,7 @@ from .dtypes import (
 )
 from .bfloat16_rounding import round_in_place
 from .generator import default_generator
-from .inference_mode import check_inference_write
+from .inference_mode import INFERENCE_VERSION_COUNTER, check_inference_write_allowed
 from .tensor import Tensor, contiguous_strides, cpu_tensor, tensor_operand
 from .tensor_options import check_options
 
@@ -106,7 +106,8 @@ def _binary(self: Any, other: Any, promote: Any = result_type,
 
 
 def _writable(t: Tensor) -> np.ndarray:
-    check_inference_write(t)
+    if t._version_counter is INFERENCE_VERSION_COUNTER:  # (inline: every in-place write asks)
+        check_inference_write_allowed()
     if not t._data.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single "
