@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections.abc
 import contextlib
+import threading
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from ._core import ENGINE
@@ -30,7 +31,25 @@ from .keys import DispatchKey
 if TYPE_CHECKING:
     from ._library import Library
 
-__all__ = ["add_autocast_kernel", "autocast", "autocast_key_for_device"]
+__all__ = ["add_autocast_kernel", "autocast", "autocast_dtype", "autocast_key_for_device"]
+
+
+class _AutocastDtypes(threading.local):
+    """The dtype each device type's innermost autocast region of this thread asked for."""
+
+    def __init__(self) -> None:
+        self.by_device: dict[str, Any] = {}
+
+
+_dtypes = _AutocastDtypes()
+
+
+def autocast_dtype(device_type: str) -> Any:
+    """The ``dtype`` this thread's innermost ``autocast(device_type, dtype=...)``
+    gave (None where none gave one): a tensor library's own autocast kernels
+    cast to it, or to their default lower precision (torch's
+    ``get_autocast_dtype``: bfloat16 on the CPU, float16 on CUDA)."""
+    return _dtypes.by_device.get(device_type)
 
 
 def autocast_key_for_device(device_type: object) -> DispatchKey:
@@ -98,17 +117,25 @@ def autocast(device_type: str, dtype: Any = None, enabled: bool = True,
     again, as torch.autocast(..., enabled=False) does inside an autocast region.
 
     torch.autocast's signature: ``dtype`` is the lower precision torch's own
-    autocast lists cast its aten operators to, and ``cache_enabled`` its cast
-    cache; this package has no such lists (an operator is cast by the kernel
-    register_autocast gave it, to that kernel's ``cast_inputs``), so both are
-    taken and change nothing."""
+    autocast lists cast its aten operators to, recorded for a tensor
+    library's autocast kernels of them (autocast_dtype; dispatcher.prototype
+    has torch's CPU lists); ``cache_enabled`` (torch's cast cache) changes
+    nothing here.  An operator register_autocast gave a kernel is cast to
+    that kernel's ``cast_inputs``."""
     key = autocast_key_for_device(device_type)
     was_included = ENGINE.tls_is_dispatch_key_included(key)
     was_excluded = ENGINE.tls_is_dispatch_key_excluded(key)
+    had_dtype = _dtypes.by_device.get(device_type)
     ENGINE.tls_set_dispatch_key_included(key, enabled)
     ENGINE.tls_set_dispatch_key_excluded(key, not enabled)
+    if dtype is not None:
+        _dtypes.by_device[device_type] = dtype
     try:
         yield
     finally:
         ENGINE.tls_set_dispatch_key_included(key, was_included)
         ENGINE.tls_set_dispatch_key_excluded(key, was_excluded)
+        if had_dtype is None:
+            _dtypes.by_device.pop(device_type, None)
+        else:
+            _dtypes.by_device[device_type] = had_dtype

@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.pytree needs optree: pip install "c10-dispatcher[pytree]"') from exc
 
 __all__ = [
-    "PyTree", "TreeSpec", "map_only", "register_pytree_node", "tree_all", "tree_all_only", "tree_any",
+    "PyTree", "TreeSpec", "arg_tree_leaves", "map_only", "register_pytree_node", "tree_all", "tree_all_only", "tree_any",
     "tree_any_only", "tree_flatten", "tree_leaves", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_",
     "tree_structure", "tree_unflatten",
 ]
@@ -86,6 +86,12 @@ def tree_unflatten(leaves: Iterable[Any], treespec: TreeSpec) -> PyTree:
 
 def tree_leaves(tree: PyTree, is_leaf: Optional[Callable[[PyTree], bool]] = None) -> list[Any]:
     return optree.tree_leaves(tree, is_leaf=is_leaf, none_is_leaf=True, namespace=_NAMESPACE)
+
+
+def arg_tree_leaves(*args: PyTree, **kwargs: PyTree) -> list[Any]:
+    """The leaves of a call's arguments: ``tree_leaves((args, kwargs))``, positional
+    arguments first, then the keyword arguments' values in their order (torch's)."""
+    return tree_leaves((args, list(kwargs.values())))
 
 
 def tree_structure(tree: PyTree, is_leaf: Optional[Callable[[PyTree], bool]] = None) -> TreeSpec:

@@ -2,8 +2,8 @@
 (tests/golden/autocast_cases.py) through tests/torch_shim.py on
 dispatcher.prototype, against what torch gave (autocast_golden.json), on
 this process's engine and, in a subprocess, on the other.
-
-bfloat16 is not a prototype dtype (numpy has none; see dispatcher/prototype/dtypes.py).
+(Autocast to bfloat16, the CPU default, of torch's own lists of aten
+operators: tests/test_autocast_cpu.py.)
 """
 from typing import Any
 

@@ -83,8 +83,8 @@ def test_make_wrapper_subclass_refuses_what_it_cannot_make():
         Tensor._make_wrapper_subclass(Wrapper, (1,), _extra_dispatch_keys="NestedTensor")
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         Tensor._make_wrapper_subclass(Wrapper, (1,), colour=1)
-    with pytest.raises(ValueError, match="unknown dtype 'bfloat16'"):
-        Tensor._make_wrapper_subclass(Wrapper, (1,), dtype="bfloat16")
+    with pytest.raises(ValueError, match="unknown dtype 'bfloat8'"):
+        Tensor._make_wrapper_subclass(Wrapper, (1,), dtype="bfloat8")
 
 
 def test_autograd_records_the_wrapper_not_its_inner_tensor():

@@ -69,7 +69,8 @@ def test_storage_offset_of_views_and_wrappers():
 def test_dtype_abbreviations_are_torchs():
     # torch 2.13: torch.float32.abbr and torch.utils._dtype_abbrs.dtype_abbrs.
     assert dtype_abbrs == {P.float16: "f16", P.float32: "f32", P.float64: "f64", P.int32: "i32", P.int64: "i64",
-                           P.complex64: "c64", P.bool_: "b8"}
+                           P.complex64: "c64", P.bool_: "b8", P.uint8: "u8", P.int8: "i8", P.int16: "i16",
+                           P.bfloat16: "bf16", P.uint16: "u16", P.uint32: "u32", P.uint64: "u64"}
     assert P.float32.abbr == "f32"
 
 

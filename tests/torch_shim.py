@@ -20,7 +20,9 @@ TypedStorage
 torch.strided, sparse_csr, ...,    dispatcher.prototype.tensor_options
 contiguous_format, channels_last
 tensors, factories, vmap,          dispatcher.prototype (randn, tensor, ones,
-no_grad                            ..., float32, vmap, no_grad)
+no_grad, inference_mode, dtypes    ..., float32, bfloat16, uint64, vmap, no_grad)
+torch.save, load, serialization    dispatcher.prototype.serialization
+torch.utils.data                   dispatcher.prototype.data
 torch.from_numpy, allclose,        numpy through the prototype
 *_like, sin, autograd.grad
 =================================  ==========================================
@@ -40,6 +42,7 @@ import numpy as np
 import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
+from dispatcher.prototype import data, serialization
 from dispatcher import dispatch_modes, ops
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
@@ -81,6 +84,7 @@ def torch_module() -> dict[str, types.ModuleType]:
     torch = types.ModuleType("torch", "A torch module over dispatcher (tests/torch_shim.py)")
     utils = types.ModuleType("torch.utils")
     utils._python_dispatch = dispatch_modes  # type: ignore[attr-defined]
+    utils.data = data  # type: ignore[attr-defined]
     autograd = types.ModuleType("torch.autograd")
     autograd.grad = P.grad  # type: ignore[attr-defined]
     autograd.Function = P.Function  # type: ignore[attr-defined]
@@ -101,17 +105,22 @@ def torch_module() -> dict[str, types.ModuleType]:
         "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
         "_efficientzerotensor": P.zero_tensors.efficientzerotensor,
         "complex64": P.complex64, "cfloat": P.complex64,
+        "uint8": P.uint8, "int8": P.int8, "int16": P.int16, "short": P.int16, "bfloat16": P.bfloat16,
+        "uint16": P.uint16, "uint32": P.uint32, "uint64": P.uint64, "promote_types": P.dtypes.promote_types,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,
         "empty_like": P.empty_like, "zeros_like": P.zeros_like, "ones_like": P.ones_like, "full_like": P.full_like,
         "from_numpy": lambda array: P.tensor(np.asarray(array)),
         "allclose": lambda a, b, rtol=1e-05, atol=1e-08: bool(np.allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)),
         "sin": lambda x: ops.aten.sin.default(x),
-        "vmap": P.vmap, "no_grad": P.no_grad,
+        "vmap": P.vmap, "no_grad": P.no_grad, "inference_mode": P.inference_mode,
+        "is_inference_mode_enabled": P.is_inference_mode_enabled,
+        "save": serialization.save, "load": serialization.load, "serialization": serialization,
     }
     for name, value in names.items():
         setattr(torch, name, value)
     return {"torch": torch, "torch.library": dispatcher.library, "torch._C": torch_C, "torch.utils": utils,
-            "torch.utils._python_dispatch": dispatch_modes, "torch.autograd": autograd}
+            "torch.utils._python_dispatch": dispatch_modes, "torch.autograd": autograd,
+            "torch.serialization": serialization, "torch.utils.data": data}
 
 
 @contextlib.contextmanager

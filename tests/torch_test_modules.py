@@ -311,7 +311,8 @@ def modules() -> dict[str, types.ModuleType]:
         "torch.fx.experimental.symbolic_shapes": unavailable_module("torch.fx.experimental.symbolic_shapes", FAKE),
         "torch.fx.experimental.proxy_tensor": unavailable_module("torch.fx.experimental.proxy_tensor", MAKE_FX),
         "torch.multiprocessing": unavailable_module("torch.multiprocessing", INTERNALS),
-        "torch.multiprocessing.reductions": unavailable_module("torch.multiprocessing.reductions", INTERNALS),
+        "torch.multiprocessing.reductions": unavailable_module("torch.multiprocessing.reductions", INTERNALS,
+                                                               StorageWeakRef=P.storage.StorageWeakRef),
         # torch's older CustomOp API: dispatcher's port of it.
         "torch._custom_op": dispatcher._custom_op,  # type: ignore[dict-item]
         "torch._custom_op.impl": dispatcher._custom_op.impl,  # type: ignore[dict-item]

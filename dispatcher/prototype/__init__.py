@@ -80,7 +80,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError('dispatcher.prototype needs numpy: pip install "c10-dispatcher[demo]"') from exc
 
 # Each module registers its kernels when imported.
-from .dtypes import DType, bool_, complex64, float16, float32, float64, int32, int64
+from .dtypes import (
+    DType, bfloat16, bool_, complex64, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+)
 from .tensor import Tensor, is_tensor, stack, tensor
 from . import subclassing  # noqa: F401  (sets Tensor's subclass factories)
 from . import kernels_cpu, meta, composite, indexing, inplace_or_view, strided_views, storage  # noqa: F401
@@ -92,8 +94,12 @@ from . import copying  # noqa: F401  (copy.deepcopy and pickle of tensors)
 from . import zero_tensors  # noqa: F401  (_efficientzerotensor and the ZeroTensor key)
 from . import linalg  # noqa: F401  (linalg.lstsq)
 from . import out_variants  # noqa: F401  (add.out)
+from . import comparisons  # noqa: F401  (==, eq and all)
+from . import convolution, fft  # noqa: F401  (conv2d and convolution; fft_fft2 and _fft_c2c)
+from . import autocast_cpu  # noqa: F401  (torch's CPU autocast lists)
 from . import math_bits  # noqa: F401  (negative and conjugate views: the Negative and Conjugate keys)
 from .autograd import backward, grad, gradcheck, no_grad
+from .inference_mode import inference_mode, is_inference_mode_enabled
 from .function import Function
 from . import derivatives  # noqa: F401
 from .generator import manual_seed
@@ -106,10 +112,11 @@ from .backend_fallbacks import install, installed, is_installed, uninstall
 from dispatcher.value_types import device  # torch.device, what a tensor's .device is
 
 __all__ = [
-    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "complex64", "device", "empty",
-    "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install",
-    "installed",
-    "int32", "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
-    "ones_like", "rand", "randn", "randperm", "set_vmap_fallback_warning_enabled", "stack", "tensor", "trace", "uninstall",
-    "use_cpu_fallback", "vmap", "zeros", "zeros_like",
+    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bfloat16", "bool_", "complex64",
+    "device", "empty", "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like",
+    "grad", "gradcheck", "inference_mode", "install", "installed", "int16", "int32", "int64", "int8",
+    "is_inference_mode_enabled", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor",
+    "nn", "no_grad", "ones", "ones_like", "rand", "randn", "randperm", "set_vmap_fallback_warning_enabled", "stack",
+    "tensor", "trace", "uint16", "uint32", "uint64", "uint8", "uninstall", "use_cpu_fallback", "vmap", "zeros",
+    "zeros_like",
 ]

@@ -298,6 +298,11 @@ def check_mean_dtype(self: Any, dtype: Optional[DType]) -> None:
 def mean(self: Tensor, *, dtype: Optional[DType] = None) -> Tensor:
     dtype = optional_dtype(dtype)
     check_mean_dtype(self, dtype)
+    if (dtype or self.dtype) is DType.bfloat16:
+        # torch sums and divides bfloat16 in float32 and rounds once: the
+        # quotient of a rounded sum would be rounded twice.
+        total = aten.sum.default(self, dtype=DType.float32)
+        return aten._to_copy.default(aten.div.Tensor(total, self.numel()), dtype=DType.bfloat16)
     return aten.div.Tensor(aten.sum.default(self, dtype=dtype), self.numel())
 
 

@@ -29,9 +29,12 @@ from .tensor import Tensor
 
 __all__: list[str] = []
 
-# The prototype's own fields of a tensor: Tensor's slots, and the class
-# attributes a tensor overrides in its __dict__ (_base, _grad, _strides, ...).
-_TENSOR_FIELDS = frozenset(Tensor.__slots__) | frozenset(vars(Tensor))
+# The prototype's own fields of a tensor: Tensor's slots, the class attributes
+# a tensor overrides in its __dict__ (_base, _grad, _strides, ...; and, on the
+# pure-Python engine, TensorBase's _key_set and _bits), and a wrapper's
+# storage object (storage.wrapper_storage: a copy has its own).
+_TENSOR_FIELDS = (frozenset(Tensor.__slots__).union(*(vars(cls) for cls in Tensor.__mro__ if cls is not object))
+                  | {"_wrapper_storage"})
 
 _NOT_A_LEAF = (
     "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  "
@@ -145,7 +148,8 @@ def tensor_reduce_ex(self: Tensor, protocol: Any) -> tuple:
         args: tuple = (type(self), self.dtype, tuple(self.shape), self._strides, str(self.device), self.requires_grad)
         func: Any = rebuild_wrapper_subclass
     else:
-        data = None if self.device.type == "meta" else np.ascontiguousarray(self.numpy())
+        # (np.array, not np.ascontiguousarray, which makes a 0-d array 1-d)
+        data = None if self.device.type == "meta" else np.array(self.numpy(), order="C")
         func, args = rebuild_tensor, (data, tuple(self.shape), None, self.dtype, self.device.type, self.requires_grad)
     if type(self) is Tensor:
         return func, args

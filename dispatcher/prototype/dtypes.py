@@ -12,20 +12,25 @@ from typing import Union
 import numpy as np
 
 __all__ = [
-    "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bool_", "can_cast", "check_dtype", "complex64", "default_float",
-    "dtype_abbrs", "float16", "float32", "float64",
-    "float_result_type", "from_numpy_dtype", "int32", "int64", "optional_dtype", "reduction_dtype", "result_type",
-    "to_numpy_dtype",
+    "BAREBONES_UNSIGNED", "DTYPE_NAMES", "DType", "NUMPY_DTYPES", "bfloat16", "bool_", "can_cast", "check_dtype",
+    "complex64", "default_float", "dtype_abbrs", "float16", "float32", "float64", "float_result_type",
+    "from_numpy_dtype", "int16", "int32", "int64", "int8", "optional_dtype", "promote_types", "reduction_dtype",
+    "result_type", "to_numpy_dtype", "uint16", "uint32", "uint64", "uint8",
 ]
 
 
 class DType(enum.IntEnum):
     """The supported subset of c10::ScalarType, with its values.
 
-    bfloat16 (15) is not here: numpy has no such type (ml_dtypes would be a
-    dependency), and a float32 array rounded to it after every kernel would
-    be a second arithmetic to keep right in every kernel."""
+    bfloat16 has no numpy type: its values are kept in float32 arrays,
+    rounded to bfloat16 (round to nearest, ties to even) whenever a kernel
+    computes them (see bfloat16_rounding.py and docs/prototype.md for what differs
+    from torch).  uint16, uint32 and uint64 are torch's "barebones" unsigned
+    types: they promote with nothing but themselves and floating types."""
 
+    uint8 = 0
+    int8 = 1
+    int16 = 2
     int32 = 3
     int64 = 4
     float16 = 5
@@ -33,6 +38,10 @@ class DType(enum.IntEnum):
     float64 = 7
     complex64 = 9
     bool = 11
+    bfloat16 = 15
+    uint16 = 27
+    uint32 = 28
+    uint64 = 29
 
     def __repr__(self) -> str:
         # As torch prints its dtypes: code and messages written for torch read the same.
@@ -40,12 +49,20 @@ class DType(enum.IntEnum):
 
     __str__ = __repr__
 
+    def __bool__(self) -> builtins.bool:
+        # A dtype is truthy, as torch's dtype objects are; as an int, uint8
+        # (ScalarType 0) would be falsy, and ``dtype or default`` would drop it.
+        return True
+
     # Whether the dtype is a floating-point one: each member's own attribute,
     # set below (a property cost a call on every kernel's dtype check).
     is_floating_point: builtins.bool  # plain ``bool`` is the member above
     # torch's short name of the dtype (``torch.float32.abbr``): f32, i64, b8, ...
     abbr: str
     is_complex: builtins.bool
+    # torch.dtype.is_signed and .itemsize (bfloat16's is 2, whatever its float32 array's is).
+    is_signed: builtins.bool
+    itemsize: int
 
     @property
     def scalar_type_name(self) -> str:
@@ -58,40 +75,57 @@ class DType(enum.IntEnum):
         return _C_TYPE_NAMES[self]
 
 
-_ABBREVIATIONS = {"int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32", "float64": "f64", "complex64": "c64",
-                  "bool": "b8"}
+_ABBREVIATIONS = {"uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16",
+                  "float32": "f32", "float64": "f64", "complex64": "c64", "bool": "b8", "bfloat16": "bf16",
+                  "uint16": "u16", "uint32": "u32", "uint64": "u64"}
+_FLOATING = frozenset({DType.float16, DType.bfloat16, DType.float32, DType.float64})
+# c10's isBarebonesUnsignedType: unsigned types with few kernels and no promotion with other integers.
+BAREBONES_UNSIGNED = frozenset({DType.uint16, DType.uint32, DType.uint64})
+_UNSIGNED = BAREBONES_UNSIGNED | {DType.uint8, DType.bool}
+_ITEMSIZES = {DType.uint8: 1, DType.int8: 1, DType.int16: 2, DType.int32: 4, DType.int64: 8, DType.float16: 2,
+              DType.float32: 4, DType.float64: 8, DType.complex64: 8, DType.bool: 1, DType.bfloat16: 2,
+              DType.uint16: 2, DType.uint32: 4, DType.uint64: 8}
 for _member in DType:
-    _member.is_floating_point = _member in (DType.float16, DType.float32, DType.float64)
+    _member.is_floating_point = _member in _FLOATING
     _member.abbr = _ABBREVIATIONS[_member.name]
     _member.is_complex = _member is DType.complex64
+    _member.is_signed = _member not in _UNSIGNED
+    _member.itemsize = _ITEMSIZES[_member]
 del _member
 
 # torch.utils._dtype_abbrs.dtype_abbrs: each dtype's abbreviation, as torch's
 # logs and graph printouts write a tensor's type (``f32[2, 3]``).
 dtype_abbrs: dict[DType, str] = {dt: dt.abbr for dt in DType}
 
-_SCALAR_TYPE_NAMES = {DType.int32: "Int", DType.int64: "Long", DType.float16: "Half", DType.float32: "Float",
-                      DType.float64: "Double", DType.complex64: "ComplexFloat",
-                      DType.bool: "Bool"}
-_C_TYPE_NAMES = {DType.int32: "int", DType.int64: "long int", DType.float16: "c10::Half", DType.float32: "float",
-                 DType.float64: "double", DType.complex64: "c10::complex<float>",
-                 DType.bool: "bool"}
+_SCALAR_TYPE_NAMES = {DType.uint8: "Byte", DType.int8: "Char", DType.int16: "Short", DType.int32: "Int",
+                      DType.int64: "Long", DType.float16: "Half", DType.float32: "Float", DType.float64: "Double",
+                      DType.complex64: "ComplexFloat", DType.bool: "Bool", DType.bfloat16: "BFloat16",
+                      DType.uint16: "UInt16", DType.uint32: "UInt32", DType.uint64: "UInt64"}
+_C_TYPE_NAMES = {DType.uint8: "unsigned char", DType.int8: "signed char", DType.int16: "short int", DType.int32: "int",
+                 DType.int64: "long int", DType.float16: "c10::Half", DType.float32: "float", DType.float64: "double",
+                 DType.complex64: "c10::complex<float>", DType.bool: "bool", DType.bfloat16: "c10::BFloat16",
+                 DType.uint16: "short unsigned int", DType.uint32: "unsigned int", DType.uint64: "long unsigned int"}
 
 float16, float32, float64, int64, bool_ = DType.float16, DType.float32, DType.float64, DType.int64, DType.bool
 int32 = DType.int32  # torch.int
 complex64 = DType.complex64  # torch.cfloat
+uint8, int8, int16 = DType.uint8, DType.int8, DType.int16
+bfloat16, uint16, uint32, uint64 = DType.bfloat16, DType.uint16, DType.uint32, DType.uint64
 default_float = DType.float32  # torch.get_default_dtype()
 
-# The numpy dtype of each DType (kernels index it directly for a DType they know is one).
-NUMPY_DTYPES: dict[DType, np.dtype] = {DType.int32: np.dtype(np.int32), DType.int64: np.dtype(np.int64),
-                                       DType.float16: np.dtype(np.float16),
-                                       DType.float32: np.dtype(np.float32), DType.float64: np.dtype(np.float64),
-                                       DType.complex64: np.dtype(np.complex64), DType.bool: np.dtype(np.bool_)}
+# The numpy dtype of each DType (kernels index it directly for a DType they
+# know is one): bfloat16's values live in float32 arrays.
+NUMPY_DTYPES: dict[DType, np.dtype] = {
+    DType.uint8: np.dtype(np.uint8), DType.int8: np.dtype(np.int8), DType.int16: np.dtype(np.int16),
+    DType.int32: np.dtype(np.int32), DType.int64: np.dtype(np.int64), DType.float16: np.dtype(np.float16),
+    DType.float32: np.dtype(np.float32), DType.float64: np.dtype(np.float64),
+    DType.complex64: np.dtype(np.complex64), DType.bool: np.dtype(np.bool_), DType.bfloat16: np.dtype(np.float32),
+    DType.uint16: np.dtype(np.uint16), DType.uint32: np.dtype(np.uint32), DType.uint64: np.dtype(np.uint64)}
 _NUMPY = NUMPY_DTYPES
-_FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
-# Promotion compares (category, value): bool < integer < floating < complex, then width.
-_CATEGORY = {DType.bool: 0, DType.int32: 1, DType.int64: 1, DType.float16: 2, DType.float32: 2, DType.float64: 2,
-             DType.complex64: 3}
+# A numpy array's DType: float32 arrays are float32 tensors (bfloat16 is the tensor's word, not the array's).
+_FROM_NUMPY = {v: k for k, v in _NUMPY.items() if k is not DType.bfloat16}
+# Promotion's categories: bool < integer < floating < complex (can_cast compares them).
+_CATEGORY = {dt: 3 if dt.is_complex else 2 if dt.is_floating_point else 0 if dt is DType.bool else 1 for dt in DType}
 
 
 def to_numpy_dtype(dt: DType) -> np.dtype:
@@ -124,11 +158,38 @@ def _scalar_dtype(value: Union[bool, int, float]) -> DType:
     return default_float
 
 
+def promote_types(a: DType, b: DType) -> DType:
+    """torch.promote_types: c10's promoteTypes, for the dtypes here."""
+    if a is b:
+        return a
+    if a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED:
+        if a.is_floating_point:
+            return a
+        if b.is_floating_point:
+            return b
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{a.scalar_type_name} and {b.scalar_type_name}")
+    if a is DType.bool or b is DType.bool:
+        return b if a is DType.bool else a
+    if a.is_complex or b.is_complex:
+        if DType.float64 in (a, b):
+            raise _no_complex_of(DType.float64)
+        return DType.complex64
+    if a.is_floating_point and b.is_floating_point:
+        if {a, b} == {DType.float16, DType.bfloat16}:
+            return DType.float32  # neither holds the other's values
+        return a if a.itemsize > b.itemsize else b
+    if a.is_floating_point or b.is_floating_point:
+        return a if a.is_floating_point else b
+    if DType.uint8 in (a, b):  # uint8 with a signed integer: the signed one wide enough for both
+        other = b if a is DType.uint8 else a
+        return DType.int16 if other is DType.int8 else other
+    return a if a.itemsize > b.itemsize else b
+
+
 def _promote(a: "DType | None", b: DType) -> DType:
-    """torch.promote_types, for the dtypes here: bool < int32 < int64 < float16 < float32 < float64 < complex64."""
-    if a is not None and {a, b} == {DType.complex64, DType.float64}:
-        raise _no_complex_of(DType.float64)
-    return b if a is None or (_CATEGORY[b], b) > (_CATEGORY[a], a) else a
+    """promote_types, where None (no operand of that tier yet) gives ``b``."""
+    return b if a is None else promote_types(a, b)
 
 
 def _no_complex_of(dtype: DType) -> TypeError:

@@ -20,6 +20,9 @@ import numpy as np
 from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
 
+from .bfloat16_rounding import round_in_place
+from .dtypes import DType
+from .inference_mode import check_inference_write
 from .inplace_or_view import written_version_kernel
 from .operators import aten, overload
 from .tensor import Tensor, TensorMethods
@@ -98,6 +101,7 @@ def _index_put_impl_cpu(self: Tensor, indices: Sequence[Optional[Tensor]], value
             f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to indexing result of "
             f"shape {list(target_shape)}"
         ) from None
+    check_inference_write(self)
     if not self._data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
@@ -105,6 +109,8 @@ def _index_put_impl_cpu(self: Tensor, indices: Sequence[Optional[Tensor]], value
         np.add.at(self._data, index, source)  # a repeated index adds each of its values
     else:
         self._data[index] = source
+    if self.dtype is DType.bfloat16:
+        round_in_place(self._data)
     return self
 
 

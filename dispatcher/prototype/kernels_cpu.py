@@ -30,7 +30,9 @@ from .dtypes import (
     NUMPY_DTYPES as _NUMPY, DType, can_cast, default_float, float_result_type, optional_dtype, reduction_dtype, result_type,
     to_numpy_dtype,
 )
+from .bfloat16_rounding import round_in_place
 from .generator import default_generator
+from .inference_mode import INFERENCE_VERSION_COUNTER, check_inference_write_allowed
 from .tensor import Tensor, contiguous_strides, cpu_tensor, tensor_operand
 from .tensor_options import check_options
 
@@ -56,6 +58,13 @@ def _wrap(array: object, dt: DType) -> Tensor:
     if type(array) is not np.ndarray or array.dtype is not _NUMPY[dt]:  # numpy's dtypes are singletons
         array = np.asarray(array, dtype=to_numpy_dtype(dt))
     return cpu_tensor(array, dt)
+
+
+def _written(t: Tensor) -> None:
+    """After an in-place kernel wrote ``t``'s values: a bfloat16 tensor's are rounded
+    to bfloat16 (computed in its float32 array, as torch computes them in float32)."""
+    if t.dtype is DType.bfloat16:
+        round_in_place(t._data)
 
 
 def _operand(t: Tensor, dt: DType) -> np.ndarray:
@@ -97,6 +106,8 @@ def _binary(self: Any, other: Any, promote: Any = result_type,
 
 
 def _writable(t: Tensor) -> np.ndarray:
+    if t._version_counter is INFERENCE_VERSION_COUNTER:  # (inline: every in-place write asks)
+        check_inference_write_allowed()
     if not t._data.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -303,6 +314,7 @@ def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
         out._data = np.empty(self.shape, dtype=_NUMPY[out.dtype])  # torch resizes an out= tensor to the result
         out.shape = self.shape
     np.copyto(_writable(out), values, casting="unsafe")
+    _written(out)
     return out
 
 
@@ -350,20 +362,20 @@ def view(self: Tensor, size: Sequence[int]) -> Tensor:
             "across two contiguous subspaces). Use .reshape(...) instead."
         )
     itemsize = data.itemsize
-    return Tensor.from_numpy(np.lib.stride_tricks.as_strided(
-        data, shape, [s * itemsize for s in stride], writeable=data.flags.writeable))
+    return cpu_tensor(np.lib.stride_tricks.as_strided(
+        data, shape, [s * itemsize for s in stride], writeable=data.flags.writeable), self.dtype)
 
 
 @_kernel("expand")
 def expand(self: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
-    return Tensor.from_numpy(np.broadcast_to(self._data, shapes.expand_shape(self.shape, size)))
+    return cpu_tensor(np.broadcast_to(self._data, shapes.expand_shape(self.shape, size)), self.dtype)
 
 
 @_kernel("select.int")
 def select(self: Tensor, dim: int, index: int) -> Tensor:
     _, dim, index = shapes.select_shape(self.shape, dim, index)
     # The trailing Ellipsis keeps a 0-d result an array view rather than a numpy scalar.
-    return Tensor.from_numpy(self._data[(slice(None),) * dim + (index, Ellipsis)])
+    return cpu_tensor(self._data[(slice(None),) * dim + (index, Ellipsis)], self.dtype)
 
 
 @_kernel("select_backward")
@@ -371,7 +383,7 @@ def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, i
     _, dim, index = shapes.select_shape(input_sizes, dim, index)
     out = np.zeros(input_sizes, dtype=grad_output._data.dtype)
     out[(slice(None),) * dim + (index, Ellipsis)] = grad_output._data
-    return Tensor.from_numpy(out)
+    return cpu_tensor(out, grad_output.dtype)
 
 
 @_kernel("stack")
@@ -391,6 +403,7 @@ def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
     out = _writable(self)
     b = _operand(other, dt)
     np.add(out, b if alpha == 1 else alpha * b, out=out, casting="unsafe")
+    _written(self)
     return self
 
 
@@ -405,6 +418,7 @@ def set_(self: Tensor, source: Tensor) -> Tensor:
 @_kernel("fill_.Scalar")
 def fill_(self: Tensor, value: float) -> Tensor:
     _writable(self).fill(value)
+    _written(self)
     return self
 
 
@@ -413,16 +427,19 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *,
             generator: Optional[np.random.Generator] = None) -> Tensor:
     rng = generator if generator is not None else default_generator()
     _writable(self)[...] = rng.standard_normal(self.shape) * std + mean
+    _written(self)
     return self
 
 
 def copy_between_cpu_tensors(dst: Tensor, src: Tensor) -> None:
     """copy_'s work when both tensors are on the CPU (copy_ itself is composite: composite.py)."""
     np.copyto(_writable(dst), src._data, casting="unsafe")
+    _written(dst)
 
 
 @_kernel("empty.memory_format")
 def empty(size: Sequence[int], *, dtype: Optional[DType] = None, layout: Any = None, device: Any = None,
           pin_memory: Optional[bool] = None, memory_format: Any = None) -> Tensor:
     check_options(pin_memory, memory_format)
-    return Tensor.from_numpy(np.empty(size, dtype=to_numpy_dtype(optional_dtype(dtype) or default_float)))
+    dt = optional_dtype(dtype) or default_float
+    return cpu_tensor(np.empty(size, dtype=_NUMPY[dt]), dt)

@@ -18,7 +18,9 @@ from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library
 from dispatcher.keysets import AFTER_AUTOGRAD_KEYSET
 
 from . import shapes
-from .dtypes import can_cast, result_type, to_numpy_dtype
+from .bfloat16_rounding import round_in_place
+from .dtypes import DType, can_cast, result_type, to_numpy_dtype
+from .inference_mode import check_inference_write
 from .inplace_or_view import written_version_kernel
 from .operators import aten, overload
 from .tensor import Tensor, tensor_operand
@@ -44,11 +46,14 @@ def _check_out(self: Any, other: Any, out: Tensor) -> tuple[tuple[int, ...], Any
 
 def _add_out_cpu(self: Any, other: Any, *, alpha: float = 1, out: Tensor) -> Tensor:
     shape, _ = _check_out(self, other, out)
+    check_inference_write(out)
     result = aten.add.Tensor(self, other, alpha=alpha)  # below autograd (the Autograd kernel's redispatch)
     if out.shape != shape:
         out._data = np.empty(shape, dtype=to_numpy_dtype(out.dtype))
         out.shape = shape
     np.copyto(out._data, result._data, casting="unsafe")
+    if out.dtype is DType.bfloat16:
+        round_in_place(out._data)
     return out
 
 

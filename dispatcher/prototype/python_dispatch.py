@@ -12,8 +12,9 @@ dispatcher.dispatch_modes'; the rest know prototype tensors:
   subclass's handler returns so that its results alias its inputs as
   ``func``'s schema says: an in-place or out= operator returns the very
   argument it wrote, a view shares its input's version counter and records
-  it as its base (torch makes the wrapper's storage the input's; a
-  prototype wrapper has no storage, and aliasing is those two fields).
+  it as its base, and a wrapper's view has its input's storage object
+  (torch sets the view's storage to the input's; a prototype wrapper's
+  storage has no memory, and shares its identity: storage.wrapper_storage).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from dispatcher.dispatch_modes import (
     is_traceable_wrapper_subclass, is_traceable_wrapper_subclass_type,
 )
 
+from .storage import wrapper_storage
 from .tensor import Tensor
 
 __all__ = [
@@ -60,6 +62,8 @@ def return_and_correct_aliasing(func: Any, args: Any, kwargs: Any, out: Any) -> 
             view = results[i]
             view._base = source._base if source._base is not None else source
             view._version_counter = source._version_counter
+            if view._data is None and source._data is None:  # wrappers: the view's storage is its input's
+                view.__dict__["_wrapper_storage"] = wrapper_storage(source)
     if not written:
         return out
     return written[0] if not isinstance(out, tuple) else tuple(written)

@@ -16,7 +16,9 @@ import numpy as np
 from dispatcher import Library
 
 from .autograd import Context, differentiable
-from .dtypes import DType, default_float, optional_dtype, to_numpy_dtype
+from .bfloat16_rounding import round_in_place
+from .dtypes import BAREBONES_UNSIGNED, DType, default_float, optional_dtype, to_numpy_dtype
+from .inference_mode import check_inference_write
 from .generator import default_generator
 from .inplace_or_view import written_version_kernel
 from .operators import aten, overload
@@ -31,7 +33,10 @@ _explicit = Library("aten", "IMPL", "CompositeExplicitAutograd")
 _inplace_or_view = Library("aten", "IMPL", "ADInplaceOrView")
 
 # How torch's check_uniform_bounds names each floating dtype.
-_FLOAT_NAMES = {DType.float16: "c10::Half", DType.float32: "float", DType.float64: "double"}
+_FLOAT_NAMES = {DType.float16: "c10::Half", DType.float32: "float", DType.float64: "double",
+                DType.bfloat16: "c10::BFloat16"}
+# bfloat16's largest finite value (its array is float32's, whose largest is larger).
+_BFLOAT16_MAX = (2 - 2 ** -7) * 2.0 ** 127
 # torch's randperm: n must fit the dtype's exactly representable integers (check_supported_max_int_with_precision).
 _MAX_PERMUTATION = {DType.float16: 2049, DType.float32: 2 ** 24 + 1, DType.float64: 2 ** 53 + 1}
 
@@ -42,7 +47,7 @@ def _check_uniform_bounds(self: Tensor, low: float, high: float) -> None:
     name = _FLOAT_NAMES.get(value_type)
     if name is None:
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for \'{self.dtype.scalar_type_name}\'')
-    limit = float(np.finfo(to_numpy_dtype(value_type)).max)
+    limit = _BFLOAT16_MAX if value_type is DType.bfloat16 else float(np.finfo(to_numpy_dtype(value_type)).max)
     if not -limit <= low <= limit:
         raise RuntimeError(f"from is out of bounds for {name}")
     if not -limit <= high <= limit:
@@ -68,7 +73,10 @@ def _uniform_cpu(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if not self._data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
+    check_inference_write(self)
     self._data[...] = values
+    if self.dtype is DType.bfloat16:
+        round_in_place(self._data)
     return self
 
 
@@ -90,8 +98,10 @@ def _rand(size: Sequence[int], *, generator: Optional[np.random.Generator] = Non
 def _check_permutation(n: int, out: Tensor) -> None:
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    if out.dtype is DType.bool:
-        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if out.dtype is DType.bool or out.dtype in BAREBONES_UNSIGNED:
+        raise NotImplementedError(f"\"randperm\" not implemented for '{out.dtype.scalar_type_name}'")
+    if out.dtype in (DType.uint8, DType.int8) and n > 0 and n - 1 > np.iinfo(to_numpy_dtype(out.dtype)).max:
+        raise RuntimeError(f"value cannot be converted to type {out.dtype.name}_t without overflow")
     limit = _MAX_PERMUTATION.get(out.dtype)
     if limit is not None and n > limit:
         raise RuntimeError(f"n cannot be greater than {limit} for {out.dtype.scalar_type_name} type.")
@@ -108,7 +118,10 @@ def _resized(out: Tensor, n: int) -> np.ndarray:
 def _randperm_out_cpu(n: int, *, generator: Optional[np.random.Generator] = None, out: Tensor) -> Tensor:
     _check_permutation(n, out)
     rng = generator if generator is not None else default_generator()
+    check_inference_write(out)
     _resized(out, n)[...] = rng.permutation(n)
+    if out.dtype is DType.bfloat16:
+        round_in_place(out._data)
     return out
 
 

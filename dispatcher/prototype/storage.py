@@ -31,7 +31,7 @@ from .operators import aten, overload
 from .strided_views import storage_array
 from .tensor import DeviceLike, Tensor, contiguous_strides, tensor_device
 
-__all__ = ["TypedStorage", "UntypedStorage"]
+__all__ = ["StorageWeakRef", "TypedStorage", "UntypedStorage"]
 
 
 class UntypedStorage:
@@ -69,6 +69,15 @@ class UntypedStorage:
             # A wrapper subclass's storage (untyped_storage): torch's invalid python storage.
             raise RuntimeError("Attempted to access the data pointer on an invalid python storage.")
         return int(self._bytes.__array_interface__["data"][0])
+
+    def _weak_ref(self) -> int:
+        """What tells this storage's memory from another's (torch's pointer to the
+        StorageImpl): the numpy array that owns a CPU storage's bytes, or the
+        storage object itself where there are none (a wrapper subclass's, which
+        its tensor keeps, or a meta one's)."""
+        if self._bytes is None:
+            return id(self)
+        return id(storage_array(self._bytes))
 
     def __getitem__(self, index: int) -> int:
         return int(self._cpu_bytes()[index])
@@ -168,13 +177,48 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
             out._nbytes = (self.storage_offset() + self.numel()) * self.element_size()
             return out
         if data is None:  # a wrapper subclass's tensor: a storage without memory, as torch's
-            out = UntypedStorage(0, device=self.device)
-            out._bytes = None
-            return out
+            return wrapper_storage(self)
         raise NotImplementedError(f"untyped_storage() of a tensor on {self.device.type}: the prototype's storages "
                                   "are on the cpu and meta devices")
     root = storage_array(data)
     return UntypedStorage._of(np.ravel(root, order="A").view(np.uint8))
+
+
+def wrapper_storage(self: Tensor) -> UntypedStorage:
+    """A wrapper subclass tensor's storage: no memory, but one object for the
+    tensor's life (torch's TensorImpl holds one), which its views share
+    (python_dispatch.return_and_correct_aliasing gives it to them)."""
+    found = self.__dict__.get("_wrapper_storage")
+    if found is None:
+        found = UntypedStorage(0, device="meta" if self.device.type == "meta" else "cpu")
+        found.device = self.device
+        found._bytes = None
+        found._nbytes = (self.storage_offset() + self.numel()) * self.element_size()
+        self.__dict__["_wrapper_storage"] = found
+    return found
+
+
+class StorageWeakRef:
+    """torch.multiprocessing.reductions.StorageWeakRef: equal for storages of one memory.
+
+    torch's holds a weak reference to the StorageImpl, which keeps its address
+    from being reused; this holds the storage's ``_weak_ref()`` key, which
+    names its memory while a tensor of it lives."""
+
+    __slots__ = ("cdata",)
+
+    def __init__(self, storage: UntypedStorage) -> None:
+        if isinstance(storage, TypedStorage):
+            storage = storage.untyped()
+        if not isinstance(storage, UntypedStorage):
+            raise TypeError(f"StorageWeakRef() takes a storage, not {type(storage).__name__}")
+        self.cdata = storage._weak_ref()
+
+    def __hash__(self) -> int:
+        return self.cdata
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StorageWeakRef) and self.cdata == other.cdata
 
 
 def typed_storage(self: Tensor) -> TypedStorage:

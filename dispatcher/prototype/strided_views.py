@@ -30,7 +30,7 @@ from . import shapes
 from .autograd import Context, differentiable
 from .meta import meta_tensor
 from .operators import aten
-from .tensor import Tensor, convert
+from .tensor import Tensor, convert, cpu_tensor
 
 __all__ = ["data_ptr", "storage_array", "tensor_storage_offset"]
 
@@ -98,7 +98,7 @@ def as_strided(self: Tensor, size: Sequence[int], stride: Sequence[int], storage
                 f"requiring a storage size of {needed} are out of bounds for storage of size {root.nbytes}")
     view = np.ndarray(tuple(size), dtype=self._data.dtype, buffer=root, offset=offset * itemsize,
                       strides=tuple(s * itemsize for s in stride))
-    return Tensor.from_numpy(view)
+    return cpu_tensor(view, self.dtype)
 
 
 def diagonal(self: Any, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Any:

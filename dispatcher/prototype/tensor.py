@@ -24,9 +24,14 @@ from dispatcher import (
     disabled_torch_dispatch_impl,
 )
 from dispatcher.backends import backend_component, device_type
-from dispatcher.keysets import get_autograd_related_key_set_from_backend
+from dispatcher.keysets import AUTOGRAD_DISPATCH_KEYSET_WITH_ADINPLACEORVIEW, get_autograd_related_key_set_from_backend
 from dispatcher.value_types import device as Device
 
+from .bfloat16_rounding import round_to_bfloat16
+from .inference_mode import (
+    INFERENCE_VERSION_COUNTER, NO_VERSION, REQUIRES_GRAD_OUTSIDE, _threads_inside as _threads_in_inference_mode,
+    is_inference_mode_enabled, making_inference_tensors,
+)
 from .dtypes import (
     DTYPE_NAMES, DType, check_dtype, default_float, from_numpy_dtype, optional_dtype, to_numpy_dtype,
 )
@@ -171,7 +176,7 @@ class TensorMethods:
 
     def element_size(self) -> int:
         """Bytes per element."""
-        return to_numpy_dtype(self.dtype).itemsize
+        return self.dtype.itemsize  # (bfloat16: 2, though its values are in a float32 array)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -462,10 +467,15 @@ def _sizes(args: tuple) -> list[int]:
     return list(args)
 
 
+_BFLOAT16 = DType.bfloat16
+
+
 def cpu_tensor(array: np.ndarray, dtype: DType) -> "Tensor":
     """A CPU tensor of ``array``, whose numpy dtype is ``dtype``'s: what every CPU
     kernel returns, made without Tensor.__init__'s general path (device
     lookup, subclass check), which is most of a small kernel's cost."""
+    if dtype is _BFLOAT16:  # numpy has none: bfloat16 values in a float32 array (bfloat16_rounding.py)
+        array = round_to_bfloat16(array)
     t = _new_tensor(Tensor)
     _init_keys(t, _CPU_KEY_SET)
     t._data = array
@@ -475,7 +485,15 @@ def cpu_tensor(array: np.ndarray, dtype: DType) -> "Tensor":
     t.requires_grad = False
     t.grad_fn = None
     t._version_counter = VersionCounter()
+    if _threads_in_inference_mode[0] and making_inference_tensors():
+        make_inference_tensor(t)
     return t
+
+
+def make_inference_tensor(t: "Tensor") -> None:
+    """``t`` made in inference mode: without autograd and ADInplaceOrView keys, and without a version counter."""
+    _init_keys(t, t.key_set - AUTOGRAD_DISPATCH_KEYSET_WITH_ADINPLACEORVIEW)
+    t._version_counter = INFERENCE_VERSION_COUNTER  # type: ignore[assignment]  # (its value answers as a counter's)
 
 
 class Tensor(TensorMethods, TensorBase):
@@ -531,6 +549,8 @@ class Tensor(TensorMethods, TensorBase):
         # autograd.py's Node or FunctionNode (autograd builds on this module).
         self.grad_fn: Optional[Any] = None
         self._version_counter = VersionCounter()
+        if _threads_in_inference_mode[0] and making_inference_tensors():
+            make_inference_tensor(self)
 
     # -- subclasses (torch.Tensor's staticmethods of these names; see subclassing.py) ------------
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -579,7 +599,13 @@ class Tensor(TensorMethods, TensorBase):
     @property
     def _version(self) -> int:
         """How many in-place writes this tensor's memory has had (torch's ``_version``)."""
+        if self._version_counter is INFERENCE_VERSION_COUNTER:
+            raise RuntimeError(NO_VERSION)
         return self._version_counter.value
+
+    def is_inference(self) -> bool:
+        """torch's: whether the tensor was made in inference mode (inference_mode.py)."""
+        return self._version_counter is INFERENCE_VERSION_COUNTER
 
     @property
     def data(self) -> "Tensor":
@@ -617,6 +643,8 @@ class Tensor(TensorMethods, TensorBase):
             raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self.is_inference() and not is_inference_mode_enabled():
+            raise RuntimeError(REQUIRES_GRAD_OUTSIDE)
         self.requires_grad = requires_grad
         return self
 
@@ -782,7 +810,7 @@ def tensor(data: Any, *, dtype: Optional[DType] = None, device: DeviceLike = "cp
     array = np.array(data)
     if dtype is None:
         dtype = from_numpy_dtype(array.dtype) if isinstance(data, np.ndarray) else _inferred_dtype(array)
-    out = Tensor.from_numpy(array.astype(to_numpy_dtype(dtype), order="C"))
+    out = cpu_tensor(array.astype(to_numpy_dtype(dtype), order="C"), dtype)
     if normalize_device(device) != "cpu":
         out = aten._to_copy.default(out, device=device)
     # As torch.tensor: the new tensor is handed to lift_fresh, so that a

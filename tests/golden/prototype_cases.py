@@ -16,6 +16,7 @@ OPERATORS = (
     # pointwise
     "add.Tensor", "sub.Tensor", "rsub.Scalar", "mul.Tensor", "mul.Scalar", "div.Tensor", "div.Scalar", "neg", "exp", "log", "reciprocal",
     "relu", "threshold_backward", "gt.Scalar", "sin", "cos", "ne.Scalar", "ne.Tensor", "any", "pow.Tensor_Scalar",
+    "eq.Scalar", "eq.Tensor", "all", "conv2d", "convolution", "fft_fft2", "_fft_c2c",
     "abs", "abs.out", "sgn", "_foobar", "_local_scalar_dense",
     # reductions and products
     "sum", "sum.dim_IntList", "mean", "matmul", "mm", "bmm", "mv", "addmv", "dot",

@@ -1,0 +1,68 @@
+"""torch.save / torch.load (dispatcher.prototype.serialization) and storage
+identity (StorageWeakRef) as torch 2.13's: the same code
+(tests/golden/serialization_cases.py) through tests/torch_shim.py, against what
+torch gave (serialization_golden.json), on this process's engine and, in a
+subprocess, on the other."""
+import io
+from typing import Any
+
+import pytest
+
+from dispatcher.prototype import Tensor, randperm, serialization
+
+from ._other_engine import run_on_other_engine
+from .conftest import load_golden
+from .golden.serialization_cases import run
+from .torch_shim import installed
+from .torch_test_modules import modules
+
+GOLDEN = load_golden("serialization_golden.json")["cases"]
+
+
+def run_cases() -> dict[str, Any]:
+    found = modules()
+    with installed() as torch:
+        # torch.Tensor is the prototype's, as for PyTorch's test files (tests/torch_test_modules.py).
+        torch.Tensor = found["torch"].Tensor
+        return run(torch, found["torch.multiprocessing.reductions"], found["torch.utils._python_dispatch"])
+
+
+@pytest.fixture(scope="module")
+def ours():
+    return run_cases()
+
+
+def test_every_case_ran(ours):
+    assert len(GOLDEN) == 24
+    assert set(ours) == set(GOLDEN)
+
+
+@pytest.mark.parametrize("case", sorted(GOLDEN))
+def test_as_torch(ours, case):
+    assert ours[case] == GOLDEN[case]
+
+
+def test_as_torch_on_the_other_engine():
+    assert run_on_other_engine("tests.test_serialization", "run_cases") == GOLDEN
+
+
+class Kept(Tensor):
+    """A subclass a test allows with add_safe_globals (pickle needs it at module level)."""
+
+
+def test_add_safe_globals_allows_a_class_until_cleared():
+    kept = Tensor._make_subclass(Kept, randperm(3))
+    f = io.BytesIO()
+    serialization.save(kept, f)
+    serialization.add_safe_globals([Kept])
+    try:
+        assert serialization.get_safe_globals() == [Kept]
+        f.seek(0)
+        assert type(serialization.load(f)) is Kept
+    finally:
+        serialization.clear_safe_globals()
+    f.seek(0)
+    with pytest.raises(Exception, match="Unsupported global"):
+        serialization.load(f)
+    with pytest.raises(TypeError, match="list of classes"):
+        serialization.add_safe_globals(Kept)
