@@ -78,7 +78,16 @@ class TensorChecks(Protocol):
     And ``gradients(outputs, inputs)``: the gradients of the sum of the
     elements of ``outputs`` (tensors that require grad) with respect to
     ``inputs`` (None for one they do not depend on); with it, those calls'
-    gradients are compared too.
+    gradients are compared too.  And ``mismatch(actual, expected, rtol, atol)``:
+    why two tensors are not close, in torch.testing.assert_close's words
+    (dispatcher.mismatch_texts), or None (``rtol``/``atol`` None: the dtype's
+    defaults); with it, those comparisons say what differs, as torch's do,
+    and take opcheck's tolerances.  And ``layout(tensor)``: ``(strides,
+    storage offset)``, with ``meta_views_made()``: how many views of meta
+    tensors the thread has made (a library whose meta tensors all count as
+    contiguous knows their layout only while it has made none); with them,
+    test_faketensor compares a fake result's layout with the real one's, as
+    torch's does, where the fake one is certain (optests._stride_mismatch).
     """
 
     def copy(self, tensor: Any) -> Any:
