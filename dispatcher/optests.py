@@ -429,8 +429,8 @@ def check_same_results_twice(op: Any, inputs: _Inputs, rtol: Optional[float] = N
             out = op(*call.args, **call.kwargs)
             wrt = [t for t in call.all_tensors() if _requires_grad(t)]
             differentiable = [o for o in call.tensors(_leaves(out)) if _requires_grad(o)]
-            with_gradients = gradients is not None and bool(wrt) and bool(differentiable)
-            grads = tuple(gradients(differentiable, wrt)) if with_gradients else ()
+            with_gradients = bool(wrt) and bool(differentiable) and gradients is not None
+            grads = tuple(gradients(differentiable, wrt)) if with_gradients and gradients is not None else ()
         runs.append((out, grads))
     (first, first_grads), (second, second_grads) = runs
     outputs_differ = _mismatch(inputs, second, first, tolerance)
