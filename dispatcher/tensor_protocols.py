@@ -41,7 +41,13 @@ __all__ = [
 
 
 class AutogradEngine(Protocol):
-    """A tensor library's autograd, as custom operators use it."""
+    """A tensor library's autograd, as custom operators use it.
+
+    Optionally, also ``as_view(base, view)``: record ``view``, a custom view
+    operator's result, as a view of ``base`` (torch's as_view: it shares the
+    base's version counter, and its ``_base`` is the base's own base or the
+    base); custom_op_views.py calls it.
+    """
 
     def requires_grad(self, tensor: Any) -> bool:
         """Whether ``tensor`` requires grad (a call with one records a node)."""
