@@ -183,6 +183,79 @@ def vmap_decorators(torch: Any) -> dict[str, Any]:
     return found
 
 
+def _outcome(fn: Callable[[], Any]) -> Any:
+    """What ``fn()`` gives, or its error's class and the first line of its message."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001  (what is recorded is which exception)
+        return [type(exc).__name__, str(exc).split("\n")[0]]
+
+
+def _noop(*args: Any) -> None:
+    return None
+
+
+# name: (schema, what its kernel returns)
+VIEW_OPS = {
+    "view_int": ("(Tensor(a) x, int i) -> Tensor(a)", lambda x, i: x[i:]),
+    "view_symint": ("(Tensor(a) x, SymInt i) -> Tensor(a)", lambda x, i: x[i:]),
+    "view_symint_list": ("(Tensor(a) x, SymInt[] i) -> Tensor(a)", lambda x, i: x[i[0]:]),
+    "view_symint_optional": ("(Tensor(a) x, SymInt? i) -> Tensor(a)", lambda x, i: x[:]),
+    "view_second": ("(Tensor x, Tensor(a) y) -> Tensor(a)", lambda x, y: y[:]),
+    "view_two_inputs": ("(Tensor(a) x, Tensor(a) y) -> Tensor(a)", lambda x, y: x[:]),
+    "view_two_outputs": ("(Tensor(a) x) -> (Tensor(a), Tensor(a))", lambda x: (x[:], x[1:])),
+    "view_and_tensor": ("(Tensor(a) x, Tensor y) -> Tensor(a)", lambda x, y: x[:]),
+    "view_list": ("(Tensor(a) x, SymInt n) -> Tensor(a)[]", lambda x, n: [x[:n], x[n:]]),
+}
+
+
+def view_ops(torch: Any) -> dict[str, Any]:
+    """Custom operators whose result aliases an input: which take register_autograd,
+    what a call checks (torch's ADInplaceOrView fallback), and that the result is
+    a view of the input (its ``_base``, a shared version counter, its values)."""
+    found: dict[str, Any] = {}
+    for name, (schema, kernel) in VIEW_OPS.items():
+        op = torch.library.custom_op(f"{NS}::{name}", kernel, mutates_args=(), schema=schema)
+        entry: dict[str, Any] = {"register_autograd": _outcome(lambda: op.register_autograd(_noop, setup_context=_noop))}
+        x = torch.tensor([1.0, 2.0, 3.0])
+        extra = {"view_int": (1,), "view_symint": (1,), "view_symint_list": ([1],), "view_symint_optional": (None,),
+                 "view_list": (1,)}.get(name, (torch.tensor([4.0, 5.0, 6.0]),) if "two_outputs" not in name else ())
+
+        def call() -> Any:
+            out = getattr(getattr(torch.ops, NS), name)(x, *extra)
+            outs = out if isinstance(out, (list, tuple)) else [out]
+            x.add_(10)  # written through the base: each view sees it, and its version
+            return [[o._is_view(), o._base is x, o._version == x._version, o.tolist()] for o in outs]
+
+        entry["call"] = _outcome(call)
+        found[name] = entry
+    return found
+
+
+def view_op_autograd(torch: Any) -> dict[str, Any]:
+    """A view custom operator with an autograd formula, on an input that requires grad
+    (PyTorch's test_subclass_accessor_view, without its subclass): the result is a
+    view of the input and the gradient flows through the formula."""
+    op = torch.library.custom_op(f"{NS}::tail", lambda x, i: x[i:], mutates_args=(),
+                                 schema="(Tensor(a) x, int i) -> Tensor(a)")
+
+    def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
+        ctx.scale = 2.0
+
+    def backward(ctx: Any, grad: Any) -> Any:
+        return grad * ctx.scale, None
+
+    op.register_autograd(backward, setup_context=setup_context)
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    out = op(x, 0)
+    (out * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    y = torch.tensor([1.0, 2.0, 3.0])
+    plain = op(y, 1)
+    return {"is view": out._is_view(), "base is x": out._base is x, "requires grad": out.requires_grad,
+            "grad": x.grad.tolist(), "without grad, is view": plain._is_view(), "without grad, base": plain._base is y}
+
+
 def run(torch: Any, close: Close) -> dict[str, Any]:
     return {"assert_close": assert_close_texts(torch, close), "global_state": global_state(torch),
-            "fake_layouts": fake_layouts(torch), "vmap_decorators": vmap_decorators(torch)}
+            "fake_layouts": fake_layouts(torch), "vmap_decorators": vmap_decorators(torch),
+            "view_ops": view_ops(torch), "view_op_autograd": view_op_autograd(torch)}
