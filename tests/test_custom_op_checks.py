@@ -15,6 +15,8 @@ from typing import Any, Optional
 
 import pytest
 
+import dispatcher.prototype as P
+from dispatcher import Tensor, custom_op, opcheck
 from dispatcher.mismatch_texts import number_mismatch
 
 from ._other_engine import run_on_other_engine
@@ -66,3 +68,57 @@ def test_as_torch_on_the_other_engine():
     found = run_on_other_engine("tests.test_custom_op_checks", "ours")
     for section in SECTIONS:
         same(found[section], GOLDEN[section], section)
+
+
+class _WithoutComparisons:
+    """The prototype's TensorChecks without the optional ``mismatch``, ``layout`` and
+    ``meta_views_made``: a tensor library that cannot say why tensors differ nor
+    how they are laid out."""
+
+    def __init__(self, checks: Any) -> None:
+        self._checks = checks
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("mismatch", "layout", "meta_views_made"):
+            raise AttributeError(name)
+        return getattr(self._checks, name)
+
+
+@pytest.fixture
+def without_comparisons():
+    from dispatcher.tensor_protocols import register_tensor_checks, tensor_checks_for, unregister_tensor_checks
+
+    checks = tensor_checks_for(P.ones(1))
+    unregister_tensor_checks(P.Tensor)
+    register_tensor_checks(P.Tensor, _WithoutComparisons(checks))
+    try:
+        yield
+    finally:
+        unregister_tensor_checks(P.Tensor)
+        register_tensor_checks(P.Tensor, checks)
+
+
+def test_a_library_without_the_optional_comparisons(prototype_fallbacks, without_comparisons):
+    # Results that change from call to call still fail (equality, in this
+    # package's words), and strides are not compared (nothing says them).
+    from dispatcher.optests import OpCheckError
+
+    invoked = [0]
+
+    @custom_op("_check_cases::counted_plain", mutates_args=())
+    def counted(x: Tensor) -> Tensor:
+        invoked[0] += 1
+        return x * invoked[0]
+
+    counted.register_fake(lambda x: x.new_empty(x.shape))
+    counted.register_autograd(lambda ctx, grad: grad)
+    with pytest.raises(OpCheckError, match="eager-mode PyTorch vs AOTDispatcher") as raised:
+        opcheck(counted, (P.tensor([1.0, 2.0], requires_grad=True),))
+    assert str(raised.value.__context__.__context__) == "The values differ."
+
+    @custom_op("_check_cases::permuted_plain", mutates_args=())
+    def permuted(x: Tensor) -> Tensor:
+        return x.clone().permute(2, 0, 1)
+
+    permuted.register_fake(lambda x: x.new_empty(x.shape[2], x.shape[0], x.shape[1]))
+    assert opcheck(permuted, (P.randn(4, 4, 3),), test_utils="test_faketensor")["test_faketensor"] == "SUCCESS"
