@@ -18,7 +18,8 @@ CompositeExplicitAutograd  the function when ``device_types`` is None: every bac
 Meta                    the fake implementation (see Note [Fake means Meta])
 Autograd                custom_op_autograd.make_autograd_impl: records when an argument
                         requires grad, through the tensors' autograd engine
-ADInplaceOrView         for a mutable operator: bumps the version of each mutated tensor
+ADInplaceOrView         for a mutable operator: bumps the version of each mutated tensor;
+                        for a view (``Tensor(a)``): custom_op_views.make_view_kernel
 BackendSelect           for an operator without tensor arguments and with device kernels:
                         the kernel of its ``device`` argument's device type
 ======================  ========================================================================
@@ -55,6 +56,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVa
 from . import _engine
 from .backends import dispatch_key_for_device
 from .custom_op_autograd import Info, make_autograd_impl
+from .custom_op_views import aliases_without_write, make_view_kernel
 from .kernel import registration_site
 from .keys import DispatchKey
 from .kernel_results import result_check
@@ -237,8 +239,8 @@ def _is_functional_schema(schema: FunctionSchema, *, allow_valid_view: bool = Fa
     """No mutation, at least one return, and (unless a valid view: one tensor in, one out) no aliasing return."""
     if schema.is_mutable:
         return False
-    if any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns):
-        tensors_in = sum(a.type == BaseType(BaseTy.Tensor) for a in schema.arguments)
+    if any(aliases_without_write(r.type) for r in schema.returns):  # Tensor(a)[] too, as c10 annotates its list
+        tensors_in = sum(_is_tensor(a.type) for a in schema.arguments)  # Tensor(a) too, as torch's TensorType
         tensors_out = sum(r.type.strip_annotations() == BaseType(BaseTy.Tensor) for r in schema.returns)
         return allow_valid_view and tensors_in == 1 and tensors_out == 1
     return bool(schema.returns)
@@ -657,13 +659,15 @@ class CustomOpDef:
         self._lib.impl(self._name, kernel, "Autograd", with_keyset=True, debug=f"registered at {self._site}")
 
     def _register_adinplaceorview_dispatcher_impl(self) -> None:
-        # A view operator needs nothing here: this dispatcher's ADInplaceOrView
-        # fallback is a fallthrough, and no view tracking happens below it.
         schema = self._opoverload.schema
-        if not schema.is_mutable:
-            return
         op = self._opoverload
         written = [i for i, a in enumerate(schema.arguments) if a.is_write]
+        if _is_view_op(schema):  # torch's fallback for views (custom_op_views.py)
+            self._lib.impl(self._name, make_view_kernel(op, self._registry.engine, written=written), "ADInplaceOrView",
+                           with_keyset=True, debug=f"registered at {self._site}")
+            return
+        if not schema.is_mutable:
+            return
         below = self._registry.engine.DispatchKeySet.from_raw_repr(AFTER_ADINPLACEORVIEW_KEYSET.raw_repr())
 
         def adinplaceorview_impl(keyset: Any, *args: Any, **kwargs: Any) -> Any:

@@ -26,17 +26,22 @@ torch, checks nothing when an input is a meta tensor.
     results: how many, which are tensors, which are the inputs themselves,
     and each tensor's shape and dtype.  Devices differ by construction
     (meta against the real one), so they are not compared; torch's
-    FakeTensors keep the device, and its check compares strides and memory
-    aliasing too, which meta tensors here do not have.
+    FakeTensors keep the device.  Strides and storage offsets are compared
+    as torch's check compares them (_stride_mismatch) where the tensor library
+    knows the fake result's (TensorChecks.layout): with meta tensors that all
+    count as contiguous, when the inputs are contiguous and the fake call
+    made no view of a meta tensor.  torch's check of memory aliasing between
+    the results and the inputs is not made.
 ``test_aot_dispatch_dynamic``, ``test_aot_dispatch_static``
     compare eager results and gradients with torch.compile's (AOTAutograd).
     What fails there without a compiler fails here, with torch's texts
     (check_aot_dispatch): an aliased output that functionalization refuses,
     an operator without a fake implementation or whose call on fake (meta)
     tensors fails, results or gradients that differ from call to call (two
-    calls, the generator seeded alike), a backward that fails.  The comparison itself needs torch.compile: then
-    they report ``Skipped``, a str equal to ``"SKIPPED"`` that carries the
-    reason.
+    calls, the generator seeded alike, compared as torch's by assert_close
+    with opcheck's tolerances), a backward that fails.  The comparison with
+    the compiled operator needs torch.compile: then they report ``Skipped``,
+    a str equal to ``"SKIPPED"`` that carries the reason.
 """
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence, Union
 from . import _engine
 from .custom_ops import CustomOpDef
 from .keys import DispatchKey, get_autograd_key_from_backend
+from .mismatch_texts import number_mismatch, with_item
 from .registry import registry_in_use
 from .tensor_protocols import TensorChecks, autograd_engine_for, tensor_checks_for
 
@@ -270,8 +276,11 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
     fake_inputs = inputs.map_tensors(lambda checks, t: checks.to_meta(t))
     _run_through_autograd(op, fake_inputs)
     context = f"When comparing the output of {op.name()} on meta tensors and real tensors, found"
+    views_before = _meta_views_made(inputs)
     with engine.AutoDispatchBelowAutograd():  # where torch's CrossRefFakeMode sees the call
         fake_out = op(*fake_inputs.args, **fake_inputs.kwargs)
+        fake_layout_certain = views_before is not None and views_before == _meta_views_made(inputs) and all(
+            _contiguous(t) for t in inputs.all_tensors())
         real_out = op(*inputs.args, **inputs.kwargs)
     fake_leaves, real_leaves = _leaves(fake_out), _leaves(real_out)
     if len(fake_leaves) != len(real_leaves):
@@ -291,11 +300,56 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
         if not real_is_tensor:
             continue
         (real_shape, real_dtype), (fake_shape, fake_dtype) = checks_of(real).metadata(real), checks_of(fake).metadata(fake)
-        problem = (f"Shapes {real_shape} and {fake_shape} are not equal!" if real_shape != fake_shape
-                   else f"Dtypes {real_dtype} and {fake_dtype} are not equal!" if real_dtype != fake_dtype else None)
+        real_layout, fake_layout = (_layout(real), _layout(fake)) if fake_layout_certain else (None, None)
+        problem = (" mismatched storage offset" if real_layout and fake_layout and real_layout[1] != fake_layout[1]
+                   else f"Shapes {real_shape} and {fake_shape} are not equal!" if real_shape != fake_shape
+                   else f"Dtypes {real_dtype} and {fake_dtype} are not equal!" if real_dtype != fake_dtype
+                   else _stride_mismatch(real_shape, real_layout, fake_layout))
         if problem is not None:
             which = "" if len(real_leaves) == 1 else f" for output[{idx}]"
             raise MetadataMismatchError(f"{context} mismatched tensor metadata{which}: {problem}")
+
+
+def _layout(tensor: Any) -> Optional[tuple[tuple[int, ...], int]]:
+    """``(strides, storage offset)`` of ``tensor``, if its library tells (TensorChecks.layout)."""
+    layout = getattr(checks_of(tensor), "layout", None)
+    return None if layout is None else layout(tensor)
+
+
+def _meta_views_made(inputs: _Inputs) -> Optional[int]:
+    """How many views of meta tensors the inputs' library has made (TensorChecks.meta_views_made), or None."""
+    tensors = inputs.all_tensors()
+    count = getattr(checks_of(tensors[0]), "meta_views_made", None) if tensors else None
+    return None if count is None else count()
+
+
+def _contiguous(tensor: Any) -> bool:
+    """Whether ``tensor`` is laid out as a fresh tensor of its shape (torch's significant
+    strides: those of dimensions longer than 1), from its first element."""
+    layout = _layout(tensor)
+    if layout is None:
+        return False
+    strides, offset = layout
+    shape = checks_of(tensor).metadata(tensor)[0]
+    expected = 1
+    for size, stride in reversed(list(zip(shape, strides))):
+        if size > 1 and stride != expected:
+            return False
+        expected *= max(size, 1)
+    return offset == 0
+
+
+def _stride_mismatch(shape: tuple[int, ...], real: Optional[tuple[tuple[int, ...], int]],
+                     fake: Optional[tuple[tuple[int, ...], int]]) -> Optional[str]:
+    """torch's check of a fake result's strides against the real one's (compare_tensor_meta
+    with check_strides): only the dimensions longer than 1 of a tensor with elements count."""
+    if real is None or fake is None or not all(shape):
+        return None
+    (real_strides, _), (fake_strides, _) = real, fake  # (the storage offsets were compared first)
+    for dim, size in enumerate(shape):
+        if size > 1 and real_strides[dim] != fake_strides[dim]:
+            return f"Stride mismatch! Strides are {real_strides} and {fake_strides} (mismatched at {dim})!"
+    return None
 
 
 def check_functionalizable(op: Any) -> None:
@@ -337,7 +391,8 @@ _GRADIENTS_DIFFER = (
 )
 
 
-def check_same_results_twice(op: Any, inputs: _Inputs) -> None:
+def check_same_results_twice(op: Any, inputs: _Inputs, rtol: Optional[float] = None,
+                             atol: Optional[float] = None) -> None:
     """torch compares an eager call with a traced one, each on fresh copies of
     the inputs and with the random generators seeded alike, and, when an input
     and a result require grad, their gradients (of the results' sum): an
@@ -347,37 +402,89 @@ def check_same_results_twice(op: Any, inputs: _Inputs) -> None:
     does); torch's verdicts and texts.  Only for a tensor library whose
     TensorChecks can seed its generators (``seeded``), lest an operator that
     draws random numbers look like one; gradients if it can compute them
-    (``gradients``)."""
+    (``gradients``).
+
+    The second call's values are compared with the first's as torch compares
+    the traced call's with the eager one's, by torch.testing.assert_close
+    (with ``rtol`` and ``atol`` if both are given and not zero, else the
+    dtypes' defaults), if the library can say why two tensors differ
+    (TensorChecks.mismatch); else they must be equal.  As in torch, with
+    gradients to compare the verdict is raised from assert_close's
+    AssertionError (the exception's ``__context__``), without them in its
+    place."""
     tensors = inputs.all_tensors()
     checks = checks_of(tensors[0]) if tensors else None
     seeded = getattr(checks, "seeded", None)
     if seeded is None:
         return
     gradients = getattr(checks, "gradients", None)
+    tolerance = (rtol, atol) if rtol and atol else (None, None)  # torch's test: ``if rtol and atol``
     runs = []
+    with_gradients = False
     for _ in range(2):
         call = inputs.copies()
         with seeded():
-            out = _leaves(op(*call.args, **call.kwargs))
+            out = op(*call.args, **call.kwargs)
             wrt = [t for t in call.all_tensors() if _requires_grad(t)]
-            differentiable = [o for o in call.tensors(out) if _requires_grad(o)]
-            grads = gradients(differentiable, wrt) if gradients is not None and wrt and differentiable else []
-        runs.append((out, list(grads)))
+            differentiable = [o for o in call.tensors(_leaves(out)) if _requires_grad(o)]
+            with_gradients = bool(wrt) and bool(differentiable) and gradients is not None
+            grads = tuple(gradients(differentiable, wrt)) if with_gradients and gradients is not None else ()
+        runs.append((out, grads))
     (first, first_grads), (second, second_grads) = runs
-    if len(first) != len(second) or any(_differ(inputs, a, b) for a, b in zip(first, second)):
-        raise AssertionError(_OUTPUTS_DIFFER)
-    if any(_differ(inputs, a, b) for a, b in zip(first_grads, second_grads)):
-        raise AssertionError(_GRADIENTS_DIFFER)
+    outputs_differ = _mismatch(inputs, second, first, tolerance)
+    if not with_gradients:
+        if outputs_differ is not None:
+            raise AssertionError(_OUTPUTS_DIFFER)  # torch's assert_close(..., msg=): its text only
+        return
+    for differ, verdict in ((outputs_differ, _OUTPUTS_DIFFER),
+                            (_mismatch(inputs, second_grads, first_grads, tolerance), _GRADIENTS_DIFFER)):
+        if differ is not None:
+            try:
+                raise AssertionError(differ)
+            except AssertionError as comparison:
+                raise AssertionError(verdict) from comparison
 
 
-def _differ(inputs: _Inputs, a: Any, b: Any) -> bool:
-    if inputs.engine.tensor_key_set(a) is None or inputs.engine.tensor_key_set(b) is None:
-        return a is not b if a is None or b is None else bool(a != b)
+def _mismatch(inputs: _Inputs, actual: Any, expected: Any, tolerance: tuple[Optional[float], Optional[float]],
+              path: tuple[int, ...] = ()) -> Optional[str]:
+    """Why ``actual`` (the second call's result) is not ``expected`` (the first's), as
+    torch.testing.assert_close says it of tensors, numbers, None and sequences of them,
+    or None if they match."""
+    rtol, atol = tolerance
+    actual_is_tensor = inputs.engine.tensor_key_set(actual) is not None
+    expected_is_tensor = inputs.engine.tensor_key_set(expected) is not None
+    if isinstance(actual, (list, tuple)) and isinstance(expected, (list, tuple)):
+        if len(actual) != len(expected):
+            return with_item(f"The length of the sequences mismatch: {len(actual)} != {len(expected)}", path)
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            found = _mismatch(inputs, a, e, tolerance, (*path, i))
+            if found is not None:
+                return found
+        return None
+    if actual_is_tensor and expected_is_tensor:
+        mismatch = getattr(checks_of(actual), "mismatch", None)
+        if mismatch is not None:
+            found = mismatch(actual, expected, rtol, atol)
+        else:
+            found = "The values differ." if _differ(expected, actual) else None
+    elif actual is None or expected is None:
+        found = None if actual is expected else f"None mismatch: {actual} is not {expected}"
+    elif actual_is_tensor or expected_is_tensor or not isinstance(actual, (bool, int, float, complex)):
+        found = None if actual == expected else (
+            f"No comparison pair was able to handle inputs of type {type(actual)} and {type(expected)}.")
+    else:
+        found = number_mismatch(actual, expected, rtol, atol)
+    return None if found is None else with_item(found, path)
+
+
+def _differ(a: Any, b: Any) -> bool:
+    """Whether tensor ``b`` is not ``a`` (metadata or values), for a library that cannot say why (no ``mismatch``)."""
     checks = checks_of(a)
     return checks.metadata(a) != checks_of(b).metadata(b) or checks.changed(b, checks.snapshot(a))
 
 
-def check_aot_dispatch(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any) -> Skipped:
+def check_aot_dispatch(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: Any, *,
+                       rtol: Optional[float] = None, atol: Optional[float] = None) -> Skipped:
     """test_aot_dispatch_*: what torch's finds without a compiler.  AOTAutograd
     functionalizes the call (check_functionalizable) and traces it with fake
     tensors (check_has_fake, then the call on meta copies, through autograd
@@ -391,11 +498,11 @@ def check_aot_dispatch(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], e
         check_has_fake(op)
         fake = inputs.copies().map_tensors(lambda checks, t: checks.to_meta(t))
         op(*fake.args, **fake.kwargs)
-        check_same_results_twice(op, inputs)
+        check_same_results_twice(op, inputs, rtol, atol)
     return Skipped(_NO_COMPILER)
 
 
-Checker = Callable[[Any, tuple[Any, ...], dict[str, Any], Any], Optional[Skipped]]
+Checker = Callable[..., Optional[Skipped]]  # (op, args, kwargs, engine), the comparing ones also rtol=, atol=
 
 # In the order opcheck runs them (torch's ALL_TEST_UTILS).
 ALL_TEST_UTILS: dict[str, Checker] = {
@@ -405,6 +512,9 @@ ALL_TEST_UTILS: dict[str, Checker] = {
     "test_aot_dispatch_static": check_aot_dispatch,
     "test_aot_dispatch_dynamic": check_aot_dispatch,
 }
+
+# The tests that compare values, and so take opcheck's tolerances.
+_COMPARING = ("test_aot_dispatch_static", "test_aot_dispatch_dynamic")
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 
@@ -450,8 +560,8 @@ def opcheck(
     the exception of a failed test (or, with ``raise_exception``, raises
     OpCheckError from the first), or ``Skipped`` for the tests that cannot
     run without torch.  ``atol`` and ``rtol`` are torch's tolerances for the
-    compiled-versus-eager comparisons (both or neither); they have nothing
-    to compare here.  Call it with several representative inputs, some that
+    compiled-versus-eager comparisons (both or neither), here those of a
+    second call with the first (check_same_results_twice).  Call it with several representative inputs, some that
     require grad.
     """
     if (rtol is None) ^ (atol is None):
@@ -476,7 +586,8 @@ def opcheck(
     results: dict[str, Result] = {}
     for test_util in test_utils:
         try:
-            skipped = ALL_TEST_UTILS[test_util](handle, args, kwargs, engine)
+            tolerances = {"rtol": rtol, "atol": atol} if test_util in _COMPARING else {}
+            skipped = ALL_TEST_UTILS[test_util](handle, args, kwargs, engine, **tolerances)
         except Exception as ex:
             if raise_exception:
                 raise OpCheckError(f"opcheck(op, ...): {test_util} failed with {ex} (scroll up for stack trace)") from ex

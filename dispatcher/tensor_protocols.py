@@ -41,7 +41,13 @@ __all__ = [
 
 
 class AutogradEngine(Protocol):
-    """A tensor library's autograd, as custom operators use it."""
+    """A tensor library's autograd, as custom operators use it.
+
+    Optionally, also ``as_view(base, view)``: record ``view``, a custom view
+    operator's result, as a view of ``base`` (torch's as_view: it shares the
+    base's version counter, and its ``_base`` is the base's own base or the
+    base); custom_op_views.py calls it.
+    """
 
     def requires_grad(self, tensor: Any) -> bool:
         """Whether ``tensor`` requires grad (a call with one records a node)."""
@@ -78,7 +84,16 @@ class TensorChecks(Protocol):
     And ``gradients(outputs, inputs)``: the gradients of the sum of the
     elements of ``outputs`` (tensors that require grad) with respect to
     ``inputs`` (None for one they do not depend on); with it, those calls'
-    gradients are compared too.
+    gradients are compared too.  And ``mismatch(actual, expected, rtol, atol)``:
+    why two tensors are not close, in torch.testing.assert_close's words
+    (dispatcher.mismatch_texts), or None (``rtol``/``atol`` None: the dtype's
+    defaults); with it, those comparisons say what differs, as torch's do,
+    and take opcheck's tolerances.  And ``layout(tensor)``: ``(strides,
+    storage offset)``, with ``meta_views_made()``: how many views of meta
+    tensors the thread has made (a library whose meta tensors all count as
+    contiguous knows their layout only while it has made none); with them,
+    test_faketensor compares a fake result's layout with the real one's, as
+    torch's does, where the fake one is certain (optests._stride_mismatch).
     """
 
     def copy(self, tensor: Any) -> Any:

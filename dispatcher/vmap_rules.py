@@ -2,8 +2,8 @@
 
 torch.library.register_vmap registers, at FuncTorchBatched, a kernel that
 unwraps the arguments batched at the current vmap level, calls
-``func(info, in_dims, *args, **kwargs)`` with FuncTorchBatched excluded,
-and wraps what it returns, ``(output, out_dims)``, back into batched
+``func(info, in_dims, *args, **kwargs)`` one vmap level lower (tensors
+of outer vmaps still batched), and wraps what it returns, ``(output, out_dims)``, back into batched
 tensors (torch's custom_function_call_vmap_helper).  The dispatcher has no
 batched tensors of its own: a tensor library with a vmap tells it how to
 unwrap and wrap them by registering a ``Batching`` (``register_batching``;
@@ -107,10 +107,13 @@ def add_vmap_rule(lib: "Library", op_name: str, func: Callable[..., Any]) -> Non
         level, batch_size, randomness = current
         pairs = [_unwrap(batching, a, level) for a in args]
         unwrapped, in_dims = tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
-        with engine.ExcludeDispatchKeyGuard(below):
-            if all(d is None or (isinstance(d, list) and all(x is None for x in d)) for d in in_dims):
+        if all(d is None or (isinstance(d, list) and all(x is None for x in d)) for d in in_dims):
+            with engine.ExcludeDispatchKeyGuard(below):
                 return op(*args, **kwargs)
-            result = func(VmapInfo(batch_size, randomness), in_dims, *unwrapped, **kwargs)
+        # The rule runs with FuncTorchBatched in force, as torch's runs one level
+        # lower (interpreter.lower()): what it unwrapped carries the key only if it
+        # is batched by an outer vmap, whose batching rules its calls must reach.
+        result = func(VmapInfo(batch_size, randomness), in_dims, *unwrapped, **kwargs)
         if not isinstance(result, tuple) or len(result) != 2:
             raise RuntimeError(
                 f"Expected the vmap rule of {name} to have two returns, an output and out_dims with pytree "

@@ -236,7 +236,8 @@ def test_bad_arguments_say_what_was_wrong(cases):
 
 def test_nan_values_are_not_a_mutation(cases):
     op, _ = cases["numpy_sin"]
-    assert opcheck(op, (P.tensor([np.nan, 1.0]),))["test_schema"] == "SUCCESS"
+    # (test_aot_dispatch_dynamic fails on it, as torch's: assert_close takes NaN for no value.)
+    assert opcheck(op, (P.tensor([np.nan, 1.0]),), test_utils="test_schema")["test_schema"] == "SUCCESS"
 
 
 def test_torchs_documented_example_fails_where_torchs_does():

@@ -211,3 +211,28 @@ def test_relu_backward_is_torchs_threshold_backward_and_differentiable():
     assert r.tolist() == [0.0, 0.0, 1.0] and r.grad_fn.name() == "ThresholdBackwardBackward0"
     r.sum().backward()
     assert g.grad.tolist() == [0.0, 0.0, 1.0] and s.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_subclass_of_a_subclass_inherits_its_init():
+    # torch: Python calls the nearest __init__ (TwoTensor's for a subclass of
+    # TwoTensor); only a direct subclass without one gets torch.Tensor's.
+    class Pair(Tensor):
+        @staticmethod
+        def __new__(cls, a, b):
+            return Tensor._make_wrapper_subclass(cls, a.shape, dtype=a.dtype)
+
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    class MyPair(Pair):
+        pass
+
+    a, b = P.ones(2), P.zeros(2)
+    pair = MyPair(a, b)
+    assert pair.a is a and pair.b is b
+    assert type(pair).__init__ is Pair.__init__
+    assert not P.ones(1)._is_view() and P.ones(3)[1:]._is_view()

@@ -817,6 +817,13 @@ class CustomOpAutograd:
     def increment_version(self, tensor: Tensor) -> None:
         tensor._version_counter.value += 1
 
+    def as_view(self, base: Tensor, view: Tensor) -> None:
+        """``view`` (a custom operator's result) is a view of ``base``, as the view operators'
+        ADInplaceOrView kernels record it (inplace_or_view.py)."""
+        if isinstance(view, Tensor):
+            view._base = base._base if base._base is not None else base
+            view._version_counter = base._version_counter
+
     def apply(self, function: Any, args: tuple[Any, ...]) -> Any:
         inputs = [_layout(arg) for arg in args]
         flat_inputs = _flat_tensors(args, inputs)

@@ -4,7 +4,8 @@ Copies are clones made under no_grad, then given the original's
 ``requires_grad`` (leaves, as torch's ``clone_input`` makes them); values
 are compared through numpy; the random generator is seeded for opcheck's
 repeated calls (``seeded``), whose gradients the autograd engine computes
-(``gradients``); a meta tensor of the same shape and dtype
+(``gradients``), and compared as torch.testing.assert_close compares
+(``mismatch``, closeness.py); a meta tensor of the same shape and dtype
 stands for a FakeTensor; memory is shared between CPU tensors whose numpy
 arrays may overlap, and between tensors of another device that hold the
 same buffer.
@@ -19,6 +20,8 @@ import numpy as np
 from dispatcher.tensor_protocols import register_tensor_checks
 
 from .autograd import grad, no_grad
+from .closeness import mismatch
+from .inplace_or_view import META_VIEWS
 from .dtypes import DType
 from .generator import seeded
 from .meta import meta_tensor
@@ -56,6 +59,15 @@ class PrototypeTensorChecks:
 
     def metadata(self, tensor: Tensor) -> tuple[tuple[int, ...], DType]:
         return tuple(tensor.shape), tensor.dtype
+
+    def mismatch(self, actual: Tensor, expected: Tensor, rtol: Optional[float], atol: Optional[float]) -> Optional[str]:
+        return mismatch(actual, expected, rtol, atol)
+
+    def layout(self, tensor: Tensor) -> tuple[tuple[int, ...], int]:
+        return tuple(tensor.stride()), tensor.storage_offset()
+
+    def meta_views_made(self) -> int:
+        return META_VIEWS.made
 
     def seeded(self) -> ContextManager[None]:
         return seeded()

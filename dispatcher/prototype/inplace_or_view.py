@@ -20,16 +20,17 @@ counter, pass through untouched.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library, OperatorHandle
 from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 
 from .operators import overload
-from .tensor import Tensor
+from .tensor import Tensor, tensor_device
 
-__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "OUT_OPERATORS", "VIEW_OPERATORS", "aliases_without_writes",
-           "written_version_kernel"]
+__all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "META_VIEWS", "OUT_OPERATORS", "VIEW_OPERATORS",
+           "aliases_without_writes", "written_version_kernel"]
 
 INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Tensor",
                      "set_.source_Storage", "set_.source_Storage_storage_offset")
@@ -58,12 +59,27 @@ def _inplace(op: OperatorHandle):
     return kernel
 
 
+class _MetaViews(threading.local):
+    """How many views of meta tensors this thread has made.  Meta tensors here
+    count as contiguous (meta.py), as torch's are until a view changes their
+    layout: opcheck compares a fake result's strides with the real one's only
+    if its fake call made none (PrototypeTensorChecks.meta_views_made)."""
+
+    made = 0
+
+
+META_VIEWS = _MetaViews()
+_META = tensor_device("meta")
+
+
 def _view(op: OperatorHandle):
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
             out._base = self._base if self._base is not None else self
             out._version_counter = self._version_counter
+            if self.device is _META:
+                META_VIEWS.made += 1
         return out
 
     return kernel

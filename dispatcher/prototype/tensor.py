@@ -556,9 +556,10 @@ class Tensor(TensorMethods, TensorBase):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Python calls __init__ with the arguments the subclass's __new__ got,
         # which are not Tensor's: torch.Tensor's __init__ takes any.  A
-        # subclass without an __init__ of its own gets one that does.
+        # subclass without an __init__ of its own gets one that does, unless it
+        # inherits a subclass's (TwoTensor's, for a subclass of TwoTensor).
         super().__init_subclass__(**kwargs)
-        if "__init__" not in cls.__dict__:
+        if "__init__" not in cls.__dict__ and cls.__init__ is Tensor.__init__:
             cls.__init__ = _subclass_init  # type: ignore[method-assign]
 
     if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py and strided_views.py (Note [Methods set by the modules above])
@@ -606,6 +607,10 @@ class Tensor(TensorMethods, TensorBase):
     def is_inference(self) -> bool:
         """torch's: whether the tensor was made in inference mode (inference_mode.py)."""
         return self._version_counter is INFERENCE_VERSION_COUNTER
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (torch's ``_is_view``: it has a ``_base``)."""
+        return self._base is not None
 
     @property
     def data(self) -> "Tensor":
