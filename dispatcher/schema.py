@@ -1247,6 +1247,19 @@ _EOF = ""  # the token after the last one
 # Names PyTorch's parser accepts where an integer default is expected.
 _NAMED_CONSTANTS = {"float": 6, "long": 4, "strided": 0, "Mean": 1, "contiguous_format": 0}
 _KEYWORD_VALUES = {"None": None, "True": True, "False": False}
+# torch 2.13's dtype names (``torch.<name>``) and their ScalarType numbers: the
+# defaults its parser takes for a ScalarType argument (and ScalarType? ones).
+# tests/golden/api_gaps_golden.json has torch's answer for each name.
+_DTYPE_NUMBERS = {
+    "uint8": 0, "int8": 1, "int16": 2, "short": 2, "int32": 3, "int": 3, "int64": 4, "long": 4, "float16": 5,
+    "half": 5, "float32": 6, "float": 6, "float64": 7, "double": 7, "complex32": 8, "chalf": 8, "complex64": 9,
+    "cfloat": 9, "complex128": 10, "cdouble": 10, "bool": 11, "qint8": 12, "quint8": 13, "qint32": 14,
+    "bfloat16": 15, "quint4x2": 16, "quint2x4": 17, "bits1x8": 18, "bits2x4": 19, "bits4x2": 20, "bits8": 21,
+    "bits16": 22, "float8_e5m2": 23, "float8_e4m3fn": 24, "float8_e5m2fnuz": 25, "float8_e4m3fnuz": 26,
+    "uint16": 27, "uint32": 28, "uint64": 29, "uint1": 30, "bit": 30, "uint2": 31, "uint3": 32, "uint4": 33,
+    "uint5": 34, "uint6": 35, "uint7": 36, "int1": 37, "int2": 38, "int3": 39, "int4": 40, "int5": 41,
+    "int6": 42, "int7": 43, "float8_e8m0fnu": 44, "float4_e2m1fn_x2": 45,
+}
 
 _SIMPLE_ESCAPES = {
     "\\": 0x5C, "'": 0x27, '"': 0x22, "a": 0x07, "b": 0x08,
@@ -1475,7 +1488,9 @@ class _Parser:
             return Argument(name, t, NO_DEFAULT, kwarg_only)
         self.i += 1
         first = self.i
-        value = self.literal()
+        value = self.dtype_name_literal(t)
+        if value is NO_DEFAULT:
+            value = self.literal()
         try:
             default = _normalize_default(t, value)
         except ValueError as exc:
@@ -1607,6 +1622,18 @@ class _Parser:
                 return tuple(sets)
 
     # -- literals ----------------------------------------------------------
+    def dtype_name_literal(self, t: Type) -> Any:
+        """The number of a dtype named as torch names it (``float32``, ``int``,
+        ``cfloat``) as the default of a ``ScalarType`` or ``ScalarType?``
+        argument, as torch's parser reads it there (infer_schema writes a dtype
+        default so: ``ScalarType f=float32``); NO_DEFAULT for any other default."""
+        base = t.elem if isinstance(t, OptionalType) else t
+        number = _DTYPE_NUMBERS.get(self.toks[self.i])
+        if number is None or not (isinstance(base, BaseType) and base.name is BaseTy.ScalarType):
+            return NO_DEFAULT
+        self.i += 1
+        return number
+
     def literal(self) -> Any:
         """A default value as written: None, True, False, number, string, name, [list]."""
         if not self.accept("["):

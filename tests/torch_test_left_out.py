@@ -114,8 +114,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOp.test_impl_device_cuda': CUDA,
         'TestCustomOp.test_impl_multiple': CUDA,
         'TestCustomOp.test_impl_separate': CUDA,
-        'TestCustomOp.test_infer_schema_supported': gap("AssertionError: inferred 'ScalarType f=float32' where torch gives 'ScalarType f=6'"),
-        'TestCustomOp.test_infer_schema_unsupported': gap('AssertionError: False is not true'),
         'TestCustomOp.test_is_functional_schema': INTERNALS,
         'TestCustomOp.test_meta_for_data_dependent_shape_operation': OP_DB,
         'TestCustomOp.test_new_data_dependent_symint': MAKE_FX,

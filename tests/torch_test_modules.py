@@ -151,6 +151,9 @@ def _infer_schema_module() -> types.ModuleType:
     """torch._library.infer_schema: dispatcher.schema_inference, its tables of supported
     types keyed as torch's are, by the shim's torch.Tensor (the tests look them up so)."""
     module = _module("torch._library.infer_schema", **vars(dispatcher.schema_inference))
+    # A global of torch's module that a string annotation in a test must not find
+    # (names are looked up in the annotated function's globals).
+    module._TestTensor = P.Tensor  # type: ignore[attr-defined]
     for table in ("SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES"):
         setattr(module, table, {_with_prototype_tensor(annotation): schema_type
                                 for annotation, schema_type in getattr(dispatcher.schema_inference, table).items()})
