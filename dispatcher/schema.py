@@ -200,6 +200,9 @@ class BaseTy(enum.Enum):
     AnyEnumType = "AnyEnumType"
     Capsule = "Capsule"
     NoneType = "NoneType"
+    # An opaque type: any Python object.  No schema spells it: a name registered
+    # with dispatcher.opaque_types parses as it (and prints as "PyObject").
+    PyObject = "PyObject"
 
 
 _BASE_TYPES = {ty.value: ty for ty in BaseTy}
@@ -1531,7 +1534,8 @@ class _Parser:
         elif _is_id(tok):
             first = self.i
             self.i += 1
-            plain = _PLAIN.get(tok)
+            opaque = self.opaque_type_name(tok) if _OPAQUE_TYPE_NAMES and tok != "Tensor" else None
+            plain = _PLAIN.get(tok) if opaque is None else _PLAIN_PYOBJECT
             if plain is not None:
                 alias = self.alias_annotation() if toks[self.i] == "(" else None
                 t = plain if alias is None else BaseType(plain.name, alias)
@@ -1547,7 +1551,8 @@ class _Parser:
             elif tok == "__torch__":
                 t = self.class_type()
             elif tok[0].islower():
-                if not self.allow_typevars:
+                # A dotted name is no type variable: an opaque type's name not registered.
+                if not self.allow_typevars or toks[self.i] == ".":
                     raise self.error(_not_a_type(tok), first)
                 t = TypeVar(tok, self.alias_annotation())
             else:
@@ -1571,6 +1576,22 @@ class _Parser:
         self.depth -= 1
         self.height = height
         return t
+
+    def opaque_type_name(self, tok: str) -> Optional[str]:
+        """The registered opaque type name starting at ``tok`` (a dotted name,
+        ``my_module.MyClass``, whose first part was just read), read to its end;
+        None, reading nothing more, if there is none."""
+        toks = self.toks
+        name, end = tok, self.i
+        found = name if name in _OPAQUE_TYPE_NAMES else None
+        found_end = end
+        while toks[end] == "." and _is_id(toks[end + 1]):
+            name, end = f"{name}.{toks[end + 1]}", end + 2
+            if name in _OPAQUE_TYPE_NAMES:
+                found, found_end = name, end
+        if found is not None:
+            self.i = found_end
+        return found
 
     def type_list(self) -> tuple[Type, ...]:
         """``T1, T2, ...)``: the rest of a parenthesized list of types; leaves
@@ -1808,5 +1829,20 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
 # One shared instance per unannotated base type: most types in a schema are
 # plain "Tensor", "int", ..., and sharing them keeps parsing fast and small.
 # "None" is PyTorch's spelling of NoneType in a schema.
-_PLAIN = {ty.value: BaseType(ty) for ty in BaseTy}
+_PLAIN = {ty.value: BaseType(ty) for ty in BaseTy if ty is not BaseTy.PyObject}
 _PLAIN["None"] = _PLAIN["NoneType"]
+_PLAIN_PYOBJECT = BaseType(BaseTy.PyObject)
+
+# The names registered as opaque types (dispatcher.opaque_types): each parses
+# as PyObject, as in torch (whose parser asks its registry before it reads a
+# name as any other type, but for Tensor).
+_OPAQUE_TYPE_NAMES: set[str] = set()
+
+
+def _set_opaque_type_names(names: set[str]) -> None:
+    """The opaque type names the parser knows (dispatcher.opaque_types sets them):
+    parsed schemas are forgotten, as a text that named one parses differently now."""
+    _OPAQUE_TYPE_NAMES.clear()
+    _OPAQUE_TYPE_NAMES.update(names)
+    for cache in (_ELEMENT_CACHE, _SCHEMA_CACHE, _SIGNATURE_CACHE):
+        cache.clear()

@@ -40,7 +40,7 @@ import numpy as np
 import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
-from dispatcher import dispatch_modes, ops
+from dispatcher import dispatch_modes, ops, warn_always
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
@@ -107,6 +107,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "allclose": lambda a, b, rtol=1e-05, atol=1e-08: bool(np.allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)),
         "sin": lambda x: ops.aten.sin.default(x),
         "vmap": P.vmap, "no_grad": P.no_grad,
+        "set_warn_always": warn_always.set_warn_always, "is_warn_always_enabled": warn_always.is_warn_always_enabled,
     }
     for name, value in names.items():
         setattr(torch, name, value)
