@@ -88,8 +88,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestPythonRegistration.test_clear_torch_ops_cache_tolerates_malformed_qualname': FAILS_ON_TORCH_2_13,
         'TestPythonRegistration.test_define_normalizes_namespaced_schema_name': FAILS_ON_TORCH_2_13,
         'TestPythonRegistration.test_fallback': gap("TypeError: empty() got an unexpected keyword argument 'pin_memory'"),
-        'TestPythonRegistration.test_finalizer_clears_torch_ops_cache': gap("AttributeError: 'ops._test_python_registration' object has no attri..."),
-        'TestPythonRegistration.test_finalizer_no_getattr_into_cpp': gap("AttributeError: type object 'ops._test_python_registration' has no att..."),
         'TestPythonRegistration.test_register_check_mem_op_survives_gc': COMPILE,
         'TestPythonDispatch.test_custom_dispatch_mode_not_supports_higher_order_operators': COMPILE,
         'TestPythonDispatch.test_custom_dispatch_mode_supports_higher_order_operators': COMPILE,
