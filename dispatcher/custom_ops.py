@@ -58,6 +58,7 @@ from .custom_op_autograd import Info, make_autograd_impl
 from .kernel import registration_site
 from .keys import DispatchKey
 from .kernel_results import result_check
+from .list_arguments import lists_as_torch_passes_them
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .operator_tags import Tag
 from ._library import Library, _parse_qualname, keys_for_types
@@ -520,12 +521,16 @@ class CustomOpDef:
         engine = self._registry.engine
         schema = self._opoverload.schema
         check_result = result_check(schema, engine)
+        # The function gets its list arguments as lists, as torch passes them (dispatcher/list_arguments.py).
+        as_lists = lists_as_torch_passes_them(schema, engine)
 
         def where() -> str:
             implementation = inspect.unwrap(self._backend_fns[device_type])
             return f"{self._name} (with implementation in {inspect.getmodule(implementation)})"
 
         def backend_impl(*args: Any, **kwargs: Any) -> Any:
+            if as_lists is not None:
+                args, kwargs = as_lists(args, kwargs)
             result = self._backend_fns[device_type](*args, **kwargs)
             if self._is_inplace:
                 if result is not schema.bind(args, kwargs)[0]:

@@ -115,7 +115,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOp.test_is_functional_schema': INTERNALS,
         'TestCustomOp.test_meta_for_data_dependent_shape_operation': OP_DB,
         'TestCustomOp.test_new_data_dependent_symint': MAKE_FX,
-        'TestCustomOp.test_sequences': gap('AssertionError: <MySequence object> != [1, 2, 3] (a kernel gets a Sequence as passed)'),
         'TestCustomOp.test_symints': MAKE_FX,
         'MiniOpTest.test_mm_fake': FAKE,
         'TestCustomOpAPI.test_compile': COMPILE,

@@ -28,6 +28,7 @@ from .._library import Library
 from ..compat import torch_C
 from ..custom_ops import _is_functional_schema, ctx_getter, get_ctx
 from ..kernel import registration_site
+from ..list_arguments import lists_as_torch_passes_them
 from ..registry import registry_in_use
 from ..schema import BaseTy, BaseType, FunctionSchema, ListType
 from ..schema_inference import infer_schema
@@ -213,10 +214,12 @@ class CustomOp:
             validate_device_type(device_type)
 
         def inner(f: Callable[..., Any]) -> Callable[..., Any]:
+            # The kernel gets its list arguments as lists, as torch passes them (dispatcher/list_arguments.py).
+            kernel = _with_lists_as_lists(f, self._ophandle.schema)
             for device_type in dict.fromkeys(device_types):
                 self._check_doesnt_have_library_impl(device_type)
                 self._register_impl(device_type, f, stacklevel=_stacklevel)
-                self._lib.impl(self._opname, f, SUPPORTED_DEVICE_TYPE_TO_KEY[device_type])
+                self._lib.impl(self._opname, kernel, SUPPORTED_DEVICE_TYPE_TO_KEY[device_type])
             return f
 
         return inner
@@ -677,3 +680,16 @@ def _custom_op_with_schema(qualname: str, schema: str, needs_fixed_stride_order:
     result._register_autograd_kernel_indirection()
     _set_report_error_callback(result)
     return get_op(qualname)
+
+
+def _with_lists_as_lists(f: Callable[..., Any], schema: FunctionSchema) -> Callable[..., Any]:
+    """``f``, called with its list arguments as lists (or ``f`` itself if it has none)."""
+    as_lists = lists_as_torch_passes_them(schema, registry_in_use().engine)
+    if as_lists is None:
+        return f
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = as_lists(args, kwargs)
+        return f(*args, **kwargs)
+
+    return functools.update_wrapper(kernel, f)
