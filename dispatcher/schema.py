@@ -1677,8 +1677,9 @@ class _Parser:
                 self.i += 1
                 return _NAMED_CONSTANTS[tok]
             raise self.error(
-                f"unknown default value '{tok}' (expected a number, a string, True, "
-                f"False, None or one of {', '.join(_NAMED_CONSTANTS)})"
+                # torch's words first, then which names it would have taken.
+                f"invalid numeric default value: '{tok}' is not a number, a string, True, "
+                f"False, None or one of {', '.join(_NAMED_CONSTANTS)} (nor, for a ScalarType, a dtype's name)"
             )
         if _is_str(tok):
             value = self.string_value(tok)  # errors point at the literal
