@@ -199,6 +199,24 @@ def list_arguments(torch: Any) -> list[Any]:
     lists(x, range(3), [3], [x], None)
     lists(x, _Triple(), _Triple(), (), maybe=range(2))
     lists(x, [5], [1.5], [x], [6, 7])
+
+    # The fake implementation and setup_context get them so too.
+    @torch.library.custom_op(f"{NS}::lists_grad", mutates_args=())
+    def lists_grad(x: torch.Tensor, sizes: Sequence[int]) -> torch.Tensor:
+        seen.append(["kernel", describe(sizes)])
+        return x.clone()
+
+    @lists_grad.register_fake
+    def _(x: Any, sizes: Any) -> Any:
+        seen.append(["fake", describe(sizes)])
+        return torch.empty_like(x)
+
+    def setup_context(ctx: Any, inputs: Any, output: Any) -> None:
+        seen.append(["setup_context", describe(inputs[1])])
+
+    lists_grad.register_autograd(lambda ctx, grad: (grad, None), setup_context=setup_context)
+    lists_grad(torch.zeros(2, requires_grad=True), (1, 2))
+    lists_grad(torch.empty(2, device="meta"), range(2))
     return seen
 
 
