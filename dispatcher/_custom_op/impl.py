@@ -159,7 +159,9 @@ class CustomOp:
     def _register_autograd_kernel_indirection(self) -> None:
         if self._registered_autograd_kernel_indirection:
             raise AssertionError("autograd kernel indirection already registered")
-        self._lib.impl(self._opname, autograd_kernel_indirection(weakref.proxy(self)), "Autograd")
+        # Its save_for_backward and backward functions (and the kernels below) get list arguments as lists.
+        self._lib.impl(self._opname, _with_lists_as_lists(autograd_kernel_indirection(weakref.proxy(self)),
+                                                          self._ophandle.schema), "Autograd")
         self._registered_autograd_kernel_indirection = True
 
     def _register_impl(self, kind: str, func: Callable[..., Any], stacklevel: int = 2) -> None:
@@ -272,7 +274,7 @@ class CustomOp:
                 with ctx_getter(error_on_ctx):  # a meta kernel has no context
                     return f(*args, **kwargs)
 
-            self._lib.impl(self._opname, f_with_ctx, "Meta")
+            self._lib.impl(self._opname, _with_lists_as_lists(f_with_ctx, self._ophandle.schema), "Meta")
             return f
 
         return inner

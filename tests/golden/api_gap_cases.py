@@ -6,9 +6,10 @@ the error for Meta tensors reaching no Meta kernel, the list arguments a
 custom operator's kernel gets, and an ops namespace's packets (``_dir``,
 iteration, ``type(ns).__getattr__``) as a library comes and goes.
 
-Written once for either library: ``run(torch)`` takes a ``torch`` module --
-torch 2.13 itself (generate_api_gaps_golden.py), or tests/torch_shim.py's
-over this package (tests/test_api_gaps.py).  No imports of either library here.
+Written once for either library: ``run(torch, custom_ops)`` takes a ``torch``
+module -- torch 2.13 itself (generate_api_gaps_golden.py), or
+tests/torch_shim.py's over this package (tests/test_api_gaps.py) -- and its
+older CustomOp API module (torch._custom_ops, dispatcher._custom_ops).  No imports of either library here.
 """
 # No ``from __future__ import annotations``: the operators' annotations name the
 # ``torch`` passed to run(), which infer_schema could not find by their text.
@@ -220,6 +221,41 @@ def list_arguments(torch: Any) -> list[Any]:
     return seen
 
 
+def legacy_list_arguments(torch: Any, custom_ops: Any) -> list[Any]:
+    """The older CustomOp API (``torch._custom_ops``): what its kernel, abstract
+    implementation and save_for_backward get for a list argument given as a tuple."""
+    seen: list[Any] = []
+    qualname = f"{NS}::legacy_lists"
+
+    @custom_ops.custom_op(qualname)
+    def legacy_lists(x: torch.Tensor, sizes: Sequence[int]) -> torch.Tensor:
+        raise NotImplementedError
+
+    @custom_ops.impl(qualname)
+    def _(x: Any, sizes: Any) -> Any:
+        seen.append(["kernel", type(sizes).__name__])
+        return x.clone()
+
+    @custom_ops.impl_abstract(qualname)
+    def _(x: Any, sizes: Any) -> Any:
+        seen.append(["abstract", type(sizes).__name__])
+        return torch.empty_like(x)
+
+    @custom_ops.impl_save_for_backward(qualname)
+    def _(inputs: Any, output: Any) -> None:
+        seen.append(["save_for_backward", type(inputs.sizes).__name__])
+
+    @custom_ops.impl_backward(qualname)
+    def _(ctx: Any, saved: Any, grad: Any) -> Any:
+        return {"x": grad}
+
+    op = getattr(getattr(torch.ops, NS), "legacy_lists").default
+    op(torch.zeros(2, requires_grad=True), (1, 2)).sum().backward()
+    op(torch.empty(2, device="meta"), (1, 2))
+    custom_ops._destroy(qualname)
+    return seen
+
+
 def namespaces(torch: Any) -> list[Any]:
     """An ops namespace's packets (all read first: torch lists those it has cached) as a library comes and goes."""
     steps: list[Any] = []
@@ -240,8 +276,10 @@ def namespaces(torch: Any) -> list[Any]:
     return steps
 
 
-def run(torch: Any) -> dict[str, Any]:
+def run(torch: Any, custom_ops: Any) -> dict[str, Any]:
+    """Every section's answers; ``custom_ops`` is the library's older CustomOp API module."""
     return {
+        "legacy_list_arguments": legacy_list_arguments(torch, custom_ops),
         "dtype_defaults": dtype_defaults(torch),
         "inferred_dtype_defaults": inferred_dtype_defaults(torch),
         "opaque_types": opaque_types(torch),

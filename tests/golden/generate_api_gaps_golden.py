@@ -15,6 +15,7 @@ import os
 import sys
 
 import torch
+import torch._custom_ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from api_gap_cases import run  # noqa: E402
@@ -22,5 +23,5 @@ from api_gap_cases import run  # noqa: E402
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "api_gaps_golden.json")
 
 with open(OUT, "w") as f:
-    json.dump({"torch": torch.__version__, **run(torch)}, f, indent=1, sort_keys=True)
+    json.dump({"torch": torch.__version__, **run(torch, torch._custom_ops)}, f, indent=1, sort_keys=True)
     f.write("\n")
