@@ -60,6 +60,7 @@ from .custom_op_views import aliases_without_write, make_view_kernel
 from .kernel import registration_site
 from .keys import DispatchKey
 from .kernel_results import result_check
+from .list_arguments import lists_as_torch_passes_them
 from .keysets import AFTER_ADINPLACEORVIEW_KEYSET
 from .operator_tags import Tag
 from ._library import Library, _parse_qualname, keys_for_types
@@ -522,12 +523,16 @@ class CustomOpDef:
         engine = self._registry.engine
         schema = self._opoverload.schema
         check_result = result_check(schema, engine)
+        # The function gets its list arguments as lists, as torch passes them (dispatcher/list_arguments.py).
+        as_lists = lists_as_torch_passes_them(schema, engine)
 
         def where() -> str:
             implementation = inspect.unwrap(self._backend_fns[device_type])
             return f"{self._name} (with implementation in {inspect.getmodule(implementation)})"
 
         def backend_impl(*args: Any, **kwargs: Any) -> Any:
+            if as_lists is not None:
+                args, kwargs = as_lists(args, kwargs)
             result = self._backend_fns[device_type](*args, **kwargs)
             if self._is_inplace:
                 if result is not schema.bind(args, kwargs)[0]:
@@ -631,9 +636,12 @@ class CustomOpDef:
 
     def _register_fake_dispatcher_impl(self) -> None:
         schema = self._opoverload.schema
+        as_lists = lists_as_torch_passes_them(schema, self._registry.engine)
 
         def fake_impl(*args: Any, **kwargs: Any) -> Any:
             if self._abstract_fn is not None:
+                if as_lists is not None:  # list arguments as lists, as torch passes them
+                    args, kwargs = as_lists(args, kwargs)
                 return self._abstract_fn(*args, **kwargs)
             if self._is_out:  # the out= arguments, in order
                 values = schema.bind(args, kwargs)
@@ -654,8 +662,16 @@ class CustomOpDef:
                        debug=_FAKE_DEBUG + self._site)
 
     def _register_autograd_dispatcher_impl(self) -> None:
-        kernel = make_autograd_impl(self._opoverload, self, self._registry.engine, is_out=self._is_out,
-                                    check_below=False)  # its backend and fake kernels check their results
+        autograd_impl = make_autograd_impl(self._opoverload, self, self._registry.engine, is_out=self._is_out,
+                                           check_below=False)  # its backend and fake kernels check their results
+        as_lists = lists_as_torch_passes_them(self._opoverload.schema, self._registry.engine)
+        kernel = autograd_impl
+        if as_lists is not None:
+            # setup_context's inputs (and the kernels below) get list arguments as lists, as torch passes them.
+            def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+                args, kwargs = as_lists(args, kwargs)
+                return autograd_impl(keyset, *args, **kwargs)
+
         self._lib.impl(self._name, kernel, "Autograd", with_keyset=True, debug=f"registered at {self._site}")
 
     def _register_adinplaceorview_dispatcher_impl(self) -> None:

@@ -292,6 +292,8 @@ class _Converters:
             return self._simple(IValueTag.NONE, lambda v: v is None)
         if name is BaseTy.Any:
             return self.IValue.from_python
+        if name is BaseTy.PyObject:  # an opaque type (dispatcher.opaque_types): any object, as it is
+            return self._simple(IValueTag.OBJECT, lambda v: True)
         # Storage, Stream, QScheme, Capsule, AnyClassType, AnyEnumType: opaque.
         return self._simple(IValueTag.OBJECT, lambda v: v is not None)
 

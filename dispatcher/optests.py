@@ -52,6 +52,7 @@ from . import _engine
 from .custom_ops import CustomOpDef
 from .keys import DispatchKey, get_autograd_key_from_backend
 from .mismatch_texts import number_mismatch, with_item
+from .operator_entry import BACKEND_FALLBACK
 from .registry import registry_in_use
 from .tensor_protocols import TensorChecks, autograd_engine_for, tensor_checks_for
 
@@ -261,8 +262,11 @@ def check_autograd_registration(op: Any, args: tuple[Any, ...], kwargs: dict[str
 
 def check_has_fake(op: Any) -> None:
     """What torch's FakeTensorMode refuses first: an operator nothing runs on meta
-    tensors (no fake implementation, Meta kernel, nor a kernel for every backend)."""
-    if not registry_in_use().op_or_throw(op.name()).computed_kernel(DispatchKey.Meta).is_valid():
+    tensors (no fake implementation, Meta kernel, nor a kernel for every backend).
+    A Meta backend fallback (the prototype's raises torch's NotImplementedError,
+    as ATen's does) is no kernel of the operator's."""
+    kernel, rule = registry_in_use().op_or_throw(op.name()).compute_entry(DispatchKey.Meta)
+    if kernel is None or rule.tag == BACKEND_FALLBACK:
         raise UnsupportedOperatorException(op)
 
 

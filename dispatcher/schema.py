@@ -200,6 +200,9 @@ class BaseTy(enum.Enum):
     AnyEnumType = "AnyEnumType"
     Capsule = "Capsule"
     NoneType = "NoneType"
+    # An opaque type: any Python object.  No schema spells it: a name registered
+    # with dispatcher.opaque_types parses as it (and prints as "PyObject").
+    PyObject = "PyObject"
 
 
 _BASE_TYPES = {ty.value: ty for ty in BaseTy}
@@ -1247,6 +1250,19 @@ _EOF = ""  # the token after the last one
 # Names PyTorch's parser accepts where an integer default is expected.
 _NAMED_CONSTANTS = {"float": 6, "long": 4, "strided": 0, "Mean": 1, "contiguous_format": 0}
 _KEYWORD_VALUES = {"None": None, "True": True, "False": False}
+# torch 2.13's dtype names (``torch.<name>``) and their ScalarType numbers: the
+# defaults its parser takes for a ScalarType argument (and ScalarType? ones).
+# tests/golden/api_gaps_golden.json has torch's answer for each name.
+_DTYPE_NUMBERS = {
+    "uint8": 0, "int8": 1, "int16": 2, "short": 2, "int32": 3, "int": 3, "int64": 4, "long": 4, "float16": 5,
+    "half": 5, "float32": 6, "float": 6, "float64": 7, "double": 7, "complex32": 8, "chalf": 8, "complex64": 9,
+    "cfloat": 9, "complex128": 10, "cdouble": 10, "bool": 11, "qint8": 12, "quint8": 13, "qint32": 14,
+    "bfloat16": 15, "quint4x2": 16, "quint2x4": 17, "bits1x8": 18, "bits2x4": 19, "bits4x2": 20, "bits8": 21,
+    "bits16": 22, "float8_e5m2": 23, "float8_e4m3fn": 24, "float8_e5m2fnuz": 25, "float8_e4m3fnuz": 26,
+    "uint16": 27, "uint32": 28, "uint64": 29, "uint1": 30, "bit": 30, "uint2": 31, "uint3": 32, "uint4": 33,
+    "uint5": 34, "uint6": 35, "uint7": 36, "int1": 37, "int2": 38, "int3": 39, "int4": 40, "int5": 41,
+    "int6": 42, "int7": 43, "float8_e8m0fnu": 44, "float4_e2m1fn_x2": 45,
+}
 
 _SIMPLE_ESCAPES = {
     "\\": 0x5C, "'": 0x27, '"': 0x22, "a": 0x07, "b": 0x08,
@@ -1475,7 +1491,9 @@ class _Parser:
             return Argument(name, t, NO_DEFAULT, kwarg_only)
         self.i += 1
         first = self.i
-        value = self.literal()
+        value = self.dtype_name_literal(t)
+        if value is NO_DEFAULT:
+            value = self.literal()
         try:
             default = _normalize_default(t, value)
         except ValueError as exc:
@@ -1516,7 +1534,8 @@ class _Parser:
         elif _is_id(tok):
             first = self.i
             self.i += 1
-            plain = _PLAIN.get(tok)
+            opaque = self.opaque_type_name(tok) if _OPAQUE_TYPE_NAMES and tok != "Tensor" else None
+            plain = _PLAIN.get(tok) if opaque is None else _PLAIN_PYOBJECT
             if plain is not None:
                 alias = self.alias_annotation() if toks[self.i] == "(" else None
                 t = plain if alias is None else BaseType(plain.name, alias)
@@ -1532,7 +1551,8 @@ class _Parser:
             elif tok == "__torch__":
                 t = self.class_type()
             elif tok[0].islower():
-                if not self.allow_typevars:
+                # A dotted name is no type variable: an opaque type's name not registered.
+                if not self.allow_typevars or toks[self.i] == ".":
                     raise self.error(_not_a_type(tok), first)
                 t = TypeVar(tok, self.alias_annotation())
             else:
@@ -1556,6 +1576,22 @@ class _Parser:
         self.depth -= 1
         self.height = height
         return t
+
+    def opaque_type_name(self, tok: str) -> Optional[str]:
+        """The registered opaque type name starting at ``tok`` (a dotted name,
+        ``my_module.MyClass``, whose first part was just read), read to its end;
+        None, reading nothing more, if there is none."""
+        toks = self.toks
+        name, end = tok, self.i
+        found = name if name in _OPAQUE_TYPE_NAMES else None
+        found_end = end
+        while toks[end] == "." and _is_id(toks[end + 1]):
+            name, end = f"{name}.{toks[end + 1]}", end + 2
+            if name in _OPAQUE_TYPE_NAMES:
+                found, found_end = name, end
+        if found is not None:
+            self.i = found_end
+        return found
 
     def type_list(self) -> tuple[Type, ...]:
         """``T1, T2, ...)``: the rest of a parenthesized list of types; leaves
@@ -1607,6 +1643,18 @@ class _Parser:
                 return tuple(sets)
 
     # -- literals ----------------------------------------------------------
+    def dtype_name_literal(self, t: Type) -> Any:
+        """The number of a dtype named as torch names it (``float32``, ``int``,
+        ``cfloat``) as the default of a ``ScalarType`` or ``ScalarType?``
+        argument, as torch's parser reads it there (infer_schema writes a dtype
+        default so: ``ScalarType f=float32``); NO_DEFAULT for any other default."""
+        base = t.elem if isinstance(t, OptionalType) else t
+        number = _DTYPE_NUMBERS.get(self.toks[self.i])
+        if number is None or not (isinstance(base, BaseType) and base.name is BaseTy.ScalarType):
+            return NO_DEFAULT
+        self.i += 1
+        return number
+
     def literal(self) -> Any:
         """A default value as written: None, True, False, number, string, name, [list]."""
         if not self.accept("["):
@@ -1629,8 +1677,9 @@ class _Parser:
                 self.i += 1
                 return _NAMED_CONSTANTS[tok]
             raise self.error(
-                f"unknown default value '{tok}' (expected a number, a string, True, "
-                f"False, None or one of {', '.join(_NAMED_CONSTANTS)})"
+                # torch's words first, then which names it would have taken.
+                f"invalid numeric default value: '{tok}' is not a number, a string, True, "
+                f"False, None or one of {', '.join(_NAMED_CONSTANTS)} (nor, for a ScalarType, a dtype's name)"
             )
         if _is_str(tok):
             value = self.string_value(tok)  # errors point at the literal
@@ -1781,5 +1830,20 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
 # One shared instance per unannotated base type: most types in a schema are
 # plain "Tensor", "int", ..., and sharing them keeps parsing fast and small.
 # "None" is PyTorch's spelling of NoneType in a schema.
-_PLAIN = {ty.value: BaseType(ty) for ty in BaseTy}
+_PLAIN = {ty.value: BaseType(ty) for ty in BaseTy if ty is not BaseTy.PyObject}
 _PLAIN["None"] = _PLAIN["NoneType"]
+_PLAIN_PYOBJECT = BaseType(BaseTy.PyObject)
+
+# The names registered as opaque types (dispatcher.opaque_types): each parses
+# as PyObject, as in torch (whose parser asks its registry before it reads a
+# name as any other type, but for Tensor).
+_OPAQUE_TYPE_NAMES: set[str] = set()
+
+
+def _set_opaque_type_names(names: set[str]) -> None:
+    """The opaque type names the parser knows (dispatcher.opaque_types sets them):
+    parsed schemas are forgotten, as a text that named one parses differently now."""
+    _OPAQUE_TYPE_NAMES.clear()
+    _OPAQUE_TYPE_NAMES.update(names)
+    for cache in (_ELEMENT_CACHE, _SCHEMA_CACHE, _SIGNATURE_CACHE):
+        cache.clear()

@@ -13,6 +13,7 @@ Tags are ``dispatcher.Tag`` members (torch.Tag's) or their names, as
 from __future__ import annotations
 
 import collections.abc
+import enum
 import functools
 import inspect
 import operator
@@ -185,7 +186,7 @@ def infer_schema(
         if param.default is inspect.Parameter.empty:
             params.append(f"{schema_type} {name}")
         else:
-            params.append(f"{schema_type} {name}={_default_repr(name, param.default, error_fn)}")
+            params.append(f"{schema_type} {name}={_default_repr(name, schema_type, param.default, error_fn)}")
 
     if mutates_args != UNKNOWN_MUTATES:
         mutates_args_not_seen = set(mutates_args) - seen_args
@@ -224,10 +225,14 @@ def infer_schema(
     return f"({', '.join(params)}) -> {ret}"
 
 
-def _default_repr(name: str, default: Any, error_fn: Callable[[str], NoReturn]) -> str:
+def _default_repr(name: str, schema_type: str, default: Any, error_fn: Callable[[str], NoReturn]) -> str:
+    if schema_type in ("ScalarType", "ScalarType?") and isinstance(default, enum.Enum) and isinstance(default, int):
+        # A dtype (an IntEnum member such as the prototype's float32): by its
+        # name, as torch writes ``str(torch.float32)`` without "torch.";
+        # the schema parser reads the name back as the dtype's number.
+        return default.name
     if isinstance(default, int) and not isinstance(default, bool):
-        # The number even for an IntEnum (a dtype such as the prototype's
-        # float32), whose str() is its member name, which a schema cannot hold.
+        # The number for any other IntEnum, whose str() may be its member name.
         return repr(int(default))
     if default is None or isinstance(default, (float, bool)):
         return str(default)

@@ -55,9 +55,9 @@ def test_enable_toy_device_and_install_do_it_on_request():
     except ValueError as exc:
         assert "enable_toy_device()" in str(exc), exc
     before = fallbacks()
-    P.install()  # no toy device yet: vmap's fallback and the math bits' (ZeroTensor, Negative, Conjugate) only
+    P.install()  # no toy device yet: vmap's fallback, the math bits' (ZeroTensor, Negative, Conjugate), Meta's error
     changed = {name for name, kernel in fallbacks().items() if kernel is not before[name]}
-    assert changed == {"FuncTorchBatched", "ZeroTensor", "Negative", "Conjugate"}, changed
+    assert changed == {"FuncTorchBatched", "ZeroTensor", "Negative", "Conjugate", "Meta"}, changed
     assert privateuse1_kernels() == []
     P.enable_toy_device()  # joins the installed fallbacks
     assert dispatcher.get_privateuse1_backend_name() == "toy"
@@ -68,5 +68,5 @@ def test_enable_toy_device_and_install_do_it_on_request():
     assert fallbacks() == before
     P.install()
     assert {name for name, kernel in fallbacks().items() if kernel is not before[name]} == \\
-        {"FuncTorchBatched", "ZeroTensor", "Negative", "Conjugate", "PrivateUse1"}
+        {"FuncTorchBatched", "ZeroTensor", "Negative", "Conjugate", "Meta", "PrivateUse1"}
     """)

@@ -8,12 +8,13 @@ import dispatcher
 from dispatcher import Number, Tensor, device, dtype, infer_schema
 from dispatcher.schema import FunctionSchema
 from dispatcher.schema_inference import SUPPORTED_PARAM_TYPES, SUPPORTED_RETURN_TYPES
+import dispatcher.prototype as P
 
 from .conftest import load_golden
-from .golden.custom_op_cases import DIFFERENT_ON_PURPOSE, Types, infer_schema_cases, normalized_error
+from .golden.custom_op_cases import Types, infer_schema_cases, normalized_error
 
 GOLDEN = load_golden("custom_op_golden.json")["infer_schema"]
-TYPES = Types(Tensor, Number, dtype, device, "cpu", 6, lambda name: name)
+TYPES = Types(Tensor, Number, dtype, device, "cpu", P.float32, lambda name: name)
 CASES = {case.name: case for case in infer_schema_cases(TYPES)}
 
 
@@ -30,7 +31,7 @@ def test_the_cases_are_the_recorded_ones():
     assert sum("schema" in g for g in GOLDEN.values()) >= 30
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - DIFFERENT_ON_PURPOSE))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_same_schema_or_error_as_torch(name):
     assert ours(CASES[name]) == GOLDEN[name]  # torch's texts, Tag members named as torch names them
 
@@ -45,20 +46,22 @@ def test_inferred_schemas_parse():
             FunctionSchema.parse(text if "op_name" in case.kwargs else "f" + text)
 
 
-def test_a_dtype_default_is_its_scalar_type_number():
-    # torch prints the dtype's name (float32), which only its parser reads; a
-    # dtype here is c10's ScalarType number, and an IntEnum one prints as that.
+def test_a_dtype_default_is_its_name_as_torch_writes_it():
+    # torch writes str(torch.float32) without "torch."; its parser (and ours)
+    # reads the name back as the ScalarType number.
     assert GOLDEN["dtype_default"] == {"schema": "(Tensor x, ScalarType dt=float32) -> Tensor"}
-    assert ours(CASES["dtype_default"]) == {"schema": "(Tensor x, ScalarType dt=6) -> Tensor"}
+    assert ours(CASES["dtype_default"]) == GOLDEN["dtype_default"]
+    assert str(FunctionSchema.parse("f" + GOLDEN["dtype_default"]["schema"])) == "f(Tensor x, ScalarType dt=6) -> Tensor"
 
     import enum
 
     class DT(enum.IntEnum):
         float64 = 7
 
-    def f(x: Tensor, dt: dtype = DT.float64) -> Tensor: ...
+    def f(x: Tensor, dt: dtype = DT.float64, n: int = DT.float64) -> Tensor: ...
 
-    assert infer_schema(f, mutates_args=()) == "(Tensor x, ScalarType dt=7) -> Tensor"
+    # Any dtype enum by its member's name; an IntEnum default of an int argument by its number.
+    assert infer_schema(f, mutates_args=()) == "(Tensor x, ScalarType dt=float64, SymInt n=7) -> Tensor"
 
 
 def test_the_annotation_types():

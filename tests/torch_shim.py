@@ -43,7 +43,7 @@ import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
 from dispatcher.prototype import data, serialization
-from dispatcher import dispatch_modes, ops
+from dispatcher import dispatch_modes, ops, warn_always
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
@@ -115,6 +115,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "vmap": P.vmap, "no_grad": P.no_grad, "inference_mode": P.inference_mode,
         "is_inference_mode_enabled": P.is_inference_mode_enabled,
         "save": serialization.save, "load": serialization.load, "serialization": serialization,
+        "set_warn_always": warn_always.set_warn_always, "is_warn_always_enabled": warn_always.is_warn_always_enabled,
     }
     for name, value in names.items():
         setattr(torch, name, value)

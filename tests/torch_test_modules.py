@@ -151,6 +151,9 @@ def _infer_schema_module() -> types.ModuleType:
     """torch._library.infer_schema: dispatcher.schema_inference, its tables of supported
     types keyed as torch's are, by the shim's torch.Tensor (the tests look them up so)."""
     module = _module("torch._library.infer_schema", **vars(dispatcher.schema_inference))
+    # A global of torch's module that a string annotation in a test must not find
+    # (names are looked up in the annotated function's globals).
+    module._TestTensor = P.Tensor  # type: ignore[attr-defined]
     for table in ("SUPPORTED_PARAM_TYPES", "SUPPORTED_RETURN_TYPES"):
         setattr(module, table, {_with_prototype_tensor(annotation): schema_type
                                 for annotation, schema_type in getattr(dispatcher.schema_inference, table).items()})
@@ -242,6 +245,23 @@ def _aten_function(name: str) -> Any:
     raise AttributeError(f"module 'torch' has no attribute {name!r} (nor is aten::{name} an operator)")
 
 
+def _collect_all_valid_cia_ops_for_namespace(namespace: Any) -> set[Any]:
+    """torch._export.utils's: the overloads of a namespace's packets that have a
+    CompositeImplicitAutograd kernel and neither mutate nor alias (torch's
+    _check_valid_to_preserve, less its lists of ops to decompose anyway)."""
+    from dispatcher.compat import torch_C
+
+    found = set()
+    for name in namespace:
+        for overload in getattr(namespace, name).op_overloads():
+            schema = overload._schema
+            if schema.is_mutable or any(argument.alias_info is not None for argument in schema.arguments):
+                continue
+            if torch_C._dispatch_has_kernel_for_dispatch_key(overload.name(), "CompositeImplicitAutograd"):
+                found.add(overload)
+    return found
+
+
 def _module(name: str, **names: Any) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__dict__.update(names)
@@ -291,6 +311,8 @@ def modules() -> dict[str, types.ModuleType]:
         f"{internal}.common_cuda": _module(f"{internal}.common_cuda", TEST_CUDA=False),
         f"{internal}.optests": optests,
         f"{internal}.optests.generate_tests": optests.generate_tests,
+        "torch._export.utils": _module("torch._export.utils",
+                                       _collect_all_valid_cia_ops_for_namespace=_collect_all_valid_cia_ops_for_namespace),
         "torch._dynamo.testing": unavailable_module("torch._dynamo.testing", COMPILE),
         "torch._inductor": unavailable_module("torch._inductor", COMPILE),
         "torch._inductor.runtime": unavailable_module("torch._inductor.runtime", COMPILE),

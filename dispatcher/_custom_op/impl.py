@@ -28,6 +28,7 @@ from .._library import Library
 from ..compat import torch_C
 from ..custom_ops import _is_functional_schema, ctx_getter, get_ctx
 from ..kernel import registration_site
+from ..list_arguments import lists_as_torch_passes_them
 from ..registry import registry_in_use
 from ..schema import BaseTy, BaseType, FunctionSchema, ListType
 from ..schema_inference import infer_schema
@@ -158,7 +159,9 @@ class CustomOp:
     def _register_autograd_kernel_indirection(self) -> None:
         if self._registered_autograd_kernel_indirection:
             raise AssertionError("autograd kernel indirection already registered")
-        self._lib.impl(self._opname, autograd_kernel_indirection(weakref.proxy(self)), "Autograd")
+        # Its save_for_backward and backward functions (and the kernels below) get list arguments as lists.
+        self._lib.impl(self._opname, _with_lists_as_lists(autograd_kernel_indirection(weakref.proxy(self)),
+                                                          self._ophandle.schema), "Autograd")
         self._registered_autograd_kernel_indirection = True
 
     def _register_impl(self, kind: str, func: Callable[..., Any], stacklevel: int = 2) -> None:
@@ -213,10 +216,12 @@ class CustomOp:
             validate_device_type(device_type)
 
         def inner(f: Callable[..., Any]) -> Callable[..., Any]:
+            # The kernel gets its list arguments as lists, as torch passes them (dispatcher/list_arguments.py).
+            kernel = _with_lists_as_lists(f, self._ophandle.schema)
             for device_type in dict.fromkeys(device_types):
                 self._check_doesnt_have_library_impl(device_type)
                 self._register_impl(device_type, f, stacklevel=_stacklevel)
-                self._lib.impl(self._opname, f, SUPPORTED_DEVICE_TYPE_TO_KEY[device_type])
+                self._lib.impl(self._opname, kernel, SUPPORTED_DEVICE_TYPE_TO_KEY[device_type])
             return f
 
         return inner
@@ -269,7 +274,7 @@ class CustomOp:
                 with ctx_getter(error_on_ctx):  # a meta kernel has no context
                     return f(*args, **kwargs)
 
-            self._lib.impl(self._opname, f_with_ctx, "Meta")
+            self._lib.impl(self._opname, _with_lists_as_lists(f_with_ctx, self._ophandle.schema), "Meta")
             return f
 
         return inner
@@ -677,3 +682,16 @@ def _custom_op_with_schema(qualname: str, schema: str, needs_fixed_stride_order:
     result._register_autograd_kernel_indirection()
     _set_report_error_callback(result)
     return get_op(qualname)
+
+
+def _with_lists_as_lists(f: Callable[..., Any], schema: FunctionSchema) -> Callable[..., Any]:
+    """``f``, called with its list arguments as lists (or ``f`` itself if it has none)."""
+    as_lists = lists_as_torch_passes_them(schema, registry_in_use().engine)
+    if as_lists is None:
+        return f
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = as_lists(args, kwargs)
+        return f(*args, **kwargs)
+
+    return functools.update_wrapper(kernel, f)

@@ -55,7 +55,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
-from .. import ivalue
+from .. import ivalue, opaque_types, warn_always
 from ..operator_tags import Tag
 from .._core import DispatchKeySet
 from .._kernel_kind import KernelKind
@@ -168,8 +168,13 @@ __all__ = [
     "_dispatch_tls_local_include_set",
     "_dispatch_tls_set_dispatch_key_excluded",
     "_dispatch_tls_set_dispatch_key_included",
+    "_get_warnAlways",
+    "_is_opaque_type_registered",
     "_jit_resolve_packet",
     "_parse_dispatch_key",
+    "_register_opaque_type",
+    "_set_warnAlways",
+    "_unregister_opaque_type",
     "parse_schema",
 ]
 
@@ -629,3 +634,21 @@ def _jit_resolve_packet(op_name: str, *args: Any, **kwargs: Any) -> str:
 def parse_schema(schema: str) -> FunctionSchema:
     """torch._C.parse_schema: ``schema`` parsed (type variables allowed, as in torch)."""
     return FunctionSchema.parse(str_arg(schema, "parse_schema", "schema"))
+
+
+# -- opaque types and the warn_always flag -----------------------------------------
+def _register_opaque_type(name: str) -> None:
+    """torch._C._register_opaque_type: ``name`` parses as PyObject in schemas (dispatcher.opaque_types)."""
+    opaque_types.register_opaque_type(str_arg(name, "_register_opaque_type", "name"))
+
+
+def _unregister_opaque_type(name: str) -> None:
+    opaque_types.unregister_opaque_type(str_arg(name, "_unregister_opaque_type", "name"))
+
+
+def _is_opaque_type_registered(name: str) -> bool:
+    return opaque_types.is_opaque_type_registered(str_arg(name, "_is_opaque_type_registered", "name"))
+
+
+_set_warnAlways = warn_always.set_warn_always  # noqa: N816  (torch's names)
+_get_warnAlways = warn_always.is_warn_always_enabled  # noqa: N816

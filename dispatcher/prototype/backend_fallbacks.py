@@ -2,7 +2,8 @@
 
 A backend fallback serves every operator of the process, not only the
 prototype's: the vmap loop (FuncTorchBatched), the ZeroTensor, Negative and
-Conjugate fallbacks (zero_tensors.py, math_bits.py) and, once the toy device is
+Conjugate fallbacks (zero_tensors.py, math_bits.py), torch's error for Meta
+tensors reaching no Meta kernel (meta_fallback.py) and, once the toy device is
 enabled (toy_device.enable_toy_device), its CPU fallback (PrivateUse1).  So
 importing dispatcher.prototype installs neither: ``install()`` does,
 ``uninstall()`` takes them out, and ``with installed():`` keeps them for a
@@ -20,6 +21,7 @@ from dispatcher import Library
 from .toy_device import is_toy_device_enabled, set_fallbacks_installed, use_cpu_fallback
 from .vmap import batched_fallback
 from .math_bits import conjugate_fallback, negative_fallback
+from .meta_fallback import meta_fallback
 from .zero_tensors import zero_tensor_fallback
 
 __all__ = ["install", "installed", "is_installed", "uninstall"]
@@ -28,7 +30,7 @@ _library: Optional[Library] = None
 
 
 def install() -> None:
-    """Register the FuncTorchBatched, ZeroTensor, Negative and Conjugate fallbacks,
+    """Register the FuncTorchBatched, ZeroTensor, Negative, Conjugate and Meta fallbacks,
     and the PrivateUse1 one if the toy device is enabled (idempotent)."""
     global _library
     if _library is not None:
@@ -41,6 +43,8 @@ def install() -> None:
     # Negative and conjugate views' arguments materialized (math_bits.py).
     library.fallback(negative_fallback, "Negative", with_keyset=True)
     library.fallback(conjugate_fallback, "Conjugate", with_keyset=True)
+    # An operator without a Meta kernel refuses Meta tensors in torch's words.
+    library.fallback(meta_fallback, "Meta", boxed=True)
     if is_toy_device_enabled():
         try:
             use_cpu_fallback()

@@ -30,11 +30,6 @@ class Case(NamedTuple):
     kwargs: dict  # infer_schema's keyword arguments
 
 
-# Cases whose schema differs on purpose (a dtype default is the dtype's name
-# in torch and its ScalarType number here, there being no torch.float32).
-DIFFERENT_ON_PURPOSE = {"dtype_default"}
-
-
 def infer_schema_cases(t: Types) -> list[Case]:
     T, Number, dtype, device = t.Tensor, t.Number, t.dtype, t.device
     cases: list[Case] = []
