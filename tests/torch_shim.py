@@ -98,7 +98,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "Storage": P.storage.TypedStorage, "TypedStorage": P.storage.TypedStorage,
         "UntypedStorage": P.storage.UntypedStorage,
         "autocast": autocast,
-        "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
+        "rand": P.rand, "randperm": P.randperm, "arange": P.arange, "int32": P.int32, "int": P.int32,
         "_efficientzerotensor": P.zero_tensors.efficientzerotensor,
         "complex64": P.complex64, "cfloat": P.complex64,
         "randn": P.randn, "tensor": P.tensor, "ones": P.ones, "zeros": P.zeros, "empty": P.empty, "full": P.full,

@@ -2166,6 +2166,11 @@ class OperatorHandle:
         return self
 
     @property
+    def _handle(self) -> OperatorHandle:
+        """torch's OpOverload._handle, its C++ operator handle: this handle itself."""
+        return self
+
+    @property
     def is_view(self) -> bool:
         """Whether an argument is aliased without being written (torch's OpOverload.is_view)."""
         schema = self._plan.shape.schema

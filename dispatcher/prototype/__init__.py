@@ -96,6 +96,7 @@ from . import math_bits  # noqa: F401  (negative and conjugate views: the Negati
 from .autograd import backward, grad, gradcheck, no_grad
 from .function import Function
 from . import derivatives  # noqa: F401
+from .ranges import arange
 from .generator import manual_seed
 from .meta import meta_tensor
 from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallback
@@ -106,7 +107,7 @@ from .backend_fallbacks import install, installed, is_installed, uninstall
 from dispatcher.value_types import device  # torch.device, what a tensor's .device is
 
 __all__ = [
-    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bool_", "complex64", "device", "empty",
+    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "arange", "backward", "bool_", "complex64", "device", "empty",
     "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like", "grad", "gradcheck", "install",
     "installed",
     "int32", "int64", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor", "nn", "no_grad", "ones",
