@@ -385,8 +385,8 @@ def _flattening(formula: Callable) -> Callable:
 
 
 def _as_list(value: Any) -> list:
-    """A Tensor[] argument's tensors, or a Tensor argument as a list of one."""
-    return value if isinstance(value, list) else [value]
+    """A Tensor[] argument's tensors (given as a list or a tuple), or a Tensor argument as a list of one."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _check_inplace(self: Tensor) -> None:
@@ -438,7 +438,7 @@ def _context(plan: Sequence[tuple[str, int]], values: Sequence[Any]) -> tuple[Co
             needs_grad[name] = False
             fields[name] = value
         else:
-            is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
+            is_tensors = isinstance(value, (list, tuple)) and value and isinstance(value[0], Tensor)
             if is_tensors:
                 needs_grad[name] = any(_requires_grad(t) for t in value)
             if how == _SAVED:
