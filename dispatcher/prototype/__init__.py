@@ -98,6 +98,8 @@ from .function import Function
 from . import derivatives  # noqa: F401
 from .ranges import arange
 from . import joining  # noqa: F401  (cat, split)
+from . import cumulative  # noqa: F401  (cumprod)
+from . import dtype_views  # noqa: F401  (view(dtype))
 from .generator import manual_seed
 from .meta import meta_tensor
 from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallback

@@ -322,6 +322,8 @@ class TensorMethods:
         return aten.movedim.intlist(self, source, destination)
 
     def view(self, *size: Any) -> Self:
+        if len(size) == 1 and isinstance(size[0], DType):  # view(dtype): the memory as another dtype
+            return aten.view.dtype(self, size[0])
         return aten.view.default(self, _sizes(size))
 
     def view_as(self, other: "Tensor") -> Self:
