@@ -275,6 +275,12 @@ class TensorMethods:
     def cos(self) -> Self:
         return aten.cos.default(self)
 
+    def acos(self) -> Self:
+        return aten.acos.default(self)
+
+    def rsqrt(self) -> Self:
+        return aten.rsqrt.default(self)
+
     def sin_(self) -> Self:
         return aten.sin_.default(self)
 
