@@ -544,9 +544,11 @@ class Tensor(TensorMethods, TensorBase):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Python calls __init__ with the arguments the subclass's __new__ got,
         # which are not Tensor's: torch.Tensor's __init__ takes any.  A
-        # subclass without an __init__ of its own gets one that does.
+        # subclass that would run Tensor's own __init__ (none of its classes
+        # but Tensor has one) gets one that does; a subclass of a subclass
+        # with an __init__ runs that, as in Python.
         super().__init_subclass__(**kwargs)
-        if "__init__" not in cls.__dict__:
+        if cls.__init__ is Tensor.__init__:
             cls.__init__ = _subclass_init  # type: ignore[method-assign]
 
     if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py and strided_views.py (Note [Methods set by the modules above])
