@@ -827,7 +827,7 @@ class CustomOpAutograd:
             for arg, layout in zip(args, inputs)
         )
         ctx = FunctionCtx(needs_input_grad, function.name + "Backward")
-        result = function.forward(ctx, *args)
+        result = _aliases_of_inputs(function.forward(ctx, *args), flat_inputs, ctx)
         results = result if isinstance(result, tuple) else (result,)
         outputs = [_layout(r) for r in results]
         flat_outputs = [t for t in _flat_tensors(results, outputs) if t is not None]
@@ -835,10 +835,27 @@ class CustomOpAutograd:
         for i, t in enumerate(flat_outputs):
             # Only floating-point results are differentiable (see differentiable()).
             if t.dtype.is_floating_point and id(t) not in ctx._non_differentiable:
-                if any(t is x for x in flat_inputs):
-                    _check_inplace(t)
                 t.grad_fn, t._output_nr, t.requires_grad = node, i, True
         return result
+
+
+def _aliases_of_inputs(value: Any, inputs: Sequence[Optional[Tensor]], ctx: FunctionCtx) -> Any:
+    """``value`` (forward's result) with each output that is one of the inputs
+    replaced by an alias of it made without recording, on which the node's
+    history is set: torch's _wrap_outputs for an input returned but not marked
+    dirty (nothing here marks one: a custom operator's kernel writes its input
+    below autograd), so the input itself, a leaf perhaps, keeps its own history."""
+    if isinstance(value, Tensor):
+        if not any(value is x for x in inputs):
+            return value
+        with no_grad():
+            alias = aten.alias.default(value)
+        if id(value) in ctx._non_differentiable:
+            ctx._non_differentiable.add(id(alias))
+        return alias
+    if type(value) in (list, tuple):
+        return type(value)(_aliases_of_inputs(v, inputs, ctx) for v in value)
+    return value
 
 
 register_autograd_engine(Tensor, CustomOpAutograd())
