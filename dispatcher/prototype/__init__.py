@@ -100,6 +100,7 @@ from .ranges import arange
 from . import joining  # noqa: F401  (cat, split)
 from . import cumulative  # noqa: F401  (cumprod)
 from . import dtype_views  # noqa: F401  (view(dtype))
+from . import advanced_indexing  # noqa: F401  (index.Tensor)
 from .generator import manual_seed
 from .meta import meta_tensor
 from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallback
