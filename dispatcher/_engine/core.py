@@ -1835,7 +1835,7 @@ def _wrong_type(plan, value, i, expected, argument):
         raise plan.shape.dispatch_argument_error(i, argument)
     if value is None and argument is None:
         # A Tensor argument given None: torch's undefined tensor, which its kernels refuse with this text.
-        raise DispatcherTypeError(
+        raise RuntimeError(
             f"Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument "
             f"#{plan.shape.arg_positions[i]} '{plan.shape.arg_names[i]}'"
         )

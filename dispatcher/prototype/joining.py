@@ -3,6 +3,9 @@
 * ``cat`` has CPU and Meta kernels (one shape function, ``cat_shape``, with
   torch's checks and texts), the promoted dtype of its inputs, and torch's
   legacy rule: a 1-d tensor of size 0 takes no part in the shape checks.
+  As torch's, it has a CompositeExplicitAutogradNonFunctional kernel too,
+  for the other backends (through copies on the CPU) and for a call without
+  tensors (an empty list: torch's ValueError).
   Its derivative is torch's cat_tensors_backward: a slice of the gradient
   per input.
 * ``split.Tensor`` is CompositeExplicitAutograd, as torch's: slices of
@@ -35,6 +38,7 @@ __all__ = ["SplitNode", "cat_shape", "split_shapes"]
 
 _cpu = Library("aten", "IMPL", "CPU")
 _meta = Library("aten", "IMPL", "Meta")
+_non_functional = Library("aten", "IMPL", "CompositeExplicitAutogradNonFunctional")
 _explicit = Library("aten", "IMPL", "CompositeExplicitAutograd")
 _inplace_or_view = Library("aten", "IMPL", "ADInplaceOrView")
 _autograd = Library("aten", "IMPL", "Autograd")
@@ -99,8 +103,20 @@ def _cat_meta(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return meta_tensor(shape, dtype)
 
 
+def _cat_composite(tensors: Sequence[Any], dim: int = 0) -> Any:
+    """cat for every other backend (torch's CompositeExplicitAutogradNonFunctional
+    kernel, which also serves a call with no tensor at all): checked, then
+    computed by the CPU kernel on copies and copied back to the tensors'
+    device (a prototype device may have no views to copy into)."""
+    cat_shape(tensors, dim)
+    device = tensors[0].device
+    on_cpu = [aten._to_copy.default(t, device="cpu") for t in tensors]
+    return aten._to_copy.default(aten.cat.default(on_cpu, dim), device=device)
+
+
 _cpu.impl("cat", _cat_cpu)
 _meta.impl("cat", _cat_meta)
+_non_functional.impl("cat", _cat_composite)
 
 
 @differentiable("cat")

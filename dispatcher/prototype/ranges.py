@@ -12,7 +12,6 @@ the device and pin_memory arguments torch's binding passes.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -42,12 +41,21 @@ def _is_integral(*values: Any) -> bool:
     return all(isinstance(v, int) for v in values)  # (bool is an int)
 
 
+def _in_accumulate_type(start: Any, end: Any, step: Any, dtype: DType) -> tuple[Any, Any, Any]:
+    """start, end and step as torch's kernel reads them: in the result's accumulate
+    type, so an integer result truncates them (arange(0, 2.5, dtype=int64) ends at 2)."""
+    if dtype.is_floating_point:
+        return float(start), float(end), float(step)
+    return int(start), int(end), int(step)
+
+
 def arange_length(start: Any, end: Any, step: Any, dtype: DType) -> int:
     """The number of elements of arange(start, end, step), with torch's checks in its order."""
     if dtype is DType.bool or dtype.is_complex:
         raise NotImplementedError(f'"arange_cpu" not implemented for \'{dtype.scalar_type_name}\'')
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
+    start, end, step = _in_accumulate_type(start, end, step, dtype)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
@@ -65,15 +73,13 @@ def _result_dtype(start: Any, end: Any, step: Any, dtype: Any) -> DType:
 
 
 def _resize_out(out: Tensor, length: int) -> None:
+    """``out`` made 1-d of ``length`` elements, as torch's arange_out resizes it
+    (torch's note that the element counts differ goes to its C++ log, not to
+    Python's warnings: nothing to say here)."""
     if out.numel() == length:
         if out.shape != (length,):
             out._set_shape((length,))
         return
-    if out.numel() != 0:
-        warnings.warn(
-            f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} which does not "
-            f"match the computed number of elements {length}. Note that this may occur as a result of rounding "
-            f"error. The out tensor will be resized to a tensor of shape ({length},).", UserWarning, stacklevel=2)
     if out.device.type != "meta":
         out._data = np.empty((length,), dtype=to_numpy_dtype(out.dtype))
     out.shape = (length,)
@@ -84,11 +90,12 @@ def _arange_out_cpu(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Tens
     start, end, step = _number(start), _number(end), _number(step)
     length = arange_length(start, end, step, out.dtype)
     _resize_out(out, length)
+    start, _, step = _in_accumulate_type(start, end, step, out.dtype)
     if out.dtype.is_floating_point:
-        # start + i * step in double, rounded once to the result's dtype (torch's accumulate type).
-        values = float(start) + float(step) * np.arange(length, dtype=np.float64)
+        # start + i * step in double, rounded once to the result's dtype.
+        values = start + step * np.arange(length, dtype=np.float64)
     else:
-        values = np.arange(length, dtype=np.int64) * int(step) + int(start)
+        values = np.arange(length, dtype=np.int64) * step + start
     np.copyto(out._data, values, casting="unsafe")
     return out
 
@@ -138,7 +145,11 @@ def arange(*args: Any, dtype: Optional[DType] = None, layout: Any = None, device
         options["layout"] = layout
     op = (aten.arange.default, aten.arange.start, aten.arange.start_step)[len(args) - 1]
     out = op(*args, **options)
-    return out.requires_grad_() if requires_grad else out
+    if not requires_grad:
+        return out
+    if not (out.dtype.is_floating_point or out.dtype.is_complex):  # torch's factories' text
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return out.requires_grad_()
 
 
 def _fill__method(self: Any, value: Any) -> Any:
