@@ -33,3 +33,32 @@ def test_the_golden_file_has_every_case():
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_answer_is_torchs(answers, name):
     assert answers[name] == GOLDEN[name]
+
+
+def test_cumprods_second_derivative_is_refused():
+    # torch's cumprod_backward is a composition of operators the prototype does
+    # not have; its kernel here has no derivative, and says so.
+    import dispatcher.prototype as P
+
+    x = P.tensor([2.0, 3.0, 4.0], requires_grad=True)
+    (grad,) = P.grad(x.cumprod(0).sum(), x)
+    assert grad.tolist() == [16.0, 10.0, 6.0]
+    with pytest.raises(NotImplementedError, match="aten::cumprod_backward: dispatcher.prototype has no derivative"):
+        P.grad(x.cumprod(0).sum(), x, create_graph=True)
+
+
+def test_split_by_a_list_of_sizes_is_not_in_the_prototype():
+    import dispatcher.prototype as P
+
+    assert [p.tolist() for p in P.arange(5).split(3)] == [[0, 1, 2], [3, 4]]
+    with pytest.raises(NotImplementedError, match="split_with_sizes"):
+        P.arange(5).split([2, 3])
+
+
+def test_a_meta_mask_is_refused_as_torchs_nonzero_on_meta():
+    import dispatcher.prototype as P
+    from dispatcher import ops
+
+    mask = P.ones(2, dtype=P.bool_, device="meta")
+    with pytest.raises(NotImplementedError, match="The register_meta function for torch.nonzero"):
+        ops.aten.index.Tensor(P.ones(2, 3, device="meta"), [mask])

@@ -124,6 +124,13 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "cumprod_meta": lambda: _values(aten.cumprod.default(lib.ones(2, 3, device="meta"), 1, dtype=lib.float16)),
         "cumprod_packet_dtype": lambda: _values(aten.cumprod(lib.ones(2, 2), 0, dtype=lib.float64)),
         "cumprod_method": lambda: _values(lib.tensor([2.0, 3.0, 4.0]).cumprod(0)),
+        "cumprod_grad": lambda: _cumprod_grad(lib, [2.0, 3.0, 4.0], 0),
+        "cumprod_grad_zero": lambda: _cumprod_grad(lib, [2.0, 0.0, 4.0, 5.0], 0),
+        "cumprod_grad_zeros": lambda: _cumprod_grad(lib, [0.0, 0.0, 3.0], 0),
+        "cumprod_grad_rows": lambda: _cumprod_grad(lib, [[1.0, 2.0, 0.0], [3.0, 0.0, 0.0]], -1),
+        "cumprod_grad_columns": lambda: _cumprod_grad(lib, [[1.0, 2.0, 0.5], [3.0, 0.0, 2.0]], 0),
+        "cumprod_grad_0d": lambda: _cumprod_grad(lib, 3.0, 0),
+        "cumprod_grad_dtype": lambda: _cumprod_grad_dtype(lib),
         # view(dtype)
         "view_dtype_same_size": lambda: _values(lib.tensor([1.0, 2.0, 3.0, 4.0]).view(lib.int32)),
         "view_dtype_wider": lambda: _values(lib.tensor([1.0, 2.0, 3.0, 4.0]).view(lib.float64)),
@@ -238,6 +245,21 @@ def _split_views(lib: Any) -> dict:
     pieces[1].add_(1)
     return {"bases": [p._base is x for p in pieces], "x_sees_write": x.tolist(), "x_version_bump": x._version - before,
             "other_piece_version_bump": pieces[0]._version - before}
+
+
+def _cumprod_grad(lib: Any, values: Any, dim: int) -> dict:
+    x = lib.tensor(values, requires_grad=True)
+    y = x.cumprod(dim)
+    weights = lib.arange(1.0, 1 + y.numel()).reshape(*y.shape) if y.dim() else lib.tensor(2.0)
+    (y * weights).sum().backward()
+    return {"grad_fn": y.grad_fn.name(), "grad": x.grad.tolist()}
+
+
+def _cumprod_grad_dtype(lib: Any) -> dict:
+    x = lib.tensor([1.5, 2.0, 3.0], requires_grad=True)
+    y = lib.ops.aten.cumprod.default(x, 0, dtype=lib.float64)
+    y.sum().backward()
+    return {"dtype": str(y.dtype), "grad_dtype": str(x.grad.dtype), "grad": x.grad.tolist()}
 
 
 def _view_dtype_aliasing(lib: Any) -> dict:
