@@ -255,7 +255,8 @@ def _edge(t: Tensor) -> Optional[Edge]:
 # order (add.Tensor's node is AddBackward0, add.Scalar's AddBackward1); the
 # overloads here whose number is not 0.  copy_'s node is written by hand in
 # torch, and named so.
-_NODE_NUMBERS = {"add.Scalar": 1, "mul.Scalar": 1, "div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1, "squeeze_.dim": 4, "fill_.Scalar": 2}
+_NODE_NUMBERS = {"add.Scalar": 1, "mul.Scalar": 1, "div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1,
+                 "squeeze_.dim": 4, "fill_.Scalar": 2}
 _NODE_NAMES = {"copy_": "torch::autograd::CopyBackwards"}  # its name() in torch, namespace included
 
 

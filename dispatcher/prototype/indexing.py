@@ -226,14 +226,14 @@ def _dims_named(item: Any) -> int:
     return int(isinstance(item, (int, slice)) and not isinstance(item, bool))
 
 
-def _overriding_types(items: Sequence[Any]) -> list[type]:
+def _overriding_types(items: Sequence[Any]) -> list[type[Tensor]]:
     """The types of the index's tensors whose ``__torch_function__`` is their own,
     a subclass before its bases (torch's order of overloaded arguments)."""
-    found: list[type] = []
+    found: list[type[Tensor]] = []
     for item in items:
-        cls = type(item)
-        if not isinstance(item, Tensor) or cls in found:
+        if not isinstance(item, Tensor) or type(item) in found:
             continue
+        cls = type(item)
         handler = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
         if handler in (default_torch_function, disabled_torch_function_impl):
             continue
