@@ -137,12 +137,14 @@ def _is_full(index: slice, size: int) -> bool:
 
 
 def getitem(self: Tensor, index: Any) -> Tensor:
-    """``self[index]`` for integers, slices, None and Ellipsis (torch's applySlicing):
-    an integer selects (removing the dimension), a slice slices, None inserts a
-    dimension of size 1, Ellipsis stands for the dimensions not named.  One
-    slice alone is always a slice.Tensor call; in a tuple a full slice (``:``)
-    calls nothing, and an index that calls nothing gives an alias, as torch's.
-    A bad index raises what torch's indexing raises, with its texts."""
+    """``self[index]`` (torch's applySlicing, then index.Tensor): an integer
+    selects (removing the dimension), a slice slices, None inserts a
+    dimension of size 1, Ellipsis stands for the dimensions not named; a
+    tensor or a list (of integers or bools) indexes its dimension, all of
+    them in one index.Tensor call at the end.  One slice alone is always a
+    slice.Tensor call; in a tuple a full slice (``:``) calls nothing, and an
+    index that calls nothing gives an alias, as torch's.  A bad index raises
+    what torch's indexing raises, with its texts."""
     if isinstance(index, slice):
         return _sliced(self, 0, index)
     if self.ndim == 0 and isinstance(index, int) and not isinstance(index, bool):
@@ -215,8 +217,8 @@ def _index_items(index: Any) -> tuple:
 
 
 def _as_index_tensor(item: Any) -> Any:
-    """A list item of an index (or the index itself) as the tensor torch makes of it (int64, or bool for bools)."""
-    return tensor(list(item)) if isinstance(item, list) else item
+    """A sequence in an index as the tensor torch makes of it (int64, or bool for bools)."""
+    return tensor(list(item)) if isinstance(item, (list, tuple)) else item
 
 
 def _dims_named(item: Any) -> int:

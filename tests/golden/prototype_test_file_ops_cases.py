@@ -161,6 +161,8 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
         "index_none_and_list": lambda: _values(x234()[None, [0]]),
         "index_0d_tensor": lambda: _values(x234()[lib.tensor(1)]),
         "index_bool_list": lambda: _values(x234()[[True, False]]),
+        "index_tuple_in_tuple": lambda: _values(x234()[(0, 1), 2]),
+        "index_long_list": lambda: _described(lib.arange(40.0)[list(range(0, 40, 1))]),
         "index_int32": lambda: _values(aten.index.Tensor(x234(), [lib.tensor([0, 1], dtype=lib.int32)])),
         "index_none_first": lambda: _values(aten.index.Tensor(x234(), [None, lib.tensor([0, 2])])),
         "index_2d_index": lambda: _values(aten.index.Tensor(x234(), [lib.tensor([[0, 1], [1, 0]])])),
