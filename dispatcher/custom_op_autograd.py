@@ -100,7 +100,7 @@ class CustomOpFunction:
         backward = self._info._backward_fn
         if backward is None:
             raise RuntimeError(
-                f"Trying to backward through {self.op} but no autograd formula was registered. "
+                f"Trying to backward through {self.op.name()} but no autograd formula was registered. "
                 "Please use register_autograd to add one."
             )
         result = backward(ctx, *grads)

@@ -152,7 +152,7 @@ def test_backward_errors(lib, T):
 
     noformula(T([1.0], requires_grad=True), 2)
     function, ctx, _, _ = T.engine.calls[-1]
-    with pytest.raises(RuntimeError, match="Trying to backward through eng.noformula.default but no autograd formula was "
+    with pytest.raises(RuntimeError, match="Trying to backward through eng::noformula but no autograd formula was "
                                            "registered. Please use register_autograd to add one."):
         function.backward(ctx, 1)
     noformula.register_autograd(lambda ctx, grad: ())  # no gradient for two inputs

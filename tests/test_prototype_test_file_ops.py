@@ -35,16 +35,18 @@ def test_answer_is_torchs(answers, name):
     assert answers[name] == GOLDEN[name]
 
 
-def test_cumprods_second_derivative_is_refused():
-    # torch's cumprod_backward is a composition of operators the prototype does
-    # not have; its kernel here has no derivative, and says so.
+def test_cumprods_derivative_is_differentiable_again():
+    # cumprod_backward is made of operators (CompositeImplicitAutograd, as
+    # torch's): a second derivative goes through them.
     import dispatcher.prototype as P
 
-    x = P.tensor([2.0, 3.0, 4.0], requires_grad=True)
-    (grad,) = P.grad(x.cumprod(0).sum(), x)
+    x = P.tensor([2.0, 3.0, 4.0], dtype=P.float64, requires_grad=True)
+    (grad,) = P.grad(x.cumprod(0).sum(), x, create_graph=True)
     assert grad.tolist() == [16.0, 10.0, 6.0]
-    with pytest.raises(NotImplementedError, match="aten::cumprod_backward: dispatcher.prototype has no derivative"):
-        P.grad(x.cumprod(0).sum(), x, create_graph=True)
+    (second,) = P.grad(grad.sum(), x)
+    # The gradient summed is 1 + x1 + x1 x2 + x0 + x0 x2 + x0 x1; its derivative by
+    # x0 is 1 + x2 + x1, by x1 1 + x2 + x0, by x2 x1 + x0.
+    assert second.tolist() == [1.0 + 4.0 + 3.0, 1.0 + 4.0 + 2.0, 3.0 + 2.0]
 
 
 def test_split_by_a_list_of_sizes_is_not_in_the_prototype():

@@ -3,12 +3,10 @@
 The result's dtype is torch's: the ``dtype`` asked for (the input is cast to
 it first), else int64 for an integer or bool input, else the input's.  Its
 derivative is torch's formula, ``cumprod_backward(grad.to(self.dtype), self,
-dim, result)`` (CumprodBackward0).  torch's cumprod_backward is a
-composition of operators (flip, cumsum, masks for the zeros) the prototype
-does not have; here it has CPU and Meta kernels instead, computing the
-exact gradient, zeros in the input included, in one pass along ``dim``.
-Being no composition, it has no derivative of its own: a second
-derivative through it raises NotImplementedError saying so.
+dim, result)`` (CumprodBackward0), whose CompositeImplicitAutograd kernel,
+as torch's, is made of operators, so differentiable again.  torch's uses
+flip, cumsum and masks for the zeros, which the prototype does not have;
+this one computes the same gradient with slices, products and cat.
 
 ``Tensor.cumprod(dim, dtype=None)`` calls it.
 """
@@ -22,7 +20,6 @@ from dispatcher import Library
 
 from .autograd import Context, differentiable
 from .dtypes import DType, optional_dtype, to_numpy_dtype
-from .index_put import no_derivative_autograd_kernel
 from .meta import meta_tensor
 from .operators import aten
 from .shapes import wrap_dim
@@ -32,7 +29,7 @@ __all__ = ["cumulative_dtype"]
 
 _cpu = Library("aten", "IMPL", "CPU")
 _meta = Library("aten", "IMPL", "Meta")
-_autograd = Library("aten", "IMPL", "Autograd")
+_implicit = Library("aten", "IMPL", "CompositeImplicitAutograd")
 
 
 def cumulative_dtype(self: Any, dtype: Optional[DType]) -> DType:
@@ -58,39 +55,36 @@ def _cumprod_meta(self: Tensor, dim: int, *, dtype: Optional[DType] = None) -> T
     return meta_tensor(self.shape, cumulative_dtype(self, dtype))
 
 
-def _cumprod_backward_cpu(grad: Tensor, input: Tensor, dim: int, output: Tensor) -> Tensor:
-    """d(sum(grad * cumprod(input)))/d(input).  Along ``dim``, element i's is
-    (the product of the elements before i) * S_i, where S_i = grad_i + x_{i+1} * S_{i+1}
-    (the sum over k >= i of grad_k times the product of x_{i+1} .. x_k): no
-    division, so exact where the input has zeros."""
-    if input.ndim == 0:
-        return cpu_tensor(grad._data.astype(to_numpy_dtype(input.dtype)), input.dtype)
+def _cumprod_backward(grad: Any, input: Any, dim: int, output: Any) -> Any:
+    """d(sum(grad * cumprod(input)))/d(input), from operators (torch's is
+    CompositeImplicitAutograd too, so differentiable again).  Along ``dim``,
+    element i's is (the product of the elements before i) * S_i, where
+    S_i = grad_i + x_{i+1} * S_{i+1} (the sum over k >= i of grad_k times the
+    product of x_{i+1} .. x_k): no division, so exact where the input has
+    zeros; one slice, multiply and add per position along ``dim``."""
+    if input.numel() <= 1:
+        return grad
     dim = wrap_dim(dim, input.ndim)
-    x = np.moveaxis(input._data.astype(np.float64), dim, 0)
-    g = np.moveaxis(np.broadcast_to(grad._data, input.shape).astype(np.float64), dim, 0)
-    n = x.shape[0]
-    sums = np.empty_like(g)
-    if n:
-        sums[n - 1] = g[n - 1]
+    n = input.shape[dim]
+    if n == 1:
+        return grad
+
+    def at(t: Any, i: int) -> Any:
+        return aten.slice.Tensor(t, dim, i, i + 1)
+
+    sums = [at(grad, n - 1)]
     for i in range(n - 2, -1, -1):
-        sums[i] = g[i] + x[i + 1] * sums[i + 1]
-    before = np.ones_like(x)
-    if n > 1:
-        before[1:] = np.cumprod(x[:-1], axis=0)
-    result = np.moveaxis(before * sums, 0, dim)
-    return cpu_tensor(np.ascontiguousarray(result, dtype=to_numpy_dtype(input.dtype)), input.dtype)
-
-
-def _cumprod_backward_meta(grad: Tensor, input: Tensor, dim: int, output: Tensor) -> Tensor:
-    wrap_dim(dim, input.ndim)
-    return meta_tensor(input.shape, input.dtype)
+        sums.append(aten.add.Tensor(at(grad, i), aten.mul.Tensor(at(input, i + 1), sums[-1])))
+    sums.reverse()
+    first = list(input.shape)
+    first[dim] = 1
+    shifted = aten.cat.default([aten.new_ones.default(input, first), aten.slice.Tensor(input, dim, 0, n - 1)], dim)
+    return aten.mul.Tensor(aten.cumprod.default(shifted, dim), aten.cat.default(sums, dim))
 
 
 _cpu.impl("cumprod", _cumprod_cpu)
 _meta.impl("cumprod", _cumprod_meta)
-_cpu.impl("cumprod_backward", _cumprod_backward_cpu)
-_meta.impl("cumprod_backward", _cumprod_backward_meta)
-_autograd.impl("cumprod_backward", no_derivative_autograd_kernel("cumprod_backward"), with_keyset=True)
+_implicit.impl("cumprod_backward", _cumprod_backward)
 
 
 @differentiable("cumprod", saves=("self", "result"))

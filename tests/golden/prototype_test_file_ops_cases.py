@@ -362,7 +362,9 @@ def _custom_op_returns_its_input(lib: Any) -> dict:
     try:
         result.sum().backward()
     except RuntimeError as exc:
-        seen["backward"] = str(exc).splitlines()[0].replace(name.replace("::", "."), "<op>")
+        # The operator as torch names it there (ns.name.default) or as this package does (ns::name).
+        seen["backward"] = str(exc).splitlines()[0].replace(name.replace("::", ".") + ".default", "<op>").replace(
+            name, "<op>")
     return seen
 
 
