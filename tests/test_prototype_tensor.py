@@ -102,7 +102,8 @@ def test_kernels_are_where_torch_has_them(name):
                                   "full_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
                                   "detach", "lift_fresh", "_local_scalar_dense", "rand", "rand.generator", "randperm",
                                   "randperm.generator", "randperm.out", "randperm.generator_out", "nonzero",
-                                  "_efficientzerotensor")
+                                  "_efficientzerotensor", "arange", "arange.start", "arange.start_step",
+                                  "view.dtype")
     assert ("Autograd" in ours) == differentiable
     assert ("ADInplaceOrView" in ours) == ("ADInplaceOrView" in torch_keys)
     # The factories' BackendSelect kernels are the catalog's, as torch generates its own.

@@ -102,7 +102,7 @@ def torch_module() -> dict[str, types.ModuleType]:
         "Storage": P.storage.TypedStorage, "TypedStorage": P.storage.TypedStorage,
         "UntypedStorage": P.storage.UntypedStorage,
         "autocast": autocast,
-        "rand": P.rand, "randperm": P.randperm, "int32": P.int32, "int": P.int32,
+        "rand": P.rand, "randperm": P.randperm, "arange": P.arange, "int32": P.int32, "int": P.int32,
         "_efficientzerotensor": P.zero_tensors.efficientzerotensor,
         "complex64": P.complex64, "cfloat": P.complex64,
         "uint8": P.uint8, "int8": P.int8, "int16": P.int16, "short": P.int16, "bfloat16": P.bfloat16,

@@ -442,7 +442,7 @@ cdef object _all_returned_not_implemented(OperatorHandle handle, object mode, tu
 
 cdef int _choice_epoch
 cdef int _choice_epoch_now() noexcept
-cdef bint _type_decides(type tp) except -1
+cdef bint _type_decides(object tp) except -1  # (object: a value's type may have a metaclass, an Enum's)
 cdef object _call_pattern(tuple args, dict kwargs)
 
 

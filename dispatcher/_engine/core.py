@@ -1833,6 +1833,12 @@ def _wrong_type(plan, value, i, expected, argument):
     ``argument`` is the argument's whole value (a list that ``value`` is in)."""
     if plan.shape.dispatch_argument_error is not None:
         raise plan.shape.dispatch_argument_error(i, argument)
+    if value is None and argument is None:
+        # A Tensor argument given None: torch's undefined tensor, which its kernels refuse with this text.
+        raise RuntimeError(
+            f"Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument "
+            f"#{plan.shape.arg_positions[i]} '{plan.shape.arg_names[i]}'"
+        )
     raise DispatcherTypeError(
         f"{plan.name}: argument '{plan.shape.arg_names[i]}' (position {plan.shape.arg_positions[i] + 1}) must be {expected}, "
         f"not {type(value).__name__}"
@@ -2163,6 +2169,11 @@ class OperatorHandle:
 
     @property
     def _op(self) -> OperatorHandle:
+        return self
+
+    @property
+    def _handle(self) -> OperatorHandle:
+        """torch's OpOverload._handle, its C++ operator handle: this handle itself."""
         return self
 
     @property
@@ -2657,10 +2668,11 @@ def _call_handlers(handle, plan, bits, args, kwargs, state, argument_bits):
 def _handler_result(plan, result):
     """A handler's result, as torch takes it back: torch casts it to the
     operator's returns, so where the schema returns one Tensor anything but
-    a tensor raises (torch's cast error).  Its callers return a TensorBase
-    without calling it: a call costs about a hundred instructions on a mode's
-    every operator."""
-    if isinstance(result, TensorBase) or _tensor_bits(result) >= 0:
+    a tensor raises (torch's cast error), but None, which torch takes as an
+    undefined tensor (given back to Python as None).  Its callers return a
+    TensorBase without calling it: a call costs about a hundred instructions
+    on a mode's every operator."""
+    if result is None or isinstance(result, TensorBase) or _tensor_bits(result) >= 0:
         return result
     returns = plan.shape.schema.returns
     if len(returns) == 1 and getattr(getattr(returns[0].type, "name", None), "value", None) == "Tensor":

@@ -102,6 +102,11 @@ from .autograd import backward, grad, gradcheck, no_grad
 from .inference_mode import inference_mode, is_inference_mode_enabled
 from .function import Function
 from . import derivatives  # noqa: F401
+from .ranges import arange
+from . import joining  # noqa: F401  (cat, split)
+from . import cumulative  # noqa: F401  (cumprod)
+from . import dtype_views  # noqa: F401  (view(dtype))
+from . import advanced_indexing  # noqa: F401  (index.Tensor)
 from .generator import manual_seed
 from .meta import meta_tensor
 from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallback
@@ -112,7 +117,7 @@ from .backend_fallbacks import install, installed, is_installed, uninstall
 from dispatcher.value_types import device  # torch.device, what a tensor's .device is
 
 __all__ = [
-    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "backward", "bfloat16", "bool_", "complex64",
+    "BatchedTensor", "DType", "Function", "Graph", "Tensor", "Tracer", "arange", "backward", "bfloat16", "bool_", "complex64",
     "device", "empty", "empty_like", "enable_toy_device", "float16", "float32", "float64", "full", "full_like",
     "grad", "gradcheck", "inference_mode", "install", "installed", "int16", "int32", "int64", "int8",
     "is_inference_mode_enabled", "is_installed", "is_tensor", "is_toy_device_enabled", "manual_seed", "meta_tensor",

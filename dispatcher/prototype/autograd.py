@@ -255,7 +255,8 @@ def _edge(t: Tensor) -> Optional[Edge]:
 # order (add.Tensor's node is AddBackward0, add.Scalar's AddBackward1); the
 # overloads here whose number is not 0.  copy_'s node is written by hand in
 # torch, and named so.
-_NODE_NUMBERS = {"mul.Scalar": 1, "div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1, "squeeze_.dim": 4, "fill_.Scalar": 2}
+_NODE_NUMBERS = {"add.Scalar": 1, "mul.Scalar": 1, "div.Scalar": 1, "rsub.Scalar": 1, "sum.dim_IntList": 1, "squeeze.dim": 1,
+                 "squeeze_.dim": 4, "fill_.Scalar": 2}
 _NODE_NAMES = {"copy_": "torch::autograd::CopyBackwards"}  # its name() in torch, namespace included
 
 
@@ -385,8 +386,8 @@ def _flattening(formula: Callable) -> Callable:
 
 
 def _as_list(value: Any) -> list:
-    """A Tensor[] argument's tensors, or a Tensor argument as a list of one."""
-    return value if isinstance(value, list) else [value]
+    """A Tensor[] argument's tensors (given as a list or a tuple), or a Tensor argument as a list of one."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _check_inplace(self: Tensor) -> None:
@@ -438,7 +439,7 @@ def _context(plan: Sequence[tuple[str, int]], values: Sequence[Any]) -> tuple[Co
             needs_grad[name] = False
             fields[name] = value
         else:
-            is_tensors = isinstance(value, list) and value and isinstance(value[0], Tensor)
+            is_tensors = isinstance(value, (list, tuple)) and value and isinstance(value[0], Tensor)
             if is_tensors:
                 needs_grad[name] = any(_requires_grad(t) for t in value)
             if how == _SAVED:
@@ -834,7 +835,7 @@ class CustomOpAutograd:
             for arg, layout in zip(args, inputs)
         )
         ctx = FunctionCtx(needs_input_grad, function.name + "Backward")
-        result = function.forward(ctx, *args)
+        result = _aliases_of_inputs(function.forward(ctx, *args), flat_inputs, ctx)
         results = result if isinstance(result, tuple) else (result,)
         outputs = [_layout(r) for r in results]
         flat_outputs = [t for t in _flat_tensors(results, outputs) if t is not None]
@@ -842,10 +843,27 @@ class CustomOpAutograd:
         for i, t in enumerate(flat_outputs):
             # Only floating-point results are differentiable (see differentiable()).
             if t.dtype.is_floating_point and id(t) not in ctx._non_differentiable:
-                if any(t is x for x in flat_inputs):
-                    _check_inplace(t)
                 t.grad_fn, t._output_nr, t.requires_grad = node, i, True
         return result
+
+
+def _aliases_of_inputs(value: Any, inputs: Sequence[Optional[Tensor]], ctx: FunctionCtx) -> Any:
+    """``value`` (forward's result) with each output that is one of the inputs
+    replaced by an alias of it made without recording, on which the node's
+    history is set: torch's _wrap_outputs for an input returned but not marked
+    dirty (nothing here marks one: a custom operator's kernel writes its input
+    below autograd), so the input itself, a leaf perhaps, keeps its own history."""
+    if isinstance(value, Tensor):
+        if not any(value is x for x in inputs):
+            return value
+        with no_grad():
+            alias = aten.alias.default(value)
+        if id(value) in ctx._non_differentiable:
+            ctx._non_differentiable.add(id(alias))
+        return alias
+    if type(value) in (list, tuple):
+        return type(value)(_aliases_of_inputs(v, inputs, ctx) for v in value)
+    return value
 
 
 register_autograd_engine(Tensor, CustomOpAutograd())

@@ -257,6 +257,11 @@ def view_as(self: Tensor, other: Tensor) -> Tensor:
     return aten.view.default(self, list(other.shape))
 
 
+@_explicit_kernel("add.Scalar")
+def add_scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
+    return aten.add.Tensor(self, other, alpha=alpha)
+
+
 @_explicit_kernel("mul.Scalar")
 def mul_scalar(self: Tensor, other: float) -> Tensor:
     return aten.mul.Tensor(self, other)

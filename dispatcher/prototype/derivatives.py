@@ -96,6 +96,11 @@ def _div(ctx: Context, grad: Tensor) -> Grads:
     return _binary(ctx, lambda: aten.div.Tensor(grad, ctx.other), grad_other)
 
 
+@differentiable("add.Scalar")
+def _add_scalar(ctx: Context, grad: Tensor) -> Grads:
+    return (grad,)
+
+
 @differentiable("mul.Scalar")
 def _mul_scalar(ctx: Context, grad: Tensor) -> Grads:
     return (aten.mul.Scalar(grad, ctx.other),)
@@ -165,6 +170,20 @@ def _cos(ctx: Context, grad: Tensor) -> Grads:
     sin = aten.sin.default(ctx.self)
     minus_sin = aten.neg.default(sin)
     return (aten.mul.Tensor(grad, minus_sin),)
+
+
+@differentiable("acos", saves=("self",))
+def _acos(ctx: Context, grad: Tensor) -> Grads:
+    # torch's grad * -((-self * self + 1).rsqrt()), its operators in its order.
+    square = aten.mul.Tensor(aten.neg.default(ctx.self), ctx.self)
+    root = aten.rsqrt.default(aten.add.Scalar(square, 1))
+    return (aten.mul.Tensor(grad, aten.neg.default(root)),)
+
+
+@differentiable("rsqrt", saves=("result",))
+def _rsqrt(ctx: Context, grad: Tensor) -> Grads:
+    # torch's -0.5 * grad * result.pow(3)
+    return (aten.mul.Tensor(aten.mul.Tensor(grad, -0.5), aten.pow.Tensor_Scalar(ctx.result, 3)),)
 
 
 @differentiable("relu", saves=("result",))

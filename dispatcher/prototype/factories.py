@@ -39,9 +39,17 @@ def _size(size: tuple) -> list[int]:
     return list(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else list(size)
 
 
-def empty(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,
-          requires_grad: bool = False) -> Tensor:
-    return _finish(aten.empty.memory_format(_size(size), dtype=optional_dtype(dtype), **_placement(device)), requires_grad)
+def empty(*size: Any, dtype: Optional[DType] = None, layout: Any = None, device: Optional[str] = None,
+          requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
+    """torch.empty: ``layout`` and ``memory_format`` reach the operator when
+    given, as torch's binding passes them; ``pin_memory`` always (the kernels
+    refuse True: there is no pinned-memory allocator without an accelerator)."""
+    options: dict[str, Any] = {**_placement(device), "pin_memory": pin_memory}
+    if layout is not None:
+        options["layout"] = layout
+    if memory_format is not None:
+        options["memory_format"] = memory_format
+    return _finish(aten.empty.memory_format(_size(size), dtype=optional_dtype(dtype), **options), requires_grad)
 
 
 def zeros(*size: Any, dtype: Optional[DType] = None, device: Optional[str] = None,

@@ -27,7 +27,7 @@ from .inplace_or_view import written_version_kernel
 from .operators import aten, overload
 from .tensor import Tensor, TensorMethods
 
-__all__ = ["no_derivative_autograd_kernel"]
+__all__ = ["check_index_tensors", "no_derivative_autograd_kernel", "numpy_index"]
 
 _cpu = Library("aten", "IMPL", "CPU")
 _meta = Library("aten", "IMPL", "Meta")
@@ -46,6 +46,11 @@ def _check_indices(self: Tensor, indices: Sequence[Optional[Tensor]], values: Te
             f"Index put requires the source and destination dtypes match, got {self.dtype.scalar_type_name} for the "
             f"destination and {values.dtype.scalar_type_name} for the source."
         )
+    check_index_tensors(self, indices)
+
+
+def check_index_tensors(self: Any, indices: Sequence[Optional[Any]]) -> None:
+    """torch's checks of the indices of ``self[indices]`` (index and index_put_): their dtypes, their number."""
     dims = 0
     for index in indices:
         if index is None:
@@ -59,7 +64,7 @@ def _check_indices(self: Tensor, indices: Sequence[Optional[Tensor]], values: Te
         raise IndexError(f"too many indices for tensor of dimension {self.dim()} (got {dims})")
 
 
-def _numpy_index(self: Tensor, indices: Sequence[Optional[Tensor]]) -> tuple:
+def numpy_index(self: Tensor, indices: Sequence[Optional[Tensor]]) -> tuple:
     """The numpy index that selects what ``self[indices]`` selects, with torch's
     checks of masks' shapes and of indices' bounds."""
     index: list[Any] = []
@@ -92,7 +97,7 @@ def _numpy_index(self: Tensor, indices: Sequence[Optional[Tensor]]) -> tuple:
 def _index_put_impl_cpu(self: Tensor, indices: Sequence[Optional[Tensor]], values: Tensor, accumulate: bool = False,
                         unsafe: bool = False) -> Tensor:
     _check_indices(self, indices, values)
-    index = _numpy_index(self, indices)
+    index = numpy_index(self, indices)
     target_shape = self._data[index].shape
     try:
         source = np.broadcast_to(values._data, target_shape)

@@ -177,7 +177,7 @@ def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> T
     return _wrap(np.where(values <= threshold, 0, grad), dt)
 
 
-def _float_unary(fn: np.ufunc, self: Tensor) -> Tensor:
+def _float_unary(fn: Callable[[np.ndarray], Any], self: Tensor) -> Tensor:
     dt = float_result_type(self)  # bool and int64 in: the default float out
     x = _operand(self, dt).astype(np.complex128 if dt.is_complex else np.float64, copy=False)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):  # inf and nan, as PyTorch
@@ -202,6 +202,20 @@ def sin(self: Tensor) -> Tensor:
 @_kernel("cos")
 def cos(self: Tensor) -> Tensor:
     return _float_unary(np.cos, self)
+
+
+@_kernel("acos")
+def acos(self: Tensor) -> Tensor:
+    return _float_unary(np.arccos, self)
+
+
+def _reciprocal_sqrt(x: np.ndarray) -> np.ndarray:
+    return np.reciprocal(np.sqrt(x))
+
+
+@_kernel("rsqrt")
+def rsqrt(self: Tensor) -> Tensor:
+    return _float_unary(_reciprocal_sqrt, self)
 
 
 @_kernel("sin_")

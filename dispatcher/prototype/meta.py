@@ -84,7 +84,7 @@ def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> T
     return meta_tensor(shapes.broadcast_shapes(grad_output.shape, self.shape), result_type(grad_output, self))
 
 
-@_kernel("exp", "log", "reciprocal", "sin", "cos")
+@_kernel("exp", "log", "reciprocal", "sin", "cos", "acos", "rsqrt")
 def float_unary(self: Tensor) -> Tensor:
     return meta_tensor(self.shape, float_result_type(self))
 

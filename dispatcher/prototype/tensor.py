@@ -280,6 +280,12 @@ class TensorMethods:
     def cos(self) -> Self:
         return aten.cos.default(self)
 
+    def acos(self) -> Self:
+        return aten.acos.default(self)
+
+    def rsqrt(self) -> Self:
+        return aten.rsqrt.default(self)
+
     def sin_(self) -> Self:
         return aten.sin_.default(self)
 
@@ -327,6 +333,8 @@ class TensorMethods:
         return aten.movedim.intlist(self, source, destination)
 
     def view(self, *size: Any) -> Self:
+        if len(size) == 1 and isinstance(size[0], DType):  # view(dtype): the memory as another dtype
+            return aten.view.dtype(self, size[0])
         return aten.view.default(self, _sizes(size))
 
     def view_as(self, other: "Tensor") -> Self:
@@ -556,10 +564,11 @@ class Tensor(TensorMethods, TensorBase):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Python calls __init__ with the arguments the subclass's __new__ got,
         # which are not Tensor's: torch.Tensor's __init__ takes any.  A
-        # subclass without an __init__ of its own gets one that does, unless it
-        # inherits a subclass's (TwoTensor's, for a subclass of TwoTensor).
+        # subclass that would run Tensor's own __init__ (none of its classes
+        # but Tensor has one) gets one that does; a subclass of a subclass
+        # with an __init__ runs that, as in Python.
         super().__init_subclass__(**kwargs)
-        if "__init__" not in cls.__dict__ and cls.__init__ is Tensor.__init__:
+        if cls.__init__ is Tensor.__init__:
             cls.__init__ = _subclass_init  # type: ignore[method-assign]
 
     if TYPE_CHECKING:  # torch.Tensor's names, set by subclassing.py and strided_views.py (Note [Methods set by the modules above])
