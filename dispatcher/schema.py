@@ -1000,6 +1000,10 @@ class FunctionSchema(Frozen):
             if (info := a.alias_info) is not None and info._sets[1] & after
         )
 
+    def has_argument(self, name: str) -> bool:
+        """Whether an argument is called ``name``."""
+        return name in self._sig.index
+
     # -- binding -----------------------------------------------------------
     def bind(self, args: Union[tuple[Any, ...], list[Any]], kwargs: Optional[Mapping[str, Any]] = None) -> tuple[Any, ...]:
         """All arguments in schema order, defaults filled in, like a Python call.
@@ -1788,6 +1792,47 @@ def _parse_new_schema(text: str) -> FunctionSchema:
     schema = _Parser(text).schema()
     _remember(_SIGNATURE_CACHE, signature, schema)
     return schema
+
+
+def schema_from_parts(text: str, arguments: tuple[Argument, ...], returns: tuple[Return, ...],
+                      is_vararg: bool, is_varret: bool) -> FunctionSchema:
+    """What ``FunctionSchema.parse(text)`` gives, for a ``text`` whose
+    arguments and returns are known to be these (each parsed from its own
+    text: see Note [Catalog parts] in dispatcher/catalog/parts.py): only the
+    name is parsed, and the caches are those parse reads and fills."""
+    schema = _SCHEMA_CACHE.get(text)
+    if schema is None:
+        open_paren = text.index("(")
+        signature = text[open_paren:]
+        name = OperatorName.parse(text[:open_paren])
+        same_signature = _SIGNATURE_CACHE.get(signature)
+        if same_signature is not None:
+            schema = same_signature.with_name(name)
+        else:
+            # The parts are checked Arguments and Returns: only what __init__
+            # derives from them is made (and the argument order checked).
+            schema = FunctionSchema.__new__(FunctionSchema)
+            schema._set(name, arguments, returns, is_vararg, is_varret, _Signature(name, arguments, is_vararg))
+            _remember(_SIGNATURE_CACHE, signature, schema)
+        _remember(_SCHEMA_CACHE, text, schema)
+    return schema
+
+
+def parse_schema_element(kind: str, text: str) -> Union[Argument, Return]:
+    """One argument (``kind`` "a", or "k" if keyword-only) or return ("r")
+    of a schema, parsed from its own ``text`` ("Tensor self", "*"-less), as
+    the schema parser parses it in a whole schema (and memoized with those)."""
+    parser = _Parser(text)
+    element: Union[Argument, Return]
+    if kind == "r":
+        element = parser.memoized(_RETURN, parser.return_)
+    elif kind in ("a", "k"):
+        kwarg_only = kind == "k"
+        element = parser.memoized(kwarg_only, parser.argument, kwarg_only)
+    else:
+        raise ValueError(f"a schema element's kind is 'a', 'k' or 'r', not {kind!r}")
+    parser.expect(_EOF, "end of the argument or return")
+    return element
 
 
 def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:

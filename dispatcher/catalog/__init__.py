@@ -21,6 +21,9 @@ import os
 import threading
 from typing import Optional
 
+from ..schema import FunctionSchema
+from .parts import CatalogParts
+
 __all__ = ["Catalog", "CatalogOverload", "TORCH_2_13"]
 
 _NAMESPACES_HEADER = "# namespaces: "
@@ -28,13 +31,15 @@ _DEF_NAMESPACES_HEADER = "# namespaces with a DEF library: "
 
 
 class CatalogOverload:
-    """One catalog line: a schema's text and its operator tags."""
+    """One catalog line: a schema's text and its operator tags; ``number``
+    counts the catalog's schemas in file order, from 0."""
 
-    __slots__ = ("schema", "tags")
+    __slots__ = ("schema", "tags", "number")
 
-    def __init__(self, schema: str, tags: tuple[str, ...]) -> None:
+    def __init__(self, schema: str, tags: tuple[str, ...], number: int = -1) -> None:
         self.schema = schema
         self.tags = tags
+        self.number = number
 
     def __repr__(self) -> str:
         return f"CatalogOverload({self.schema!r}, tags={self.tags!r})"
@@ -43,13 +48,16 @@ class CatalogOverload:
 class Catalog:
     """The schemas of one catalog file, by ``ns::name``; see the module docstring."""
 
-    def __init__(self, path: str, origin: str) -> None:
+    def __init__(self, path: str, origin: str, parts_path: Optional[str] = None) -> None:
         self.path = path
+        # Its schemas split into parts (Note [Catalog parts] in parts.py), if it has them.
+        self._parts = None if parts_path is None else CatalogParts(parts_path)
         # What a dump prints as the def's "registered at" (torch names its RegisterSchema.cpp).
         self.origin = origin
         self._lock = threading.Lock()
         self._header: Optional[tuple[tuple[str, ...], frozenset[str]]] = None
         self._by_name: Optional[dict[str, tuple[CatalogOverload, ...]]] = None
+        self._lines = 0  # how many schemas: known once _by_name is
 
     def __repr__(self) -> str:
         return f"Catalog({os.path.basename(self.path)})"
@@ -76,6 +84,15 @@ class Catalog:
         """The overloads of ``ns::name`` in torch's order; () if the catalog has none."""
         return self._index().get(qualified_name, ())
 
+    def parsed(self, overloads: tuple[CatalogOverload, ...]) -> list[FunctionSchema]:
+        """The schemas of ``overloads`` (this catalog's), as FunctionSchema.parse
+        gives them: from the catalog's parts if it has them (Note [Catalog parts])."""
+        parts = self._parts
+        if parts is None:
+            return [FunctionSchema.parse(o.schema) for o in overloads]
+        lines = self._lines
+        return [parts.schema(o.number, o.schema, lines) for o in overloads]
+
     def names(self) -> list[str]:
         """Every ``ns::name`` of the catalog, in file order."""
         return list(self._index())
@@ -94,7 +111,9 @@ class Catalog:
             with self._lock:
                 index = self._by_name
                 if index is None:
-                    index = self._by_name = _read(self.path)
+                    index = _read(self.path)
+                    self._lines = sum(map(len, index.values()))
+                    self._by_name = index
         return index
 
 
@@ -114,14 +133,14 @@ def _read(path: str) -> dict[str, tuple[CatalogOverload, ...]]:
         lines = f.read().splitlines()
     namespaces = set(_parse_headers(lines[0], lines[1], path)[0])
     grouped: dict[str, list[CatalogOverload]] = {}
-    for number, line in enumerate(lines[2:], start=3):
+    for number, line in enumerate(lines[2:]):
         schema, _, tags = line.partition("\t")
         # The name is everything before the overload's "." or the "(": cheap
         # to find without parsing, which waits for the operator's first use.
         qualified = schema[:schema.index("(")].split(".", 1)[0]
         if qualified.split("::", 1)[0] not in namespaces:
-            raise ValueError(f"{path}:{number}: {qualified} is not in a namespace of the first line")
-        grouped.setdefault(qualified, []).append(CatalogOverload(schema, tuple(tags.split())))
+            raise ValueError(f"{path}:{number + 3}: {qualified} is not in a namespace of the first line")
+        grouped.setdefault(qualified, []).append(CatalogOverload(schema, tuple(tags.split()), number))
     return {name: tuple(overloads) for name, overloads in grouped.items()}
 
 
@@ -129,4 +148,5 @@ def _read(path: str) -> dict[str, tuple[CatalogOverload, ...]]:
 TORCH_2_13 = Catalog(
     os.path.join(os.path.dirname(__file__), "torch-2.13.txt"),
     "registered by the torch 2.13 operator catalog (dispatcher/catalog/torch-2.13.txt)",
+    os.path.join(os.path.dirname(__file__), "torch-2.13.parts.txt"),
 )
