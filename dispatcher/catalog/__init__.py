@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from typing import Optional
 
 from ..schema import FunctionSchema
@@ -56,8 +57,11 @@ class Catalog:
         self.origin = origin
         self._lock = threading.Lock()
         self._header: Optional[tuple[tuple[str, ...], frozenset[str]]] = None
-        self._by_name: Optional[dict[str, tuple[CatalogOverload, ...]]] = None
-        self._lines = 0  # how many schemas: known once _by_name is
+        # Once read (_read): the schema lines, and each ns::name's positions among them.
+        self._lines: list[str] = []
+        self._by_name: Optional[dict[str, Sequence[int]]] = None
+        # ns::name -> its CatalogOverloads, made when first asked for.
+        self._overloads: dict[str, tuple[CatalogOverload, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({os.path.basename(self.path)})"
@@ -82,7 +86,15 @@ class Catalog:
 
     def overloads(self, qualified_name: str) -> tuple[CatalogOverload, ...]:
         """The overloads of ``ns::name`` in torch's order; () if the catalog has none."""
-        return self._index().get(qualified_name, ())
+        made = self._overloads.get(qualified_name)
+        if made is None:
+            positions = self._index().get(qualified_name)
+            if positions is None:
+                return ()
+            lines = self._lines
+            # Two threads may both make them: equal tuples, one kept.
+            made = self._overloads[qualified_name] = tuple([_overload(lines[i], i) for i in positions])
+        return made
 
     def parsed(self, overloads: tuple[CatalogOverload, ...]) -> list[FunctionSchema]:
         """The schemas of ``overloads`` (this catalog's), as FunctionSchema.parse
@@ -90,8 +102,8 @@ class Catalog:
         parts = self._parts
         if parts is None:
             return [FunctionSchema.parse(o.schema) for o in overloads]
-        lines = self._lines
-        return [parts.schema(o.number, o.schema, lines) for o in overloads]
+        count = len(self._lines)
+        return [parts.schema(o.number, o.schema, count) for o in overloads]
 
     def names(self) -> list[str]:
         """Every ``ns::name`` of the catalog, in file order."""
@@ -99,22 +111,28 @@ class Catalog:
 
     def operator_names(self) -> list[str]:
         """Every ``ns::name.overload`` (``ns::name`` for a default overload), in file order."""
-        return [o.schema[:o.schema.index("(")] for overloads in self._index().values() for o in overloads]
+        return [schema[:schema.index("(")] for schema in self.schemas()]
 
     def schemas(self) -> list[str]:
         """Every schema text of the catalog, in file order."""
-        return [o.schema for overloads in self._index().values() for o in overloads]
+        index = self._index()
+        lines = self._lines
+        return [lines[i].partition("\t")[0] for positions in index.values() for i in positions]
 
-    def _index(self) -> dict[str, tuple[CatalogOverload, ...]]:
+    def _index(self) -> dict[str, Sequence[int]]:
         index = self._by_name
         if index is None:
             with self._lock:
                 index = self._by_name
                 if index is None:
-                    index = _read(self.path)
-                    self._lines = sum(map(len, index.values()))
+                    self._lines, index = _read(self.path)
                     self._by_name = index
         return index
+
+
+def _overload(line: str, number: int) -> CatalogOverload:
+    schema, _, tags = line.partition("\t")
+    return CatalogOverload(schema, tuple(tags.split()), number)
 
 
 def _parse_headers(first: str, second: str, path: str) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -128,20 +146,33 @@ def _parse_headers(first: str, second: str, path: str) -> tuple[tuple[str, ...],
     return namespaces, claimed
 
 
-def _read(path: str) -> dict[str, tuple[CatalogOverload, ...]]:
+def _read(path: str) -> tuple[list[str], dict[str, Sequence[int]]]:
+    """The schema lines of the catalog file, and the positions among them of
+    each ``ns::name``'s, by name in file order.  (Read at the first use of any
+    catalog operator: `import dispatcher.prototype` pays for it, so the lines
+    are only split into names here, each operator's CatalogOverloads made
+    when it is asked for.)"""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     namespaces = set(_parse_headers(lines[0], lines[1], path)[0])
-    grouped: dict[str, list[CatalogOverload]] = {}
-    for number, line in enumerate(lines[2:]):
-        schema, _, tags = line.partition("\t")
-        # The name is everything before the overload's "." or the "(": cheap
-        # to find without parsing, which waits for the operator's first use.
-        qualified = schema[:schema.index("(")].split(".", 1)[0]
-        if qualified.split("::", 1)[0] not in namespaces:
-            raise ValueError(f"{path}:{number + 3}: {qualified} is not in a namespace of the first line")
-        grouped.setdefault(qualified, []).append(CatalogOverload(schema, tuple(tags.split()), number))
-    return {name: tuple(overloads) for name, overloads in grouped.items()}
+    del lines[:2]
+    # The name is everything before the overload's "." or the "(": cheap
+    # to find without parsing, which waits for the operator's first use.
+    names = [line[:line.index("(")].partition(".")[0] for line in lines]
+    if not {name.partition("::")[0] for name in set(names)} <= namespaces:
+        number, qualified = next((n, q) for n, q in enumerate(names) if q.partition("::")[0] not in namespaces)
+        raise ValueError(f"{path}:{number + 3}: {qualified} is not in a namespace of the first line")
+    # Each name's first and last line, found without a Python loop (dict keeps
+    # the first insertion's order and the last value); the catalog writes an
+    # operator's overloads together, so they are the lines between.
+    last = dict(zip(names, range(len(names))))
+    first = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
+    if sum(last.values()) - sum(first.values()) + len(last) == len(names):
+        return lines, {name: range(first[name], end + 1) for name, end in last.items()}
+    grouped: dict[str, list[int]] = {}  # overloads apart from each other: a file not written by the tool
+    for number, name in enumerate(names):
+        grouped.setdefault(name, []).append(number)
+    return lines, {name: tuple(positions) for name, positions in grouped.items()}
 
 
 # os.path, not pathlib: importing pathlib would cost `import dispatcher` ~5 ms.
