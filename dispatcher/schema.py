@@ -1798,13 +1798,22 @@ def schema_from_parts(text: str, arguments: tuple[Argument, ...], returns: tuple
                       is_vararg: bool, is_varret: bool) -> FunctionSchema:
     """What ``FunctionSchema.parse(text)`` gives, for a ``text`` whose
     arguments and returns are known to be these (each parsed from its own
-    text: see Note [Catalog parts] in dispatcher/catalog/parts.py): only the
-    name is parsed, and the caches are those parse reads and fills."""
+    text: see Note [Catalog parts] in dispatcher/catalog/parts.py) and whose
+    name is known to be a valid one: the caches are those parse reads and
+    fills, and nothing is parsed.  (The catalog's parts are checked against
+    parsing by tests/test_catalog_parts.py.)"""
     schema = _SCHEMA_CACHE.get(text)
     if schema is None:
         open_paren = text.index("(")
         signature = text[open_paren:]
-        name = OperatorName.parse(text[:open_paren])
+        # The name is known to be one too (printed by str(OperatorName)):
+        # split, not matched against the grammar.
+        namespace, colons, rest = text[:open_paren].partition("::")
+        if not colons:
+            namespace, rest = "", namespace
+        bare_name, _, overload_name = rest.partition(".")
+        name = OperatorName.__new__(OperatorName)
+        name._set(namespace, bare_name, overload_name)
         same_signature = _SIGNATURE_CACHE.get(signature)
         if same_signature is not None:
             schema = same_signature.with_name(name)
