@@ -12,8 +12,10 @@ Note [The catalog is read on first use]
 Importing the package must not pay for 4374 schemas: the catalog reads its
 file's two header lines (the namespaces, so that ``ops.aten`` can exist, and
 those torch defines in a DEF library) when asked for them, the rest when
-first asked for an operator, and parses an operator's schemas only when that
-operator is first used.
+first asked for an operator (only to find each name's lines: an operator's
+CatalogOverloads are made when it is asked for), and makes an operator's
+schemas only when that operator is first used -- from the catalog's parts
+file if it has one (Note [Catalog parts] in parts.py), else by parsing them.
 """
 from __future__ import annotations
 
