@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from dispatcher.catalog import TORCH_2_13, Catalog
+from dispatcher.catalog import TORCH_2_13, Catalog, CatalogOverload
 from dispatcher.catalog.parts import format_parts
 from dispatcher.schema import FunctionSchema, SchemaParseError, parse_schema_element
 
@@ -75,6 +75,11 @@ def test_a_catalog_with_its_own_parts(tmp_path):
         "a Tensor(a!) self", "a int[2] k=[1, 2]", "r Tensor(a!)", "# schemas", "0,1,...;2,...", ";"]
     catalog = Catalog(str(catalog_file), "test", str(parts))
     assert [str(s) for s in catalog.parsed(catalog.overloads("b::h"))] == texts
+
+
+def test_an_overload_without_a_line_number_is_parsed():
+    made = TORCH_2_13.parsed((CatalogOverload("aten::not_in_the_catalog(Tensor x) -> Tensor", ()),))
+    assert [str(s) for s in made] == ["aten::not_in_the_catalog(Tensor x) -> Tensor"]
 
 
 def test_schema_elements_parse_alone():

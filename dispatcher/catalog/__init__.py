@@ -105,7 +105,9 @@ class Catalog:
         if parts is None:
             return [FunctionSchema.parse(o.schema) for o in overloads]
         count = len(self._lines)
-        return [parts.schema(o.number, o.schema, count) for o in overloads]
+        # (A CatalogOverload made by hand has no line number: its text is parsed.)
+        return [parts.schema(o.number, o.schema, count) if o.number >= 0 else FunctionSchema.parse(o.schema)
+                for o in overloads]
 
     def names(self) -> list[str]:
         """Every ``ns::name`` of the catalog, in file order."""
