@@ -31,13 +31,13 @@ def test_a_numpy_generator_made_after_the_import_is_a_generator_argument():
     import numpy as np
     import dispatcher.prototype as P
     from dispatcher import ops
-    from dispatcher._engine.core import resolve_overload
+    from dispatcher.registry import default_registry
     from dispatcher.prototype.generator import NumpyGenerator
     assert not isinstance(object(), NumpyGenerator)  # numpy.random not imported: nothing is one
     g = np.random.default_rng(1)
     assert isinstance(g, NumpyGenerator) and not isinstance(np.random.RandomState(1), NumpyGenerator)
     # The boxing takes it as a Generator: the packet picks the overload with one.
-    assert str(resolve_overload(ops.aten.randn, ([4],), {"generator": g})) == "aten.randn.generator"
+    assert str(default_registry.engine.resolve_overload(ops.aten.randn, ([4],), {"generator": g})) == "aten.randn.generator"
     assert P.randn(4, generator=g).tolist() == P.randn(4, generator=np.random.default_rng(1)).tolist()
     P.manual_seed(3)
     first = P.rand(2).tolist()
