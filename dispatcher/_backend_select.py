@@ -50,6 +50,8 @@ def tensor_options_positions(schema: FunctionSchema) -> Optional[tuple[int, int,
     name = schema.name.name
     if schema.name.namespace != "aten" or name.endswith("_like") or name.startswith("new_"):
         return None
+    if not schema.has_argument("pin_memory"):
+        return None  # the group's last argument: most operators, told apart without a walk
     arguments = schema.arguments
     for start in range(len(arguments) - len(_TENSOR_OPTIONS) + 1):
         if all(_is_option(arguments[start + i], option) for i, option in enumerate(_TENSOR_OPTIONS)):

@@ -216,13 +216,18 @@ class Dispatcher:
         overloads = catalog.overloads(qualified_name)
         if not overloads:
             return
-        schemas = [FunctionSchema.parse(o.schema) for o in overloads]  # all parsed before any is defined
+        # All parsed before any is defined (Note [Catalog parts] in
+        # dispatcher/catalog/parts.py), unless the name is being defined: the
+        # definition's own lookups (each overload's register_def) get here.
+        schemas = None if qualified_name in self._defining_from_catalog else catalog.parsed(overloads)
         with self._lock:
             # A thread that finds the name in neither set defines it; one that
             # got here meanwhile waited on the lock and finds it done.  The
             # definitions' own lookups (register_def's) find it being defined.
             if qualified_name in self._from_catalog or qualified_name in self._defining_from_catalog:
                 return
+            if schemas is None:  # another thread was defining it, and failed
+                schemas = catalog.parsed(overloads)
             self._defining_from_catalog.add(qualified_name)
             try:
                 for schema, overload in zip(schemas, overloads):

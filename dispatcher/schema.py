@@ -445,6 +445,13 @@ def tensor_arg_kind(t: Type) -> Optional[TensorArgKind]:
     return None
 
 
+# Read once for _Signature's loop: an enum member read through its class
+# costs a lookup each time, and the namedtuple's own __new__ a Python frame.
+_TENSOR_TY = BaseTy.Tensor
+_KIND_TENSOR = TensorArgKind.TENSOR
+_KIND_NUMBERS = {kind: int(kind) for kind in TensorArgKind}
+
+
 # --------------------------------------------------------------------------
 # Default values
 # --------------------------------------------------------------------------
@@ -835,6 +842,10 @@ class DispatchArg(NamedTuple):
     kind: TensorArgKind
 
 
+# DispatchArg(position, name, kind) without the Python frame of the
+# namedtuple's __new__: _new_dispatch_arg(DispatchArg, (position, name, kind)).
+_new_dispatch_arg = tuple.__new__
+
 def _and_list(names: list[str]) -> str:
     # Python's own wording: 'a' / 'a' and 'b' / 'a', 'b', and 'c'.
     quoted = [f"'{n}'" for n in names]
@@ -992,6 +1003,10 @@ class FunctionSchema(Frozen):
             if (info := a.alias_info) is not None and info._sets[1] & after
         )
 
+    def has_argument(self, name: str) -> bool:
+        """Whether an argument is called ``name``."""
+        return name in self._sig.index
+
     # -- binding -----------------------------------------------------------
     def bind(self, args: Union[tuple[Any, ...], list[Any]], kwargs: Optional[Mapping[str, Any]] = None) -> tuple[Any, ...]:
         """All arguments in schema order, defaults filled in, like a Python call.
@@ -1080,32 +1095,48 @@ class _Signature:
 
     def __init__(self, schema_name: OperatorName, arguments: tuple[Argument, ...], is_vararg: bool) -> None:
         # One pass over the arguments, which also yields the schema's
-        # dispatch_args: this runs for every schema defined.
+        # dispatch_args and dispatch_layout: this runs for every schema
+        # parsed or defined (a catalog operator's first use parses all its
+        # overloads), so the loop reads each field once and makes no calls
+        # for the common cases.
         names: list[str] = []
         index: dict[str, int] = {}
-        ambiguous = set()
+        ambiguous: list[str] = []
         defaults: list[Any] = []
-        dispatch_args = []
+        required: list[int] = []
+        dispatch_args: list[DispatchArg] = []
+        layout: list[tuple[int, str, int, bool]] = []
+        span = 0
         n_positional = n_required = -1  # -1: not reached yet
-        for i, a in enumerate(arguments):
+        i = 0
+        for a in arguments:
             if type(a) is not Argument:
                 raise TypeError(f"FunctionSchema.arguments must be Arguments, got {a!r}")
             t = a.type
+            name = a.name
+            default = a.default
+            kwarg_only = a.kwarg_only
             # Most types are plain base types: answer those without a call.
             if type(t) is BaseType:
-                if t.name is BaseTy.Tensor:
-                    dispatch_args.append(DispatchArg(i, a.name, TensorArgKind.TENSOR))
-            elif (kind := tensor_arg_kind(t)) is not None:
-                dispatch_args.append(DispatchArg(i, a.name, kind))
-            name = a.name
+                kind = _KIND_TENSOR if t.name is _TENSOR_TY else None
+            else:
+                kind = tensor_arg_kind(t)
+            if kind is not None:
+                dispatch_args.append(_new_dispatch_arg(DispatchArg, (i, name, kind)))
+                # A required tensor argument that is missing is the caller's
+                # mistake, reported as Python would (through bind).
+                layout.append((i, name, _KIND_NUMBERS[kind], default is NO_DEFAULT))
+                if span >= 0:
+                    span = i + 1 if kind is _KIND_TENSOR and default is NO_DEFAULT and not kwarg_only else -1
             if name in index:
-                ambiguous.add(name)  # the corpus has one schema with a repeated name
+                ambiguous.append(name)  # the corpus has one schema with a repeated name
             else:
                 index[name] = i
             names.append(name)
-            default = a.default
             defaults.append(default)
-            if a.kwarg_only:
+            if default is NO_DEFAULT:
+                required.append(i)
+            if kwarg_only:
                 if n_positional < 0:
                     n_positional = i
             elif n_positional >= 0:
@@ -1119,32 +1150,22 @@ class _Signature:
                 raise ValueError(
                     f"{schema_name}: non-default argument '{name}' follows default argument"
                 )
-        n = len(names)
+            i += 1
         self.names = tuple(names)
         self.index = index
         self.ambiguous = frozenset(ambiguous)
         self.defaults = tuple(defaults)
-        self.n_declared = n
-        self.n_positional = n if n_positional < 0 else n_positional
+        self.n_declared = i
+        self.n_positional = i if n_positional < 0 else n_positional
         self.n_required = self.n_positional if n_required < 0 else n_required
-        # What completes a call that passes only positionals, if anything can.
-        tail = self.defaults[self.n_required :]
-        self.tail = None if any(d is NO_DEFAULT for d in tail) else tail
         # The positions of the arguments without a default (keyword-only ones included).
-        self._required = tuple(i for i, d in enumerate(self.defaults) if d is NO_DEFAULT)
-        self.last_required = self._required[-1] if self._required else -1
+        self._required = tuple(required)
+        self.last_required = required[-1] if required else -1
+        # What completes a call that passes only positionals, if anything can:
+        # the defaults from n_required on, unless one of them is missing.
+        self.tail = None if self.last_required >= self.n_required else self.defaults[self.n_required:]
         self.is_vararg = is_vararg
         self.dispatch_args = tuple(dispatch_args)
-        layout = []
-        span = 0
-        for position, name, kind in self.dispatch_args:  # in position order
-            a = arguments[position]
-            # A required tensor argument that is missing is the caller's
-            # mistake, reported as Python would (through bind).
-            required = a.default is NO_DEFAULT
-            layout.append((position, name, int(kind), required))
-            if span >= 0:
-                span = position + 1 if kind == TensorArgKind.TENSOR and required and not a.kwarg_only else -1
         self.dispatch_layout = (tuple(layout), span)
         self.text: Optional[str] = None
 
@@ -1820,6 +1841,56 @@ def _parse_new_schema(text: str) -> FunctionSchema:
     schema = _Parser(text).schema()
     _remember(_SIGNATURE_CACHE, signature, schema)
     return schema
+
+
+def schema_from_parts(text: str, arguments: tuple[Argument, ...], returns: tuple[Return, ...],
+                      is_vararg: bool, is_varret: bool) -> FunctionSchema:
+    """What ``FunctionSchema.parse(text)`` gives, for a ``text`` whose
+    arguments and returns are known to be these (each parsed from its own
+    text: see Note [Catalog parts] in dispatcher/catalog/parts.py) and whose
+    name is known to be a valid one: the caches are those parse reads and
+    fills, and nothing is parsed.  (The catalog's parts are checked against
+    parsing by tests/test_catalog_parts.py.)"""
+    schema = _SCHEMA_CACHE.get(text)
+    if schema is None:
+        open_paren = text.index("(")
+        signature = text[open_paren:]
+        # The name is known to be one too (printed by str(OperatorName)):
+        # split, not matched against the grammar.
+        namespace, colons, rest = text[:open_paren].partition("::")
+        if not colons:
+            namespace, rest = "", namespace
+        bare_name, _, overload_name = rest.partition(".")
+        name = OperatorName.__new__(OperatorName)
+        name._set(namespace, bare_name, overload_name)
+        same_signature = _SIGNATURE_CACHE.get(signature)
+        if same_signature is not None:
+            schema = same_signature.with_name(name)
+        else:
+            # The parts are checked Arguments and Returns: only what __init__
+            # derives from them is made (and the argument order checked).
+            schema = FunctionSchema.__new__(FunctionSchema)
+            schema._set(name, arguments, returns, is_vararg, is_varret, _Signature(name, arguments, is_vararg))
+            _remember(_SIGNATURE_CACHE, signature, schema)
+        _remember(_SCHEMA_CACHE, text, schema)
+    return schema
+
+
+def parse_schema_element(kind: str, text: str) -> Union[Argument, Return]:
+    """One argument (``kind`` "a", or "k" if keyword-only) or return ("r")
+    of a schema, parsed from its own ``text`` ("Tensor self", "*"-less), as
+    the schema parser parses it in a whole schema (and memoized with those)."""
+    parser = _Parser(text)
+    element: Union[Argument, Return]
+    if kind == "r":
+        element = parser.memoized(_RETURN, parser.return_)
+    elif kind in ("a", "k"):
+        kwarg_only = kind == "k"
+        element = parser.memoized(kwarg_only, parser.argument, kwarg_only)
+    else:
+        raise ValueError(f"a schema element's kind is 'a', 'k' or 'r', not {kind!r}")
+    parser.expect(_EOF, "end of the argument or return")
+    return element
 
 
 def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:

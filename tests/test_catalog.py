@@ -106,3 +106,15 @@ def test_a_broken_catalog_file_is_reported(tmp_path):
     bad.write_text("# namespaces: a\n# namespaces with a DEF library: \nb::f(Tensor x) -> Tensor\n")
     with pytest.raises(ValueError, match=r"bad\.txt:3: b::f is not in a namespace of the first line"):
         Catalog(str(bad), "test").names()
+
+
+def test_an_operators_overloads_apart_in_the_file_are_still_its(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("# namespaces: a\n# namespaces with a DEF library: a\n"
+                    "a::f(Tensor x) -> Tensor\ta_tag\na::g(Tensor x) -> Tensor\na::f.two(Tensor x) -> Tensor\n")
+    catalog = Catalog(str(path), "test")
+    assert catalog.names() == ["a::f", "a::g"]
+    assert [(o.schema, o.tags, o.number) for o in catalog.overloads("a::f")] == [
+        ("a::f(Tensor x) -> Tensor", ("a_tag",), 0), ("a::f.two(Tensor x) -> Tensor", (), 2)]
+    assert catalog.operator_names() == ["a::f", "a::f.two", "a::g"]
+    assert catalog.overloads("a::f") is catalog.overloads("a::f")  # made once

@@ -12,14 +12,20 @@ Note [The catalog is read on first use]
 Importing the package must not pay for 4374 schemas: the catalog reads its
 file's two header lines (the namespaces, so that ``ops.aten`` can exist, and
 those torch defines in a DEF library) when asked for them, the rest when
-first asked for an operator, and parses an operator's schemas only when that
-operator is first used.
+first asked for an operator (only to find each name's lines: an operator's
+CatalogOverloads are made when it is asked for), and makes an operator's
+schemas only when that operator is first used -- from the catalog's parts
+file if it has one (Note [Catalog parts] in parts.py), else by parsing them.
 """
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from typing import Optional
+
+from ..schema import FunctionSchema
+from .parts import CatalogParts
 
 __all__ = ["Catalog", "CatalogOverload", "TORCH_2_13"]
 
@@ -28,13 +34,15 @@ _DEF_NAMESPACES_HEADER = "# namespaces with a DEF library: "
 
 
 class CatalogOverload:
-    """One catalog line: a schema's text and its operator tags."""
+    """One catalog line: a schema's text and its operator tags; ``number``
+    counts the catalog's schemas in file order, from 0."""
 
-    __slots__ = ("schema", "tags")
+    __slots__ = ("schema", "tags", "number")
 
-    def __init__(self, schema: str, tags: tuple[str, ...]) -> None:
+    def __init__(self, schema: str, tags: tuple[str, ...], number: int = -1) -> None:
         self.schema = schema
         self.tags = tags
+        self.number = number
 
     def __repr__(self) -> str:
         return f"CatalogOverload({self.schema!r}, tags={self.tags!r})"
@@ -43,13 +51,19 @@ class CatalogOverload:
 class Catalog:
     """The schemas of one catalog file, by ``ns::name``; see the module docstring."""
 
-    def __init__(self, path: str, origin: str) -> None:
+    def __init__(self, path: str, origin: str, parts_path: Optional[str] = None) -> None:
         self.path = path
+        # Its schemas split into parts (Note [Catalog parts] in parts.py), if it has them.
+        self._parts = None if parts_path is None else CatalogParts(parts_path)
         # What a dump prints as the def's "registered at" (torch names its RegisterSchema.cpp).
         self.origin = origin
         self._lock = threading.Lock()
         self._header: Optional[tuple[tuple[str, ...], frozenset[str]]] = None
-        self._by_name: Optional[dict[str, tuple[CatalogOverload, ...]]] = None
+        # Once read (_read): the schema lines, and each ns::name's positions among them.
+        self._lines: list[str] = []
+        self._by_name: Optional[dict[str, Sequence[int]]] = None
+        # ns::name -> its CatalogOverloads, made when first asked for.
+        self._overloads: dict[str, tuple[CatalogOverload, ...]] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({os.path.basename(self.path)})"
@@ -74,7 +88,26 @@ class Catalog:
 
     def overloads(self, qualified_name: str) -> tuple[CatalogOverload, ...]:
         """The overloads of ``ns::name`` in torch's order; () if the catalog has none."""
-        return self._index().get(qualified_name, ())
+        made = self._overloads.get(qualified_name)
+        if made is None:
+            positions = self._index().get(qualified_name)
+            if positions is None:
+                return ()
+            lines = self._lines
+            # Two threads may both make them: equal tuples, one kept.
+            made = self._overloads[qualified_name] = tuple([_overload(lines[i], i) for i in positions])
+        return made
+
+    def parsed(self, overloads: tuple[CatalogOverload, ...]) -> list[FunctionSchema]:
+        """The schemas of ``overloads`` (this catalog's), as FunctionSchema.parse
+        gives them: from the catalog's parts if it has them (Note [Catalog parts])."""
+        parts = self._parts
+        if parts is None:
+            return [FunctionSchema.parse(o.schema) for o in overloads]
+        count = len(self._lines)
+        # (A CatalogOverload made by hand has no line number: its text is parsed.)
+        return [parts.schema(o.number, o.schema, count) if o.number >= 0 else FunctionSchema.parse(o.schema)
+                for o in overloads]
 
     def names(self) -> list[str]:
         """Every ``ns::name`` of the catalog, in file order."""
@@ -82,20 +115,28 @@ class Catalog:
 
     def operator_names(self) -> list[str]:
         """Every ``ns::name.overload`` (``ns::name`` for a default overload), in file order."""
-        return [o.schema[:o.schema.index("(")] for overloads in self._index().values() for o in overloads]
+        return [schema[:schema.index("(")] for schema in self.schemas()]
 
     def schemas(self) -> list[str]:
         """Every schema text of the catalog, in file order."""
-        return [o.schema for overloads in self._index().values() for o in overloads]
+        index = self._index()
+        lines = self._lines
+        return [lines[i].partition("\t")[0] for positions in index.values() for i in positions]
 
-    def _index(self) -> dict[str, tuple[CatalogOverload, ...]]:
+    def _index(self) -> dict[str, Sequence[int]]:
         index = self._by_name
         if index is None:
             with self._lock:
                 index = self._by_name
                 if index is None:
-                    index = self._by_name = _read(self.path)
+                    self._lines, index = _read(self.path)
+                    self._by_name = index
         return index
+
+
+def _overload(line: str, number: int) -> CatalogOverload:
+    schema, _, tags = line.partition("\t")
+    return CatalogOverload(schema, tuple(tags.split()), number)
 
 
 def _parse_headers(first: str, second: str, path: str) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -109,24 +150,38 @@ def _parse_headers(first: str, second: str, path: str) -> tuple[tuple[str, ...],
     return namespaces, claimed
 
 
-def _read(path: str) -> dict[str, tuple[CatalogOverload, ...]]:
+def _read(path: str) -> tuple[list[str], dict[str, Sequence[int]]]:
+    """The schema lines of the catalog file, and the positions among them of
+    each ``ns::name``'s, by name in file order.  (Read at the first use of any
+    catalog operator: `import dispatcher.prototype` pays for it, so the lines
+    are only split into names here, each operator's CatalogOverloads made
+    when it is asked for.)"""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     namespaces = set(_parse_headers(lines[0], lines[1], path)[0])
-    grouped: dict[str, list[CatalogOverload]] = {}
-    for number, line in enumerate(lines[2:], start=3):
-        schema, _, tags = line.partition("\t")
-        # The name is everything before the overload's "." or the "(": cheap
-        # to find without parsing, which waits for the operator's first use.
-        qualified = schema[:schema.index("(")].split(".", 1)[0]
-        if qualified.split("::", 1)[0] not in namespaces:
-            raise ValueError(f"{path}:{number}: {qualified} is not in a namespace of the first line")
-        grouped.setdefault(qualified, []).append(CatalogOverload(schema, tuple(tags.split())))
-    return {name: tuple(overloads) for name, overloads in grouped.items()}
+    del lines[:2]
+    # The name is everything before the overload's "." or the "(": cheap
+    # to find without parsing, which waits for the operator's first use.
+    names = [line[:line.index("(")].partition(".")[0] for line in lines]
+    if not {name.partition("::")[0] for name in set(names)} <= namespaces:
+        number, qualified = next((n, q) for n, q in enumerate(names) if q.partition("::")[0] not in namespaces)
+        raise ValueError(f"{path}:{number + 3}: {qualified} is not in a namespace of the first line")
+    # Each name's first and last line, found without a Python loop (dict keeps
+    # the first insertion's order and the last value); the catalog writes an
+    # operator's overloads together, so they are the lines between.
+    last = dict(zip(names, range(len(names))))
+    first = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
+    if sum(last.values()) - sum(first.values()) + len(last) == len(names):
+        return lines, {name: range(first[name], end + 1) for name, end in last.items()}
+    grouped: dict[str, list[int]] = {}  # overloads apart from each other: a file not written by the tool
+    for number, name in enumerate(names):
+        grouped.setdefault(name, []).append(number)
+    return lines, {name: tuple(positions) for name, positions in grouped.items()}
 
 
 # os.path, not pathlib: importing pathlib would cost `import dispatcher` ~5 ms.
 TORCH_2_13 = Catalog(
     os.path.join(os.path.dirname(__file__), "torch-2.13.txt"),
     "registered by the torch 2.13 operator catalog (dispatcher/catalog/torch-2.13.txt)",
+    os.path.join(os.path.dirname(__file__), "torch-2.13.parts.txt"),
 )

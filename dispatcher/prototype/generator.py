@@ -6,7 +6,8 @@ generators there once registered.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+import sys
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
@@ -14,9 +15,28 @@ from dispatcher.ivalue import IValueTag, register_value_type
 
 __all__ = ["default_generator", "manual_seed", "seeded"]
 
-register_value_type(IValueTag.GENERATOR, np.random.Generator)
 
-_generator = np.random.default_rng()
+# Note [numpy.random on first use]
+# Importing numpy.random (and the secrets module it imports) was a sixth of
+# `import dispatcher.prototype`; numpy itself imports it only when
+# `np.random` is first read.  So the boxing is told of numpy's Generator by
+# a stand-in class whose instances are numpy's Generators (none exist before
+# numpy.random is imported, by whoever makes one), and the default generator
+# is made by its first user.
+class _NumpyGeneratorType(type):
+    def __instancecheck__(cls, value: Any) -> bool:
+        random = sys.modules.get("numpy.random")
+        return random is not None and isinstance(value, random.Generator)
+
+
+class NumpyGenerator(metaclass=_NumpyGeneratorType):
+    """``isinstance(g, NumpyGenerator)``: g is a ``numpy.random.Generator``
+    (see Note [numpy.random on first use])."""
+
+
+register_value_type(IValueTag.GENERATOR, NumpyGenerator)
+
+_generator: Optional[np.random.Generator] = None
 
 
 def manual_seed(seed: int) -> None:
@@ -26,6 +46,9 @@ def manual_seed(seed: int) -> None:
 
 
 def default_generator() -> np.random.Generator:
+    global _generator
+    if _generator is None:
+        _generator = np.random.default_rng()
     return _generator
 
 
