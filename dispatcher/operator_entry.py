@@ -619,11 +619,9 @@ class OperatorEntry:
                 entries.append(kernels[key][0].function(engine))
             if layout.ambiguous:
                 entries.append(AMBIGUOUS_AUTOGRAD_OTHER.function(engine))
-            table = list(dispatcher.fallback_table)
-            for start, stop, n in layout.runs:
-                table[start:stop] = (entries[n],) * (stop - start)
             # Note [Entries are read as snapshots]
-            self._table, self._filled, self._masks = tuple(table), (layout, kernels), layout.masks
+            self._table, self._filled, self._masks = (engine.filled_table(dispatcher.fallback_table, layout.runs, entries),
+                                                      (layout, kernels), layout.masks)
         else:
             # Every slot is its backend fallback: the dispatcher has them.
             self._table, self._filled, self._masks = dispatcher.fallback_table, None, dispatcher.fallback_masks
@@ -737,7 +735,7 @@ class OperatorEntry:
             f"    {'no debug info' if schema is None else schema.debug}\n  dispatch key: {key.name}\n"
             f"  previous kernel: {previous.debug}\n       new kernel: {kernel.debug}",
             UserWarning,
-            # Here, register_kernel, Dispatcher.register_impl, Library._impl,
+            # Here, register_kernel, Dispatcher.register_impl_locked, Library._impl,
             # Library.impl: the warning names the line that called impl().
             stacklevel=6,
         )

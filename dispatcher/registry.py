@@ -388,17 +388,22 @@ class Dispatcher:
 
         The operator need not be defined yet (impl before def, as in c10).
         """
+        with self._lock:
+            return self.register_impl_locked(name, key, kernel)
+
+    def register_impl_locked(self, name: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
+        """register_impl for a caller that holds the lock (Library, which keeps
+        the handle under it: one lock taken instead of two, in an impl timed beside torch's)."""
         if key == _UNDEFINED:
             raise DispatcherValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
         op_name = name._text  # str(name), without the call
-        with self._lock:
-            op = self._operators.get(op_name)
-            if op is None:
-                op = OperatorEntry(op_name, self)
-            if op.schema is not None and kernel.inferred_schema is not None:
-                check_inferred_schema(op_name, op.schema, kernel)
-            op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
-            self._operators[op_name] = op  # an entry is listed once it holds a registration
+        op = self._operators.get(op_name)
+        if op is None:
+            op = OperatorEntry(op_name, self)
+        if op.schema is not None and kernel.inferred_schema is not None:
+            check_inferred_schema(op_name, op.schema, kernel)
+        op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
+        self._operators[op_name] = op  # an entry is listed once it holds a registration
         return op.remove_kernel, key, kernel
 
     # -- fallbacks -----------------------------------------------------------------
