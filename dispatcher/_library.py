@@ -387,9 +387,11 @@ class Library:
             name = name.with_namespace(self.ns)
             schema = schema.with_name(name)
         debug = self._default_debug()
-        with self._registry.lock:  # Note [A closed library registers nothing]
-            self._check_open()
-            self._handles.append(self._registry.register_def(schema, debug, alias_analysis, alias_analysis_is_default, tags))
+        with self._lock:  # Note [A closed library registers nothing]
+            if self._closed:
+                self._check_open()
+            self._handles.append(self._registry.register_def_locked(schema, debug, alias_analysis,
+                                                                    alias_analysis_is_default, tags))
         return name
 
     def _def_with_kernel(self, schema: FunctionSchema, key: Optional[DispatchKey], kernel: AnnotatedKernel,
