@@ -215,7 +215,7 @@ class Library:
         if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         self._check_open()
-        names = tag_names(tags)
+        names = () if type(tags) is tuple and not tags else tag_names(tags)  # most defines give none
         parsed = parse_operator_schema(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
@@ -226,7 +226,7 @@ class Library:
         # torch 2.13 records the name as the schema text writes it, after the
         # namespace: "ns::ns::f" for a schema "ns::f(...)" (a later torch drops the
         # repeated namespace; torch.library._defs and _defined_in_python read this).
-        qualname = f"{self.ns}::{schema.split('(')[0] if isinstance(schema, str) else text}"
+        qualname = f"{self.ns}::{schema.partition('(')[0] if isinstance(schema, str) else text}"
         self._op_defs.add(qualname)
         _defs.add(qualname)
         return name.name
