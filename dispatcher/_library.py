@@ -178,8 +178,11 @@ class Library:
         # registration_site skips its caller.
         self._default_debug: Callable[[], str] = (lambda: site) if debug_at_site else partial(registration_site, 1)
         # The same for impl's kernels, whose text waits until it is read
-        # (Note [Registration sites read lazily] in dispatcher/kernel.py).
-        self._default_site: Callable[[], Site] = (lambda: site) if debug_at_site else partial(registration_site_later, 1)
+        # (Note [Registration sites read lazily] in dispatcher/kernel.py):
+        # the library's site, or None for "where impl() was called", which
+        # impl asks registration_site_later itself (through a partial, that
+        # is a call from C into Python, which costs a tenth of an impl's time).
+        self._fixed_site: Optional[Site] = site if debug_at_site else None
         block = _KINDS[kind]
         self._context = f"(Error occurred while processing {block} block at {site.removeprefix('registered at ')})"
         if kind != "IMPL":
@@ -212,7 +215,7 @@ class Library:
         if alias_analysis not in _ALIAS_ANALYSIS_KINDS:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         self._check_open()
-        names = tag_names(tags)
+        names = () if type(tags) is tuple and not tags else tag_names(tags)  # most defines give none
         parsed = parse_operator_schema(schema) if isinstance(schema, str) else schema
         if not isinstance(parsed, FunctionSchema):
             raise TypeError(f"define() takes a schema string or FunctionSchema, got {type(schema).__name__}")
@@ -223,7 +226,7 @@ class Library:
         # torch 2.13 records the name as the schema text writes it, after the
         # namespace: "ns::ns::f" for a schema "ns::f(...)" (a later torch drops the
         # repeated namespace; torch.library._defs and _defined_in_python read this).
-        qualname = f"{self.ns}::{schema.split('(')[0] if isinstance(schema, str) else text}"
+        qualname = f"{self.ns}::{schema.partition('(')[0] if isinstance(schema, str) else text}"
         self._op_defs.add(qualname)
         _defs.add(qualname)
         return name.name
@@ -267,7 +270,8 @@ class Library:
             # The other kinds, and the errors.
             kernel = AnnotatedKernel(make_kernel(fn, with_keyset=with_keyset, boxed=boxed), debug or self._default_debug())
         else:
-            kernel = annotated_kernel(_WITH_KEYSET if with_keyset else _UNBOXED, fn, debug or self._default_site())
+            kernel = annotated_kernel(_WITH_KEYSET if with_keyset else _UNBOXED, fn, debug or (
+                self._fixed_site if self._fixed_site is not None else registration_site_later(1)))
         parsed = _PARSED_KEY_NAMES.get(dispatch_key, _UNPARSED) if type(dispatch_key) is str else _UNPARSED
         key: Optional[DispatchKey] = _parse_key(dispatch_key) if parsed is _UNPARSED else parsed
         target = key if key is not None else self.dispatch_key or DispatchKey.CompositeImplicitAutograd
@@ -383,9 +387,11 @@ class Library:
             name = name.with_namespace(self.ns)
             schema = schema.with_name(name)
         debug = self._default_debug()
-        with self._registry.lock:  # Note [A closed library registers nothing]
-            self._check_open()
-            self._handles.append(self._registry.register_def(schema, debug, alias_analysis, alias_analysis_is_default, tags))
+        with self._lock:  # Note [A closed library registers nothing]
+            if self._closed:
+                self._check_open()
+            self._handles.append(self._registry.register_def_locked(schema, debug, alias_analysis,
+                                                                    alias_analysis_is_default, tags))
         return name
 
     def _def_with_kernel(self, schema: FunctionSchema, key: Optional[DispatchKey], kernel: AnnotatedKernel,
@@ -420,7 +426,7 @@ class Library:
         with self._lock:  # Note [A closed library registers nothing]
             if self._closed:
                 self._check_open()
-            self._handles.append(self._registry.register_impl(op, key, kernel))
+            self._handles.append(self._registry.register_impl_locked(op, key, kernel))
 
     def _name_for_impl(self, name: str) -> OperatorName:
         """c10's Library::_parseNameForLib: the name, qualified with the library's

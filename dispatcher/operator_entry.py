@@ -276,7 +276,7 @@ class KeyFacts:
         undefined = key == K.Undefined
         self.key = key
         self.name = key.name
-        self.dump_name = f"{key.name}[alias]" if is_alias_key(key) else key.name
+        self.dump_name = _dump_name(key)
         self.slot = SLOT_OF_KEY.get(key)
         # Note [Undefined in dispatchTable_]: the composite kernels also
         # serve Undefined, which no alias key set can hold.
@@ -315,6 +315,16 @@ def _mask_update(key: DispatchKey) -> tuple[int, int, range]:
 # Filled as keys are first asked about: computing every key's facts at
 # import took longer than the rest of the import.
 _FACTS: dict[DispatchKey, KeyFacts] = {}
+
+
+def _dump_name(key: DispatchKey) -> str:
+    """A key as dump_state prints it: an alias key marked [alias]."""
+    return f"{key.name}[alias]" if is_alias_key(key) else key.name
+
+
+# Per key, the heads of its kernels' lines in dump_state: the active
+# kernel's and the others' ("(inactive)"), made once (a dump is timed beside torch's).
+_DUMP_HEADS = {key: (f"{_dump_name(key)}: ", f"{_dump_name(key)} (inactive): ") for key in DispatchKey}
 
 
 def _facts(key: DispatchKey) -> KeyFacts:
@@ -619,11 +629,9 @@ class OperatorEntry:
                 entries.append(kernels[key][0].function(engine))
             if layout.ambiguous:
                 entries.append(AMBIGUOUS_AUTOGRAD_OTHER.function(engine))
-            table = list(dispatcher.fallback_table)
-            for start, stop, n in layout.runs:
-                table[start:stop] = (entries[n],) * (stop - start)
             # Note [Entries are read as snapshots]
-            self._table, self._filled, self._masks = tuple(table), (layout, kernels), layout.masks
+            self._table, self._filled, self._masks = (engine.filled_table(dispatcher.fallback_table, layout.runs, entries),
+                                                      (layout, kernels), layout.masks)
         else:
             # Every slot is its backend fallback: the dispatcher has them.
             self._table, self._filled, self._masks = dispatcher.fallback_table, None, dispatcher.fallback_masks
@@ -737,7 +745,7 @@ class OperatorEntry:
             f"    {'no debug info' if schema is None else schema.debug}\n  dispatch key: {key.name}\n"
             f"  previous kernel: {previous.debug}\n       new kernel: {kernel.debug}",
             UserWarning,
-            # Here, register_kernel, Dispatcher.register_impl, Library._impl,
+            # Here, register_kernel, Dispatcher.register_impl_locked, Library._impl,
             # Library.impl: the warning names the line that called impl().
             stacklevel=6,
         )
@@ -798,8 +806,7 @@ class OperatorEntry:
                      f"alias analysis kind: {s.alias_analysis}{default}"]
         kernels = self.kernels
         for key in sorted(kernels):
-            name = _facts(key).dump_name
-            head = f"{name}: "  # the active kernel's; the others are "(inactive)"
+            head, inactive_head = _DUMP_HEADS[key]
             for kernel in kernels[key]:
                 inferred = kernel.inferred_schema
                 schema = "(none)" if inferred is None else signature_text(inferred)
@@ -807,7 +814,7 @@ class OperatorEntry:
                 if type(debug) is not str:
                     debug = kernel.debug
                 lines.append(f"{head}{debug} :: {schema} [ {DUMP_STATE[kernel.kernel.kind]}]")
-                head = f"{name} (inactive): "
+                head = inactive_head
         lines.append("")
         return "\n".join(lines)
 

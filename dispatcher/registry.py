@@ -348,32 +348,41 @@ class Dispatcher:
                      publish_overloads: bool = True) -> RegistrationHandle:
         """Define ``schema``'s operator.  ``publish_overloads=False`` leaves the
         packet (ops.ns.name) to the caller, who publishes it after its last def."""
-        name = str(schema.name)
-        self._define_from_catalog(schema.name.qualified_name)  # so that a second def of it fails
         with self._lock:
-            op = self._operators.get(name)
-            if op is not None and op.schema is not None:
-                raise RuntimeError(
-                    f"Tried to register an operator ({schema}) with the same name and overload name "
-                    "multiple times. Each overload's schema should only be registered with a single "
-                    f"call to def(). Duplicate registration: {debug}. Original registration: "
-                    f"{op.schema.debug}"
-                )
-            registered = RegisteredSchema(schema, debug, alias_analysis, alias_analysis_is_default, tags)
-            if op is not None:
-                # Kernels registered before the def must fit it (c10 checks
-                # them before it stores the schema).
-                for key in sorted(op.kernels):
-                    for kernel in op.kernels[key]:
-                        check_inferred_schema(name, registered, kernel)
-            if op is None:
-                op = OperatorEntry(name, self)
-            op.set_schema(registered)
-            self._operators[name] = op  # an entry is listed once it holds a registration
-            qualified_name, overload_name = schema.name.qualified_name, schema.name.overload_name
-            self._overloads.setdefault(qualified_name, []).append(overload_name)
-            if publish_overloads:
-                self._overloads_changed(qualified_name)
+            return self.register_def_locked(schema, debug, alias_analysis, alias_analysis_is_default, tags,
+                                            publish_overloads)
+
+    def register_def_locked(self, schema: FunctionSchema, debug: str, alias_analysis: str = "FROM_SCHEMA",
+                            alias_analysis_is_default: bool = False, tags: tuple[str, ...] = (),
+                            publish_overloads: bool = True) -> RegistrationHandle:
+        """register_def for a caller that holds the lock (Library, which keeps
+        the handle under it: one lock taken instead of two)."""
+        operator_name = schema.name
+        name = operator_name._text  # str(schema.name), without the call
+        qualified_name = operator_name.qualified_name
+        self._define_from_catalog(qualified_name)  # so that a second def of it fails
+        op = self._operators.get(name)
+        if op is not None and op.schema is not None:
+            raise RuntimeError(
+                f"Tried to register an operator ({schema}) with the same name and overload name "
+                "multiple times. Each overload's schema should only be registered with a single "
+                f"call to def(). Duplicate registration: {debug}. Original registration: "
+                f"{op.schema.debug}"
+            )
+        registered = RegisteredSchema(schema, debug, alias_analysis, alias_analysis_is_default, tags)
+        if op is not None:
+            # Kernels registered before the def must fit it (c10 checks
+            # them before it stores the schema).
+            for key in sorted(op.kernels):
+                for kernel in op.kernels[key]:
+                    check_inferred_schema(name, registered, kernel)
+        else:
+            op = OperatorEntry(name, self)
+        op.set_schema(registered)
+        self._operators[name] = op  # an entry is listed once it holds a registration
+        self._overloads.setdefault(qualified_name, []).append(operator_name.overload_name)
+        if publish_overloads:
+            self._overloads_changed(qualified_name)
         return self._undo_def, op, registered
 
     def _undo_def(self, op: OperatorEntry, registered: RegisteredSchema, deferred: Deferred) -> None:
@@ -393,17 +402,22 @@ class Dispatcher:
 
         The operator need not be defined yet (impl before def, as in c10).
         """
+        with self._lock:
+            return self.register_impl_locked(name, key, kernel)
+
+    def register_impl_locked(self, name: OperatorName, key: DispatchKey, kernel: AnnotatedKernel) -> RegistrationHandle:
+        """register_impl for a caller that holds the lock (Library, which keeps
+        the handle under it: one lock taken instead of two, in an impl timed beside torch's)."""
         if key == _UNDEFINED:
             raise DispatcherValueError("cannot register a kernel for Undefined; use CompositeImplicitAutograd for a catch-all")
         op_name = name._text  # str(name), without the call
-        with self._lock:
-            op = self._operators.get(op_name)
-            if op is None:
-                op = OperatorEntry(op_name, self)
-            if op.schema is not None and kernel.inferred_schema is not None:
-                check_inferred_schema(op_name, op.schema, kernel)
-            op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
-            self._operators[op_name] = op  # an entry is listed once it holds a registration
+        op = self._operators.get(op_name)
+        if op is None:
+            op = OperatorEntry(op_name, self)
+        if op.schema is not None and kernel.inferred_schema is not None:
+            check_inferred_schema(op_name, op.schema, kernel)
+        op.register_kernel(key, kernel)  # warns, as c10 does, if it overrides a kernel
+        self._operators[op_name] = op  # an entry is listed once it holds a registration
         return op.remove_kernel, key, kernel
 
     # -- fallbacks -----------------------------------------------------------------

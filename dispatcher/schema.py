@@ -1817,11 +1817,17 @@ def parse_operator_schema(text: str) -> FunctionSchema:
     an error (torch's text; ``int64_t`` and ``double`` name the schema's type
     to use) rather than a type variable (which torch._C.parse_schema allows)."""
     schema = FunctionSchema.parse(text)
-    types = [argument.type for argument in schema.arguments] + [ret.type for ret in schema.returns]
-    for t in types:
-        if _has_type_var(t):
-            _Parser(text, allow_typevars=False).schema()  # raises, marking the first one
+    if text not in _WITHOUT_TYPE_VARS:  # a text asked before (a define in a loop) is not asked again
+        types = [argument.type for argument in schema.arguments] + [ret.type for ret in schema.returns]
+        for t in types:
+            if _has_type_var(t):
+                _Parser(text, allow_typevars=False).schema()  # raises, marking the first one
+        _remember(_WITHOUT_TYPE_VARS, text, None)
     return schema
+
+
+# The schema texts parse_operator_schema found without type variables.
+_WITHOUT_TYPE_VARS: dict[str, None] = {}
 
 
 def _parse_new_schema(text: str) -> FunctionSchema:

@@ -105,7 +105,7 @@ def _retained_bytes_per_cycle(cycle, warmup: int, cycles: int) -> float:
     names = [sys.intern(f"fresh{i}") for i in range(warmup + cycles)]
 
     def settle() -> int:
-        for cache in (schema._SCHEMA_CACHE, schema._NAME_CACHE, schema._ELEMENT_CACHE):
+        for cache in (schema._SCHEMA_CACHE, schema._NAME_CACHE, schema._ELEMENT_CACHE, schema._WITHOUT_TYPE_VARS):
             cache.clear()
         gc.collect()
         return tracemalloc.get_traced_memory()[0]

@@ -701,3 +701,17 @@ def test_plain_names_read_by_the_regex_are_what_the_parser_reads(text):
         return name
 
     assert parsed(OperatorName.parse) == parsed(by_parser)
+
+
+def test_define_refuses_a_type_variable_each_time_and_remembers_only_texts_without_one():
+    # parse_operator_schema (Library.define's parse) remembers the texts it found
+    # without type variables; a text with one is refused on every define.
+    from dispatcher.schema import SchemaParseError, parse_operator_schema
+
+    for _ in range(2):
+        with pytest.raises(SchemaParseError, match="instead of `int64_t`"):
+            parse_operator_schema("typevar_memo::f(int64_t x) -> ()")
+        with pytest.raises(SchemaParseError, match="unknown type specifier"):
+            parse_operator_schema("typevar_memo::g(t x) -> t")
+    first = parse_operator_schema("typevar_memo::h(Tensor x, int[] y) -> Tensor")
+    assert parse_operator_schema("typevar_memo::h(Tensor x, int[] y) -> Tensor") is first

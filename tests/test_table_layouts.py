@@ -189,3 +189,23 @@ def test_layout_steps_are_forgotten_when_a_fallback_changes_the_masks(world):
     registry.find_op("layout_steps_masks::f").check_invariants()
     fallbacks.close()
     lib.close()
+
+
+def test_a_filled_table_is_the_cells_with_each_run_holding_its_entry(engine):
+    # engine.filled_table, which makes every table registration publishes
+    # (OperatorEntry.refresh), in one pass when compiled.
+    cells = tuple(engine.KernelFunction(KernelKind.MISSING, None, cell=True) for _ in range(8))
+    first, second = engine.KernelFunction(KernelKind.UNBOXED, len), engine.KernelFunction(KernelKind.UNBOXED, abs)
+    table = engine.filled_table(cells, ((0, 1, 1), (3, 6, 0), (7, 8, 1)), [first, second])
+    assert type(table) is tuple
+    assert [entry is first for entry in table] == [False, False, False, True, True, True, False, False]
+    assert [entry is second for entry in table] == [True, False, False, False, False, False, False, True]
+    assert all(table[i] is cells[i] for i in (1, 2, 6))
+    assert engine.filled_table(cells, (), []) == cells
+
+
+@pytest.mark.parametrize("runs", [((3, 2, 0),), ((0, 9, 0),), ((4, 6, 0), (2, 3, 0)), ((0, 3, 0), (2, 4, 0))])
+def test_a_filled_table_refuses_runs_out_of_order_or_beyond_its_slots(engine, runs):
+    cells = tuple(engine.KernelFunction(KernelKind.MISSING, None, cell=True) for _ in range(8))
+    with pytest.raises(ValueError, match="in slot order, within its 8 slots"):
+        engine.filled_table(cells, runs, [engine.KernelFunction(KernelKind.UNBOXED, len)])

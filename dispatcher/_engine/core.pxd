@@ -340,6 +340,8 @@ cdef class CallPlan:
     cdef uint64_t last_bits
     cdef KernelFunction last_entry
 
+@cython.locals(size=Py_ssize_t, i=Py_ssize_t, start=Py_ssize_t, stop=Py_ssize_t, filled=tuple)
+cpdef tuple filled_table(tuple cells, tuple runs, list entries)
 @cython.locals(i=Py_ssize_t)
 cdef int _fill_plan(CallPlan plan, CallShape shape, tuple table, tuple masks) except -1
 @cython.locals(i=Py_ssize_t, bits=uint64_t)

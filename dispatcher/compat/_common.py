@@ -2,7 +2,7 @@
 torch's pybind bindings convert them, and the registry the shim is on."""
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from .._engine import loaded_engines
 from ..keys import DispatchKey
@@ -24,11 +24,11 @@ _UNPARSEABLE = frozenset(
 )
 
 
-def shim_registry() -> Dispatcher:
-    """The registry the shim is on: the registry in use (Note [The registry
-    in use] in dispatcher/registry.py), read at every call, so that a
-    ``using_registry`` block moves every part of the shim."""
-    return registry_in_use()
+# The registry the shim is on: the registry in use (Note [The registry in
+# use] in dispatcher/registry.py), read at every call, so that a
+# ``using_registry`` block moves every part of the shim.  (The function
+# itself, not a function calling it: _dispatch_dump is timed beside torch's.)
+shim_registry: Callable[[], Dispatcher] = registry_in_use
 
 
 def parse_dispatch_key(name: str) -> Optional[DispatchKey]:

@@ -440,8 +440,9 @@ def _still_registered(op: OperatorEntry, registration: AnnotatedKernel) -> bool:
 def _find(name: str) -> Optional[OperatorEntry]:
     # The registry's names are canonical (str of a parsed name), so a text
     # found as it is needs no parsing; any other is parsed (and may not parse).
-    op = shim_registry().find_op(name) if type(name) is str else None
-    return op if op is not None else shim_registry().find_op(_op_name(name))
+    registry = shim_registry()
+    op = registry.find_op(name) if type(name) is str else None
+    return op if op is not None else registry.find_op(_op_name(name))
 
 
 def _find_or_throw(name: str) -> OperatorEntry:
