@@ -31,7 +31,10 @@ from .dtypes import (
     to_numpy_dtype,
 )
 from .generator import default_generator
-from .tensor import Tensor, contiguous_strides, cpu_tensor, tensor_operand
+from .tensor import (
+    _CPU, _CPU_KEY_SET, Tensor, VersionCounter, _init_keys, _new_tensor, contiguous_strides, cpu_tensor,
+    tensor_operand,
+)
 from .tensor_options import check_options
 
 __all__ = ["copy_between_cpu_tensors"]
@@ -55,7 +58,17 @@ def _wrap(array: object, dt: DType) -> Tensor:
     of a reduction) as an array of ``dt``."""
     if type(array) is not np.ndarray or array.dtype is not _NUMPY[dt]:  # numpy's dtypes are singletons
         array = np.asarray(array, dtype=to_numpy_dtype(dt))
-    return cpu_tensor(array, dt)
+    # cpu_tensor's body, inline: one Python frame fewer per kernel call.
+    t = _new_tensor(Tensor)
+    _init_keys(t, _CPU_KEY_SET)
+    t._data = array
+    t.shape = array.shape
+    t.dtype = dt
+    t.device = _CPU
+    t.requires_grad = False
+    t.grad_fn = None
+    t._version_counter = VersionCounter()
+    return t
 
 
 def _operand(t: Tensor, dt: DType) -> np.ndarray:
