@@ -95,3 +95,9 @@ def test_saved_tensors_are_properties_of_the_nodes_class():
     assert {n for n in dir(type(m.grad_fn)) if n.startswith("_saved_")} == {"_saved_self", "_saved_other"}
     with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute '_saved_result'"):
         m.grad_fn._saved_result
+
+
+def test_a_keyword_only_argument_passed_positionally_is_refused_before_anything_is_recorded():
+    x, y, h = _inputs()
+    with pytest.raises(TypeError, match="alpha"):
+        aten.add.Tensor(h, y, 2)  # alpha is keyword-only

@@ -320,7 +320,9 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     # arguments, not in place (most calls): one pass over its tensor arguments
     # makes the edges and the context together (see _record).
     direct = not has_lists and not inplace and consecutive
-    n_declared = len(names)
+    # A call passing every argument positionally is bound as it is (bind's own
+    # shortcut; with a keyword-only argument no positional call is).
+    n_bound_as_is = len(names) if not any(a.kwarg_only for a in schema.arguments) else -1
     as_is = tuple((argument, i) for i, (argument, how) in enumerate(plan) if how == _AS_IS)
     tensor_plan = tuple((argument, how) for argument, how in plan if how != _AS_IS)
 
@@ -353,8 +355,7 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
             if values is None and direct and len(args) >= end:
-                # bind's answer for a call passing every argument is the arguments.
-                ctx, saved, edges = _record(args if len(args) == n_declared else bind(args), inputs, as_is,
+                ctx, saved, edges = _record(args if len(args) == n_bound_as_is else bind(args), inputs, as_is,
                                             tensor_plan)
             else:
                 if values is None:
