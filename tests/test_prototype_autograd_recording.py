@@ -39,7 +39,7 @@ def _inputs():
     # (the one-pass call, the same call with a keyword: the general path)
     (lambda x, y, h: aten.add.Tensor(h, y), lambda x, y, h: aten.add.Tensor(h, y, alpha=1)),
     (lambda x, y, h: aten.sub.Tensor(x, h), lambda x, y, h: aten.sub.Tensor(x, h, alpha=1)),
-    (lambda x, y, h: aten.mul.Tensor(h, y), lambda x, y, h: aten.mul.Tensor(self=h, other=y)),
+    (lambda x, y, h: aten.mul.Tensor(h, y), lambda x, y, h: aten.mul.Tensor(h, other=y)),
     (lambda x, y, h: aten.mul.Tensor(x, 3), lambda x, y, h: aten.mul.Tensor(x, other=3)),  # a number as a tensor
     (lambda x, y, h: aten.mm.default(x, h), lambda x, y, h: aten.mm.default(x, mat2=h)),
     (lambda x, y, h: aten.threshold_backward.default(h, x, 0.0),
