@@ -192,6 +192,8 @@ cdef class _TLSGuard:
     cdef bint is_include
     cdef bint active
 
+    cdef void _store(self, uint64_t bits) noexcept
+
 @cython.final
 cdef class IncludeDispatchKeyGuard(_TLSGuard):
     pass

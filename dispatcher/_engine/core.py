@@ -629,7 +629,9 @@ class _TLSGuard:
         self._store(self.saved | self.keys)
         return self
 
-    def __exit__(self, *exc_info: object) -> Literal[False]:
+    # Three named parameters, as the with statement passes them: a ``*exc_info``
+    # made a tuple on every exit.
+    def __exit__(self, exc_type: object, exc_value: object, traceback: object) -> Literal[False]:
         if not self.active:
             raise RuntimeError(f"{type(self).__name__} was exited without being entered")
         self.active = False
@@ -637,6 +639,8 @@ class _TLSGuard:
         return False
 
     def _store(self, bits):
+        # A C method when compiled (core.pxd): no bound method or Python int
+        # per call (a guard is entered on every recorded autograd call).
         if self.is_include:
             _set_tls_included(bits)
         else:

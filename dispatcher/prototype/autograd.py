@@ -125,32 +125,33 @@ class Node(_GraphNode):
     ``next_functions`` is the nodes alone.  ``metadata`` has, per output,
     its shape, dtype and device, which the gradient flowing into it must
     have (PyTorch's input_metadata); ``apply`` gets one gradient per output.
+
+    Each operator's nodes are of a subclass of this one named as torch's
+    node class (``MulBackward0``, node_class), whose ``_saved_<argument>``
+    properties are torch's ``grad_fn._saved_self``; the autograd kernel
+    makes them without an ``__init__`` call.  (Properties rather than a
+    ``__getattr__``: a class with one reads every attribute on the
+    interpreter's slow path, and the engine reads a node's often.)
     """
 
-    __slots__ = ("_name", "formula", "ctx", "edges", "metadata", "_saved")
+    __slots__ = ("formula", "ctx", "edges", "metadata", "_saved")
 
-    def __init__(self, name: str, formula: Callable, ctx: Context, edges: tuple[Optional[Edge], ...],
-                 saved: Sequence[tuple[str, Tensor, int]], metadata: TensorMeta) -> None:
-        self._name = name
-        self.formula = formula
-        self.ctx = ctx
-        self.edges = edges
-        self.metadata = (metadata,)
-        # (argument name, tensor, its version when saved); None once released.
-        self._saved: Optional[Sequence[tuple[str, Tensor, int]]] = saved
+    formula: Callable
+    ctx: Context
+    metadata: tuple[TensorMeta, ...]
+    # (argument name, tensor, its version when saved); None once released.
+    _saved: Optional[list[tuple[str, Tensor, int]]]
 
-    def __getattr__(self, name: str) -> Any:
+    def _unpack_saved(self, argument: str) -> Any:
         """torch's ``grad_fn._saved_<argument>``: the tensor the node saved for that
         argument (``_saved_result``: its output); RuntimeError once backward freed them."""
-        if name.startswith("_saved_"):
-            argument = name[len("_saved_"):]
-            saved = self._saved
-            if saved is None:
-                raise RuntimeError(_BACKWARD_TWICE)
-            for saved_name, t, _ in saved:
-                if saved_name == argument:
-                    return t
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_BACKWARD_TWICE)
+        for saved_name, t, _ in saved:
+            if saved_name == argument:
+                return t
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '_saved_{argument}'")
 
     def release_saved(self) -> None:
         """Free the saved tensors (backward without retain_graph); a node that saved none stays usable."""
@@ -177,6 +178,25 @@ class Node(_GraphNode):
                     result.grad_fn, result.requires_grad = self, True
         # One gradient per input (a Tensor[] argument's spread out by the formula's wrapper, see differentiable).
         return self.formula(self.ctx, grad)
+
+
+def node_class(name: str, saves: Iterable[str]) -> type[Node]:
+    """The class of the nodes operator ``name`` ("mul.Tensor") records: torch's
+    name (MulBackward0), a ``_saved_<argument>`` property per name in ``saves``."""
+    full = _node_name(name)
+
+    def saved_property(argument: str) -> property:
+        return property(lambda node: node._unpack_saved(argument), doc=f"The tensor saved for ``{argument}``.")
+
+    namespace: dict[str, Any] = {"__slots__": (), "_name": full}
+    namespace.update({f"_saved_{argument}": saved_property(argument) for argument in sorted(saves)})
+    return type(full.rpartition("::")[2], (Node,), namespace)
+
+
+# object.__new__: nodes and their metadata made by the autograd kernel without __init__ frames.
+_new_node = Node.__new__
+_new_meta = TensorMeta.__new__
+_new_context = Context.__new__
 
 
 class AccumulateGrad:
@@ -293,10 +313,19 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
     start = tensor_positions[0] if tensor_positions else 0
     end = start + len(tensor_positions)
     consecutive = tensor_positions == list(range(start, end))
-    node_name = _node_name(name)
+    node_type = node_class(name, saves)
     saves_result = "result" in saves
     bind = schema.bind
     redispatch = op.redispatch
+    # The recording of a positional call of an operator without Tensor[]
+    # arguments, not in place (most calls): one pass over its tensor arguments
+    # makes the edges and the context together (see _record).
+    direct = not has_lists and not inplace and consecutive
+    # A call passing every argument positionally is bound as it is (bind's own
+    # shortcut; with a keyword-only argument no positional call is).
+    n_bound_as_is = len(names) if not any(a.kwarg_only for a in schema.arguments) else -1
+    as_is = tuple((argument, i) for i, (argument, how) in enumerate(plan) if how == _AS_IS)
+    tensor_plan = tuple((argument, how) for argument, how in plan if how != _AS_IS)
 
     def register(formula: Callable) -> Callable:
         apply_formula = _flattening(formula) if has_lists else formula
@@ -324,14 +353,18 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
             else:
                 with AutoDispatchBelowADInplaceOrView():
                     return redispatch(below, *args, **kwargs)
-            if values is None:
-                values = bind(args)
-            if inplace:
-                _check_inplace(values[0])
-            edges = tuple(map(_edge, inputs))
             # What the formula reads of the inputs, before the call: an in-place
             # operator may change its input's shape (squeeze_).
-            ctx, saved = _context(plan, values)
+            if values is None and direct and len(args) >= end:
+                ctx, saved, edges = _record(args if len(args) == n_bound_as_is else bind(args), inputs, as_is,
+                                            tensor_plan)
+            else:
+                if values is None:
+                    values = bind(args)
+                if inplace:
+                    _check_inplace(values[0])
+                edges = list(map(_edge, inputs))
+                ctx, saved = _context(plan, values)
             with AutoDispatchBelowADInplaceOrView():
                 result = redispatch(below, *args, **kwargs)
             # Only floating-point results are differentiable (PyTorch's
@@ -343,7 +376,13 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                     # (Node.apply): a handler sees both detach calls.
                     ctx.result = kept = aten.detach.default(result)
                     saved.append(("result", kept, kept._version_counter.value))
-                result.grad_fn = Node(node_name, apply_formula, ctx, edges, saved, TensorMeta(result))
+                # Node(...) and TensorMeta(result), made without their __init__ frames.
+                meta = _new_meta(TensorMeta)
+                meta.shape, meta.dtype, meta.device = result.shape, result.dtype, result.device
+                node = _new_node(node_type)
+                node.formula, node.ctx, node.edges, node.metadata, node._saved = (
+                    apply_formula, ctx, tuple(edges), (meta,), saved)
+                result.grad_fn = node
                 result.requires_grad = True
             return result
 
@@ -416,38 +455,82 @@ def _context_plan(names: Sequence[str], tensor_positions: Sequence[int], saves: 
 
 
 def _context(plan: Sequence[tuple[str, int]], values: Sequence[Any]) -> tuple[Context, list[tuple[str, Tensor, int]]]:
-    ctx = Context()
+    ctx = _new_context(Context)
     fields = ctx.__dict__  # written directly: Context has no __setattr__ of its own
-    fields["needs_grad"] = needs_grad = {}
-    saved = []
+    needs_grad: dict[str, bool] = {}
+    fields["needs_grad"] = needs_grad
+    saved: list[tuple[str, Any, int]] = []
     for (name, how), value in zip(plan, values):
         if how == _AS_IS:  # a scalar, a list of ints, ...
             fields[name] = value
-        elif isinstance(value, Tensor):  # the common case, without the list handling below
-            needs_grad[name] = value.requires_grad
+        else:
+            _keep_tensor_argument(fields, needs_grad, saved, name, how, value)
+    return ctx, saved
+
+
+def _record(values: Sequence[Any], inputs: Sequence[Any], as_is: Sequence[tuple[str, int]],
+            tensor_plan: Sequence[tuple[str, int]]) -> tuple[Context, list[tuple[str, Tensor, int]], list]:
+    """_context and the edges of ``inputs`` (the values of the tensor arguments,
+    in order) in one pass, for an operator without Tensor[] arguments that is
+    not in place; a Tensor's edge and its part of the context are made inline
+    (no _edge or TensorMeta frames), anything else as _context and _edge do."""
+    ctx = _new_context(Context)
+    fields = ctx.__dict__
+    fields["needs_grad"] = needs_grad = {}
+    for name, i in as_is:
+        fields[name] = values[i]
+    saved: list[tuple[str, Any, int]] = []
+    edges: list[Optional[Edge]] = []
+    for value, (name, how) in zip(inputs, tensor_plan):
+        if isinstance(value, Tensor):
+            needs_grad[name] = wanted = value.requires_grad
+            if not wanted:
+                edges.append(None)
+            elif value.grad_fn is not None:
+                edges.append((value.grad_fn, value._output_nr))
+            else:
+                edges.append(_edge(value))  # a leaf's AccumulateGrad, made on first use
             if how == _SAVED:
                 saved.append((name, value, value._version_counter.value))
                 fields[name] = value
-            elif how == _ORIGINAL:
-                with AutoDispatchBelowADInplaceOrView():  # a copy of the values, recorded nowhere
-                    fields[name] = aten.clone.default(value)
-            else:
-                fields[name] = TensorMeta(value)
-        elif isinstance(value, (bool, int, float, complex)):
-            # A number where the schema says Tensor (Note [Numbers where an
-            # operator takes a tensor]): the formula reads it as it is.
-            needs_grad[name] = False
-            fields[name] = value
+            else:  # TensorMeta(value), without its __init__ frame
+                fields[name] = meta = _new_meta(TensorMeta)
+                meta.shape, meta.dtype, meta.device = value.shape, value.dtype, value.device
         else:
-            is_tensors = isinstance(value, (list, tuple)) and value and isinstance(value[0], Tensor)
-            if is_tensors:
-                needs_grad[name] = any(_requires_grad(t) for t in value)
-            if how == _SAVED:
-                saved.append((name, value, value._version_counter.value))
-            elif is_tensors:
-                value = [TensorMeta(t) for t in value]
+            edges.append(_edge(value))
+            _keep_tensor_argument(fields, needs_grad, saved, name, how, value)
+    return ctx, saved, edges
+
+
+def _keep_tensor_argument(fields: dict[str, Any], needs_grad: dict[str, bool], saved: list[tuple[str, Any, int]],
+                          name: str, how: int, value: Any) -> None:
+    """Put the value of tensor argument ``name`` in a context's ``fields`` as its plan
+    ``how`` says, with whether it wants a gradient; a saved one also in ``saved``."""
+    if isinstance(value, Tensor):  # the common case, without the list handling below
+        needs_grad[name] = value.requires_grad
+        if how == _SAVED:
+            saved.append((name, value, value._version_counter.value))
             fields[name] = value
-    return ctx, saved
+        elif how == _ORIGINAL:
+            with AutoDispatchBelowADInplaceOrView():  # a copy of the values, recorded nowhere
+                fields[name] = aten.clone.default(value)
+        else:  # TensorMeta(value), without its __init__ frame
+            fields[name] = meta = _new_meta(TensorMeta)
+            meta.shape, meta.dtype, meta.device = value.shape, value.dtype, value.device
+    elif isinstance(value, (bool, int, float, complex)):
+        # A number where the schema says Tensor (Note [Numbers where an
+        # operator takes a tensor]): the formula reads it as it is.
+        needs_grad[name] = False
+        fields[name] = value
+    else:
+        is_tensors = isinstance(value, (list, tuple)) and value and isinstance(value[0], Tensor)
+        if is_tensors:
+            needs_grad[name] = any(_requires_grad(t) for t in value)
+        if how == _SAVED:
+            saved.append((name, value, value._version_counter.value))
+        elif is_tensors:
+            value = [TensorMeta(t) for t in value]
+        fields[name] = value
 
 
 def sum_to(grad: Tensor, shape: Sequence[int]) -> Tensor:
@@ -640,9 +723,11 @@ def _validate_gradient(grad: Tensor, meta: TensorMeta, index: int, producer: Opt
                         f"compatible with {list(meta.shape)}") from None
 
         grad = sum_to(grad, meta.shape)
-    if grad.dtype != meta.dtype:
+    # (``is not`` first: dtypes and a type's devices are singletons, and a
+    # device's ``!=`` is a Python method.)
+    if grad.dtype is not meta.dtype and grad.dtype != meta.dtype:
         grad = convert(grad, dtype=meta.dtype)
-    if grad.device != meta.device:
+    if grad.device is not meta.device and grad.device != meta.device:
         if grad.ndim != 0:
             raise error(f"invalid gradient at index {index} - expected device {meta.device} but got {grad.device}")
         grad = convert(grad, device=meta.device)

@@ -50,8 +50,10 @@ def aliases_without_writes(schema: Any) -> bool:
 
 
 def _inplace(op: OperatorHandle):
+    redispatch = op.redispatch  # (read once: a handle's method read makes a bound method each time)
+
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
-        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
+        out = redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor):
             self._version_counter.value += 1
         return out
@@ -73,8 +75,10 @@ _META = tensor_device("meta")
 
 
 def _view(op: OperatorHandle):
+    redispatch = op.redispatch  # (read once: a handle's method read makes a bound method each time)
+
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
-        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
+        out = redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
             out._base = self._base if self._base is not None else self
             out._version_counter = self._version_counter
@@ -86,8 +90,10 @@ def _view(op: OperatorHandle):
 
 
 def _alias(op: OperatorHandle):
+    redispatch = op.redispatch  # (read once: a handle's method read makes a bound method each time)
+
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
-        out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
+        out = redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
             out._version_counter = self._version_counter
         return out
