@@ -1,0 +1,171 @@
+"""Where the prototype runs torch's ``__torch_function__`` layer (dispatcher/torch_function.py):
+Tensor's methods and operators, and the functions given to ``checked_function``.
+
+torch checks on every Tensor method call; here plain tensors pay nothing:
+
+- a subclass of Tensor gets, at its creation, a checking wrapper for each
+  of Tensor's methods it does not define itself (``x + 1``, ``x.sum()``
+  on a subclass instance reach its ``__torch_function__``, whose default,
+  Tensor's, gives results the subclass's type), unless its
+  ``__torch_function__`` is disabled: as torch's metaclass does, a
+  subclass with a ``__torch_dispatch__`` and Tensor's default
+  ``__torch_function__`` gets ``disabled_torch_function_impl``;
+- while a ``TorchFunctionMode`` is active in any thread, Tensor itself
+  carries the wrappers (put on when the first mode is pushed, taken off
+  when the last is popped), so the mode sees plain tensors' methods too.
+
+Each wrapper hands the handlers the method torch would: ``Tensor.add``
+for ``x + y`` and ``y + x``, ``Tensor.mul`` for ``*``, and so on
+(``OPERATOR_METHODS``), otherwise the method itself, unwrapped.
+
+Note [torch.ops calls]
+torch also checks when an OpOverload or a packet is called.  Here
+``ops.<ns>.<op>`` calls go straight into the engine (its call path has no
+room for a check without costing every call), so they do not see
+``__torch_function__``; a custom operator's CustomOpDef makes the check
+itself (custom_ops.py).
+
+Not covered: Tensor's properties (torch gives ``x.shape`` to the handler
+as ``getset_descriptor.__get__``), the prototype's private helpers (names
+starting with ``_``), and ``__hash__`` (a tensor hashes by identity, with
+no handler asked).
+"""
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any, Callable, TypeVar
+
+from dispatcher import torch_function
+from dispatcher.torch_function import handle_torch_function, has_torch_function
+
+from .subclassing import default_torch_function, disabled_torch_function_impl
+from .tensor import Tensor, answers_its_operators
+
+__all__ = ["OPERATOR_METHODS", "checked_function"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# The method torch gives a handler for an operator (torch binds these dunders to the method).
+OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul", "__rmul__": "mul",
+                    "__truediv__": "div", "__neg__": "neg", "__matmul__": "matmul", "__pow__": "pow"}
+_KEEP_OWN_PATH = {"__init__", "__init_subclass__", "__new__", "__torch_function__", "__torch_dispatch__", "__hash__"}
+
+
+def _methods() -> dict[str, tuple[type, Callable[..., Any]]]:
+    """Tensor's checked methods by name: the class holding each and the function."""
+    found: dict[str, tuple[type, Callable[..., Any]]] = {}
+    for owner in reversed(Tensor.__mro__[:-1]):
+        for name, value in vars(owner).items():
+            private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+            if isinstance(value, types.FunctionType) and not private and name not in _KEEP_OWN_PATH:
+                found[name] = (owner, value)
+    return found
+
+
+def _checking(method: Callable[..., Any], public_api: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
+        if has_torch_function(relevant):
+            return handle_torch_function(public_api, relevant, self, *args, **kwargs)
+        return method(self, *args, **kwargs)
+    # A class that replaces the method (python_metadata.py's slow paths) keeps the
+    # check: ``checked.checking(other)`` checks, then runs ``other``, which handlers get.
+    checked.checking = lambda other: _checking(other, _named(public_api.__name__, other))  # type: ignore[attr-defined]
+    return checked
+
+
+def _named(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method``, or a function calling it, whose ``__name__`` is ``name``."""
+    if method.__name__ == name:
+        return method
+
+    def public_api(*args: Any, **kwargs: Any) -> Any:
+        return method(*args, **kwargs)
+    public_api.__name__, public_api.__qualname__, public_api.__doc__ = name, f"Tensor.{name}", method.__doc__
+    return public_api
+
+
+def checked_function(fn: _F) -> _F:
+    """``fn`` checking ``__torch_function__`` on its arguments first (a torch.* function):
+    handlers get ``fn`` itself."""
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        relevant = (*args, *kwargs.values()) if kwargs else args
+        if has_torch_function(relevant):
+            return handle_torch_function(fn, relevant, *args, **kwargs)
+        return fn(*args, **kwargs)
+    return checked  # type: ignore[return-value]
+
+
+def _public_api(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """What a handler gets for Tensor's method ``name``: the method, under the name
+    torch gives it (a method defined by another module may have a name of its own)."""
+    if name in OPERATOR_METHODS:
+        name, method = OPERATOR_METHODS[name], _ORIGINALS[OPERATOR_METHODS[name]][1]
+    return _named(name, method)
+
+
+_ORIGINALS = _methods()
+_WRAPPERS = {name: _checking(method, _public_api(name, method)) for name, (_, method) in _ORIGINALS.items()}
+
+
+def _defined_below_tensor(cls: type, name: str) -> bool:
+    for klass in cls.__mro__:
+        if klass is Tensor:
+            return False
+        if name in vars(klass):
+            return True
+    return False
+
+
+def install_checks(cls: type) -> None:
+    """Give subclass ``cls`` the checking wrappers of the methods it does not define."""
+    for name, wrapper in _WRAPPERS.items():
+        if not _defined_below_tensor(cls, name):
+            setattr(cls, name, wrapper)
+
+
+_tensor_init_subclass = Tensor.__dict__["__init_subclass__"].__func__
+
+
+def _init_subclass(cls: type, **kwargs: Any) -> None:
+    _tensor_init_subclass(cls, **kwargs)
+    if answers_its_operators(cls) and _handler(cls) is default_torch_function:
+        # torch's metaclass: a subclass with a __torch_dispatch__ and Tensor's
+        # default __torch_function__ has its __torch_function__ disabled.
+        cls.__torch_function__ = staticmethod(disabled_torch_function_impl)  # type: ignore[attr-defined]
+    if _handler(cls) is not disabled_torch_function_impl:
+        install_checks(cls)
+
+
+def _handler(cls: type) -> Any:
+    handler = getattr(cls, "__torch_function__", None)
+    return getattr(handler, "__func__", handler)
+
+
+def _mode_stack_changed(active: bool) -> None:
+    """Tensor's own methods check while a mode is active, and are themselves again after."""
+    for name, (owner, method) in _ORIGINALS.items():
+        if active:
+            setattr(Tensor, name, _WRAPPERS[name])
+        elif owner is Tensor:
+            setattr(Tensor, name, method)
+        else:
+            delattr(Tensor, name)
+
+
+def _existing_subclasses(cls: type) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_existing_subclasses(sub)]
+    return found
+
+
+torch_function.register_plain_tensor_type(Tensor)
+torch_function.on_mode_stack_change(_mode_stack_changed)
+Tensor.__init_subclass__ = classmethod(_init_subclass)  # type: ignore[assignment]
+for _subclass in _existing_subclasses(Tensor):
+    if _handler(_subclass) is not disabled_torch_function_impl:
+        install_checks(_subclass)
