@@ -58,7 +58,7 @@ from .backends import dispatch_key_for_device
 from .custom_op_autograd import Info, make_autograd_impl
 from .custom_op_views import aliases_without_write, make_view_kernel
 from .kernel import registration_site
-from .torch_function import handle_torch_function, has_torch_function, register_unchecked_type
+from .torch_function import handle_bound_call, has_bound_torch_function, register_unchecked_type
 from .keys import DispatchKey
 from .kernel_results import result_check
 from .list_arguments import lists_as_torch_passes_them
@@ -429,8 +429,8 @@ class CustomOpDef:
         # makes no check (the engine's call path stays as it is), so the
         # CustomOpDef makes it, giving handlers the OpOverload as torch does.
         relevant = (*args, *kwargs.values()) if kwargs else args
-        if has_torch_function(relevant):
-            return handle_torch_function(self._opoverload, relevant, *args, **kwargs)
+        if has_bound_torch_function(relevant):
+            return handle_bound_call(self._opoverload, relevant, *args, **kwargs)
         return self._opoverload(*args, **kwargs)
 
     def _destroy(self) -> None:

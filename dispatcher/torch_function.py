@@ -29,7 +29,7 @@ import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 __all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TorchFunctionMode", "disabled_torch_function_impl",
-           "get_overloaded_args", "handle_torch_function", "has_torch_function", "has_torch_function_unary",
+           "get_overloaded_args", "handle_bound_call", "has_bound_torch_function", "handle_self_call", "handle_torch_function", "has_torch_function", "has_torch_function_unary",
            "has_torch_function_variadic", "is_tensor_like", "is_torch_function_mode_enabled", "on_mode_stack_change",
            "redispatch_function", "register_plain_tensor_type", "register_unchecked_type"]
 
@@ -117,7 +117,16 @@ def _flatten(relevant_args: Iterable[Any]) -> Iterator[Any]:
 
 def has_torch_function(relevant_args: Iterable[Any]) -> bool:
     """torch.overrides.has_torch_function: whether a call with these arguments
-    must go through ``handle_torch_function``."""
+    must go through ``handle_torch_function`` (lists among them are not looked into)."""
+    if _consume_skip():
+        return False
+    if _state.modes and _state.disabled != ALL_DISABLED:
+        return True
+    return _state.disabled == ENABLED and any(_overloads(arg) for arg in relevant_args)
+
+
+def has_bound_torch_function(relevant_args: Iterable[Any]) -> bool:
+    """has_torch_function as torch's C++ bindings ask it: tensors in list arguments count."""
     if _consume_skip():
         return False
     if _state.modes and _state.disabled != ALL_DISABLED:
@@ -136,13 +145,19 @@ def has_torch_function_variadic(*args: Any) -> bool:
 
 
 def get_overloaded_args(relevant_args: Iterable[Any]) -> list[Any]:
-    """torch.overrides._get_overloaded_args: one argument per overloading type,
-    a subclass before its bases, otherwise in the arguments' order."""
+    """torch.overrides._get_overloaded_args: one argument per type with a
+    ``__torch_function__`` that is not disabled (plain tensors too: this is
+    the Python side's list), a subclass before its bases, otherwise in the
+    arguments' order."""
+    return _overloaded(relevant_args, with_plain=True)
+
+
+def _overloaded(relevant_args: Iterable[Any], with_plain: bool) -> list[Any]:
     found: list[Any] = []
     seen: set[type] = set()
     for arg in _flatten(relevant_args):
         cls = type(arg)
-        if cls in seen or not _overloads(arg):
+        if cls in seen or not (_overloads(arg) or (with_plain and cls in _plain_types)):
             continue
         seen.add(cls)
         position = next((i for i, other in enumerate(found) if issubclass(cls, type(other))), len(found))
@@ -153,9 +168,29 @@ def get_overloaded_args(relevant_args: Iterable[Any]) -> list[Any]:
 def handle_torch_function(public_api: Callable[..., Any], relevant_args: Iterable[Any], *args: Any,
                           **kwargs: Any) -> Any:
     """torch.overrides.handle_torch_function: the mode, then the overloaded
-    arguments' handlers, with ``public_api``, the overloading types and the
-    call's arguments; a TypeError when none of them implements it."""
-    overloaded = get_overloaded_args(relevant_args) if _state.disabled == ENABLED else []
+    arguments' handlers (plain tensors' among them, as torch's Python side
+    has it), with ``public_api``, the overloading types and the call's
+    arguments; a TypeError when none of them implements it."""
+    return _handle(public_api, _overloaded(relevant_args, with_plain=True), args, kwargs)
+
+
+def handle_bound_call(public_api: Callable[..., Any], relevant_args: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
+    """handle_torch_function as torch's C++ bindings do it (its Tensor methods
+    taking arguments, torch.* functions, OpOverload calls): plain tensors
+    are not among the overloaded arguments and types."""
+    return _handle(public_api, _overloaded(relevant_args, with_plain=False), args, kwargs)
+
+
+def handle_self_call(public_api: Callable[..., Any], self: Any) -> Any:
+    """handle_torch_function as torch's C++ Tensor methods without arguments
+    do it (``x.neg()``, ``x.dim()``): the types are ``self``'s, plain or not."""
+    return _handle(public_api, [self], (self,), {})
+
+
+def _handle(public_api: Callable[..., Any], overloaded: list[Any], args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> Any:
+    if _state.disabled != ENABLED:
+        overloaded = []
     types = tuple(type(arg) for arg in overloaded)
     if is_torch_function_mode_enabled():
         with _pop_mode_temporarily() as mode:

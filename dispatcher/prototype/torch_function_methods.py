@@ -14,9 +14,12 @@ torch checks on every Tensor method call; here plain tensors pay nothing:
   carries the wrappers (put on when the first mode is pushed, taken off
   when the last is popped), so the mode sees plain tensors' methods too.
 
-Each wrapper hands the handlers the method torch would: ``Tensor.add``
-for ``x + y`` and ``y + x``, ``Tensor.mul`` for ``*``, and so on
-(``OPERATOR_METHODS``), otherwise the method itself, unwrapped.
+Handlers get as ``func`` the method's checking function, named as torch
+names it: ``Tensor.add`` for ``x + y`` and ``y + x``, ``Tensor.mul`` for
+``*``, and so on (``OPERATOR_METHODS``); calling it checks again, as
+torch's methods do.  Outside a mode it is not ``Tensor.add`` itself
+(that is the unchecked method): compare ``func.__name__``.  The types
+are those torch gives (``PYTHON_METHODS``, ``BOUND_WITH_ARGUMENTS``).
 
 Note [torch.ops calls]
 torch also checks when an OpOverload or a packet is called.  Here
@@ -33,22 +36,33 @@ no handler asked).
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import Any, Callable, TypeVar
 
 from dispatcher import torch_function
-from dispatcher.torch_function import handle_torch_function, has_torch_function
+from dispatcher.torch_function import (handle_bound_call, handle_self_call, handle_torch_function,
+                                       has_bound_torch_function, has_torch_function)
 
 from .subclassing import default_torch_function, disabled_torch_function_impl
 from .tensor import Tensor, answers_its_operators
 
-__all__ = ["OPERATOR_METHODS", "checked_function"]
+__all__ = ["OPERATOR_METHODS", "PYTHON_METHODS", "checked_function"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 # The method torch gives a handler for an operator (torch binds these dunders to the method).
 OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__": "mul", "__rmul__": "mul",
                     "__truediv__": "div", "__neg__": "neg", "__matmul__": "matmul", "__pow__": "pow"}
+# Tensor's methods that torch writes in Python (torch/_tensor.py): they call
+# torch.overrides.handle_torch_function, whose types include plain tensors'.
+# The others are C++ bindings: without arguments (x.neg(), x.dim()) their
+# handlers get self's type; with arguments, the overloading types only.
+PYTHON_METHODS = frozenset({"split", "__repr__", "__format__", "__deepcopy__", "__reduce_ex__", "backward", "__rsub__",
+                            "__rtruediv__", "__len__", "storage", "__rpow__", "__rmatmul__", "__iter__", "__contains__",
+                            "__array__", "unique", "norm", "__reversed__", "register_hook"})
+# Methods torch binds with arguments (types as above) where the prototype's take none.
+BOUND_WITH_ARGUMENTS = frozenset({"all", "any", "clone", "cpu", "nonzero", "stride"})
 _KEEP_OWN_PATH = {"__init__", "__init_subclass__", "__new__", "__torch_function__", "__torch_dispatch__", "__hash__"}
 
 
@@ -63,52 +77,59 @@ def _methods() -> dict[str, tuple[type, Callable[..., Any]]]:
     return found
 
 
-def _checking(method: Callable[..., Any], public_api: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
-        if has_torch_function(relevant):
-            return handle_torch_function(public_api, relevant, self, *args, **kwargs)
-        return method(self, *args, **kwargs)
+def _checking(method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """Tensor's method ``method`` checking first, under torch's name ``name``.
+    It is also what handlers get as ``func`` (torch's methods check when
+    called: a mode's handler calling ``func`` reaches the next mode, a
+    subclass's default handler the method itself)."""
+    if name in PYTHON_METHODS:
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
+            if has_torch_function(relevant):
+                return handle_torch_function(checked, relevant, self, *args, **kwargs)
+            return method(self, *args, **kwargs)
+    elif name not in BOUND_WITH_ARGUMENTS and _takes_only_self(method):
+        def checked(self: Any) -> Any:  # type: ignore[misc]
+            if has_torch_function((self,)):
+                return handle_self_call(checked, self)
+            return method(self)
+    else:
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
+            if has_bound_torch_function(relevant):
+                return handle_bound_call(checked, relevant, self, *args, **kwargs)
+            return method(self, *args, **kwargs)
+    functools.update_wrapper(checked, method)
+    checked.__name__, checked.__qualname__ = name, f"Tensor.{name}"
     # A class that replaces the method (python_metadata.py's slow paths) keeps the
-    # check: ``checked.checking(other)`` checks, then runs ``other``, which handlers get.
-    checked.checking = lambda other: _checking(other, _named(public_api.__name__, other))  # type: ignore[attr-defined]
+    # check: ``checked.checking(other)`` checks, then runs ``other``.
+    checked.checking = lambda other: _checking(other, name)  # type: ignore[attr-defined]
     return checked
 
 
-def _named(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method``, or a function calling it, whose ``__name__`` is ``name``."""
-    if method.__name__ == name:
-        return method
-
-    def public_api(*args: Any, **kwargs: Any) -> Any:
-        return method(*args, **kwargs)
-    public_api.__name__, public_api.__qualname__, public_api.__doc__ = name, f"Tensor.{name}", method.__doc__
-    return public_api
+def _takes_only_self(method: Callable[..., Any]) -> bool:
+    parameters = list(inspect.signature(method).parameters.values())
+    return len(parameters) == 1 and parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
 def checked_function(fn: _F) -> _F:
-    """``fn`` checking ``__torch_function__`` on its arguments first (a torch.* function):
-    handlers get ``fn`` itself."""
+    """``fn`` checking ``__torch_function__`` on its arguments first, as torch's
+    C++ functions do (a torch.* function); handlers get the checking function."""
     @functools.wraps(fn)
     def checked(*args: Any, **kwargs: Any) -> Any:
         relevant = (*args, *kwargs.values()) if kwargs else args
-        if has_torch_function(relevant):
-            return handle_torch_function(fn, relevant, *args, **kwargs)
+        if has_bound_torch_function(relevant):
+            return handle_bound_call(checked, relevant, *args, **kwargs)
         return fn(*args, **kwargs)
     return checked  # type: ignore[return-value]
 
 
-def _public_api(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-    """What a handler gets for Tensor's method ``name``: the method, under the name
-    torch gives it (a method defined by another module may have a name of its own)."""
-    if name in OPERATOR_METHODS:
-        name, method = OPERATOR_METHODS[name], _ORIGINALS[OPERATOR_METHODS[name]][1]
-    return _named(name, method)
-
-
 _ORIGINALS = _methods()
-_WRAPPERS = {name: _checking(method, _public_api(name, method)) for name, (_, method) in _ORIGINALS.items()}
+_CHECKED = {name: _checking(method, name) for name, (_, method) in _ORIGINALS.items()
+            if name not in OPERATOR_METHODS}
+# An operator is its method's checking function under torch (x + y calls Tensor.add).
+_WRAPPERS = {**_CHECKED, **{name: _CHECKED[method] for name, method in OPERATOR_METHODS.items()
+                            if name in _ORIGINALS and method in _CHECKED}}
 
 
 def _defined_below_tensor(cls: type, name: str) -> bool:
