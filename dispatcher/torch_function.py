@@ -28,10 +28,11 @@ import contextlib
 import threading
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
-__all__ = ["DisableTorchFunction", "DisableTorchFunctionSubclass", "TorchFunctionMode", "disabled_torch_function_impl",
-           "get_overloaded_args", "handle_bound_call", "has_bound_torch_function", "handle_self_call", "handle_torch_function", "has_torch_function", "has_torch_function_unary",
-           "has_torch_function_variadic", "is_tensor_like", "is_torch_function_mode_enabled", "on_mode_stack_change",
-           "redispatch_function", "register_plain_tensor_type", "register_unchecked_type"]
+__all__ = ["BaseTorchFunctionMode", "DisableTorchFunction", "DisableTorchFunctionSubclass", "TorchFunctionMode",
+           "disabled_torch_function_impl", "get_overloaded_args", "handle_bound_call", "handle_self_call",
+           "handle_torch_function", "has_bound_torch_function", "has_torch_function", "has_torch_function_unary",
+           "has_torch_function_variadic", "is_tensor_like", "is_torch_function_mode_enabled", "mode_stack_len",
+           "on_mode_stack_change", "pop_mode", "push_mode", "redispatch_function", "register_plain_tensor_type", "register_unchecked_type"]
 
 # torch's TorchFunctionDisabledState
 ENABLED, SUBCLASSES_DISABLED, ALL_DISABLED = 0, 1, 2

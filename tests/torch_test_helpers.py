@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 import dispatcher.prototype.python_dispatch as python_dispatch
 import dispatcher.weak
-from dispatcher import dispatch_modes
 from dispatcher.prototype.dtypes import dtype_abbrs
 
 from . import torch_test_files as files

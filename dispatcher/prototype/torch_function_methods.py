@@ -82,23 +82,30 @@ def _checking(method: Callable[..., Any], name: str) -> Callable[..., Any]:
     It is also what handlers get as ``func`` (torch's methods check when
     called: a mode's handler calling ``func`` reaches the next mode, a
     subclass's default handler the method itself)."""
+    def python_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
+        if has_torch_function(relevant):
+            return handle_torch_function(checked, relevant, self, *args, **kwargs)
+        return method(self, *args, **kwargs)
+
+    def bound_without_arguments(self: Any) -> Any:
+        if has_torch_function((self,)):
+            return handle_self_call(checked, self)
+        return method(self)
+
+    def bound_with_arguments(self: Any, *args: Any, **kwargs: Any) -> Any:
+        relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
+        if has_bound_torch_function(relevant):
+            return handle_bound_call(checked, relevant, self, *args, **kwargs)
+        return method(self, *args, **kwargs)
+
+    checked: Callable[..., Any]
     if name in PYTHON_METHODS:
-        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-            relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
-            if has_torch_function(relevant):
-                return handle_torch_function(checked, relevant, self, *args, **kwargs)
-            return method(self, *args, **kwargs)
+        checked = python_method
     elif name not in BOUND_WITH_ARGUMENTS and _takes_only_self(method):
-        def checked(self: Any) -> Any:  # type: ignore[misc]
-            if has_torch_function((self,)):
-                return handle_self_call(checked, self)
-            return method(self)
+        checked = bound_without_arguments
     else:
-        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
-            relevant = (self, *args, *kwargs.values()) if kwargs else (self, *args)
-            if has_bound_torch_function(relevant):
-                return handle_bound_call(checked, relevant, self, *args, **kwargs)
-            return method(self, *args, **kwargs)
+        checked = bound_with_arguments
     functools.update_wrapper(checked, method)
     checked.__name__, checked.__qualname__ = name, f"Tensor.{name}"
     # A class that replaces the method (python_metadata.py's slow paths) keeps the
@@ -178,9 +185,10 @@ def _mode_stack_changed(active: bool) -> None:
 
 
 def _existing_subclasses(cls: type) -> list[type]:
-    found = []
-    for sub in cls.__subclasses__():
-        found += [sub, *_existing_subclasses(sub)]
+    found: list[type] = []
+    subclasses: list[type] = type.__subclasses__(cls)
+    for subclass in subclasses:
+        found += [subclass, *_existing_subclasses(subclass)]
     return found
 
 
