@@ -185,12 +185,14 @@ def handle_bound_call(public_api: Callable[..., Any], relevant_args: Iterable[An
 def handle_self_call(public_api: Callable[..., Any], self: Any) -> Any:
     """handle_torch_function as torch's C++ Tensor methods without arguments
     do it (``x.neg()``, ``x.dim()``): the types are ``self``'s, plain or not."""
-    return _handle(public_api, [self], (self,), {})
+    return _handle(public_api, [self], (self,), {}, subclasses_off_clears=False)
 
 
-def _handle(public_api: Callable[..., Any], overloaded: list[Any], args: tuple[Any, ...],
-            kwargs: dict[str, Any]) -> Any:
-    if _state.disabled != ENABLED:
+def _handle(public_api: Callable[..., Any], overloaded: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+            subclasses_off_clears: bool = True) -> Any:
+    # With the subclasses' handlers off, a mode sees no types, but for torch's
+    # argument-less methods (which give self's type whatever the state).
+    if _state.disabled != ENABLED and subclasses_off_clears:
         overloaded = []
     types = tuple(type(arg) for arg in overloaded)
     if is_torch_function_mode_enabled():

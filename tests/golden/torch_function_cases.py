@@ -221,6 +221,10 @@ def disabling(lib: Lib) -> dict:
         result = x + 1
         out["subclass off, mode on"] = {"seen": list(log), "result": _type_name(result)}
     log.clear()
+    with Mode(), lib.DisableTorchFunctionSubclass():
+        x.neg(), x.split(1), x.add(1)
+        out["subclass off, mode on: each kind of method"] = list(log)
+    log.clear()
     with Mode(), lib.DisableTorchFunction():
         result = x + 1
         out["all off"] = {"seen": list(log), "result": _type_name(result),
