@@ -45,7 +45,7 @@ from dispatcher.torch_function import (handle_bound_call, handle_self_call, hand
                                        has_bound_torch_function, has_torch_function)
 
 from .subclassing import default_torch_function, disabled_torch_function_impl
-from .tensor import Tensor, answers_its_operators
+from .tensor import SUBCLASS_HOOKS, Tensor, answers_its_operators
 
 __all__ = ["OPERATOR_METHODS", "PYTHON_METHODS", "checked_function"]
 
@@ -155,11 +155,7 @@ def install_checks(cls: type) -> None:
             setattr(cls, name, wrapper)
 
 
-_tensor_init_subclass = Tensor.__dict__["__init_subclass__"].__func__
-
-
-def _init_subclass(cls: type, **kwargs: Any) -> None:
-    _tensor_init_subclass(cls, **kwargs)
+def _on_new_subclass(cls: type) -> None:
     if answers_its_operators(cls) and _handler(cls) is default_torch_function:
         # torch's metaclass: a subclass with a __torch_dispatch__ and Tensor's
         # default __torch_function__ has its __torch_function__ disabled.
@@ -194,7 +190,6 @@ def _existing_subclasses(cls: type) -> list[type]:
 
 torch_function.register_plain_tensor_type(Tensor)
 torch_function.on_mode_stack_change(_mode_stack_changed)
-Tensor.__init_subclass__ = classmethod(_init_subclass)  # type: ignore[assignment]
+SUBCLASS_HOOKS.append(_on_new_subclass)
 for _subclass in _existing_subclasses(Tensor):
-    if _handler(_subclass) is not disabled_torch_function_impl:
-        install_checks(_subclass)
+    _on_new_subclass(_subclass)
