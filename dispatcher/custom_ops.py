@@ -58,6 +58,7 @@ from .backends import dispatch_key_for_device
 from .custom_op_autograd import Info, make_autograd_impl
 from .custom_op_views import aliases_without_write, make_view_kernel
 from .kernel import registration_site
+from .torch_function import handle_bound_call, has_bound_torch_function, register_unchecked_type
 from .keys import DispatchKey
 from .kernel_results import result_check
 from .list_arguments import lists_as_torch_passes_them
@@ -424,6 +425,12 @@ class CustomOpDef:
         return f"<CustomOpDef({self._qualname})>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # torch checks __torch_function__ when the OpOverload is called; ours
+        # makes no check (the engine's call path stays as it is), so the
+        # CustomOpDef makes it, giving handlers the OpOverload as torch does.
+        relevant = (*args, *kwargs.values()) if kwargs else args
+        if has_bound_torch_function(relevant):
+            return handle_bound_call(self._opoverload, relevant, *args, **kwargs)
         return self._opoverload(*args, **kwargs)
 
     def _destroy(self) -> None:
@@ -626,6 +633,7 @@ class CustomOpDef:
         self._lib.define(schema_str, tags=["pt2_compliant_tag", *(t for t in tags if t != "pt2_compliant_tag")])
         entry = self._registry.op_or_throw(f"{self._namespace}::{schema_str.partition('(')[0]}")
         self._opoverload = entry.handle
+        register_unchecked_type(type(entry.handle))
         self._is_inplace = "inplace" in tags
         self._is_out = "out" in tags
         if self._is_out:

@@ -151,15 +151,25 @@ def test_default_handler_and_no_dispatch_exclude_torchs_keys(exclude_set_restore
 
 def test_default_torch_function_keeps_the_subclass():
     class Keeps(Tensor):
-        @classmethod
-        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            return super().__torch_dispatch__(func, types, args, kwargs)
+        pass
 
     x = Tensor._make_subclass(Keeps, P.tensor([1.0, -2.0]))
     out = Keeps.__torch_function__(aten.neg.default, (Keeps,), (x,))
     assert type(out) is Keeps and out._values().tolist() == [-1.0, 2.0]
     assert Keeps.__torch_function__(aten.neg.default, (int,), (x,)) is NotImplemented
     assert disabled_torch_function_impl(aten.neg.default, (), (x,))._values().tolist() == [-1.0, 2.0]
+
+
+def test_a_torch_dispatch_subclass_has_its_torch_function_disabled():
+    """torch's metaclass: __torch_dispatch__ with Tensor's default __torch_function__ disables the latter."""
+    class Answers(Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+    assert Answers.__torch_function__ is disabled_torch_function_impl
+    x = Tensor._make_subclass(Answers, P.tensor([1.0, -2.0]))
+    assert type(x + 1) is Tensor and type(Answers.__torch_function__(aten.neg.default, (Answers,), (x,))) is Tensor
 
 
 def test_return_and_correct_aliasing_and_traceable_subclasses():

@@ -9,9 +9,10 @@ import dispatcher.prototype as P
 
 from . import torch_test_files as files
 from .torch_test_helpers import HELPERS, helper_modules
-from .torch_test_modules import LOGGING_TENSOR, TWO_TENSOR, modules
+from .torch_test_modules import COMMON_SUBCLASS, LOGGING_TENSOR, TWO_TENSOR, modules
 
-FEATURES = {"torch.testing._internal.logging_tensor": LOGGING_TENSOR, "torch.testing._internal.two_tensor": TWO_TENSOR}
+FEATURES = {"torch.testing._internal.logging_tensor": LOGGING_TENSOR, "torch.testing._internal.two_tensor": TWO_TENSOR,
+            "torch.testing._internal.common_subclass": COMMON_SUBCLASS}
 
 
 def test_without_copies_the_helpers_name_what_they_are(tmp_path, monkeypatch):
@@ -22,6 +23,8 @@ def test_without_copies_the_helpers_name_what_they_are(tmp_path, monkeypatch):
         loaded["torch.testing._internal.logging_tensor"].LoggingTensor(P.ones(1))
     with pytest.raises(NotImplementedError, match="two_tensor.TwoTensor needs torch.testing._internal.two_tensor"):
         loaded["torch.testing._internal.two_tensor"].TwoTensor(P.ones(1), P.ones(1))
+    with pytest.raises(NotImplementedError, match="common_subclass.RedispatchTensor needs torch.testing._internal.common_subclass"):
+        loaded["torch.testing._internal.common_subclass"].RedispatchTensor(P.ones(1))
 
 
 def test_a_copy_that_does_not_load_says_why(tmp_path, monkeypatch):

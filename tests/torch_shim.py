@@ -25,6 +25,8 @@ torch.save, load, serialization    dispatcher.prototype.serialization
 torch.utils.data                   dispatcher.prototype.data
 torch.from_numpy, allclose,        numpy through the prototype
 *_like, sin, autograd.grad
+torch.overrides, its _C names      dispatcher.torch_function (the factories and
+                                   functions above check __torch_function__)
 =================================  ==========================================
 
 It is small on purpose: what the prototype's tensors lack it does not add.
@@ -43,7 +45,8 @@ import dispatcher
 import dispatcher.library
 import dispatcher.prototype as P
 from dispatcher.prototype import data, serialization
-from dispatcher import dispatch_modes, ops, warn_always
+from dispatcher import dispatch_modes, ops, torch_function, warn_always
+from dispatcher.prototype.torch_function_methods import checked_function
 from dispatcher.ops import forget_namespace, namespace
 from dispatcher.autocast_rules import autocast
 from dispatcher.compat import torch_C
@@ -77,6 +80,24 @@ class TorchOps:
 
     def __repr__(self) -> str:
         return "<torch.ops over dispatcher.ops>"
+
+
+# torch.* functions of tensors (and factories, which modes see): they check __torch_function__ first.
+_CHECKED_FUNCTIONS = ("randn", "tensor", "ones", "zeros", "empty", "full", "empty_like", "zeros_like", "ones_like",
+                      "full_like", "rand", "randperm", "arange", "from_numpy", "allclose", "sin")
+
+
+def overrides_module() -> types.ModuleType:
+    """``torch.overrides`` (dispatcher.torch_function's names, by torch's)."""
+    overrides = types.ModuleType("torch.overrides")
+    for name in ("BaseTorchFunctionMode", "TorchFunctionMode", "handle_torch_function", "has_torch_function",
+                 "is_tensor_like", "redispatch_function"):
+        setattr(overrides, name, getattr(torch_function, name))
+    overrides.has_torch_function_unary = torch_function.has_torch_function_unary  # type: ignore[attr-defined]
+    overrides.has_torch_function_variadic = torch_function.has_torch_function_variadic  # type: ignore[attr-defined]
+    overrides._get_overloaded_args = torch_function.get_overloaded_args  # type: ignore[attr-defined]
+    overrides.enable_reentrant_dispatch = dispatch_modes.enable_reentrant_dispatch  # type: ignore[attr-defined]
+    return overrides
 
 
 def torch_module() -> dict[str, types.ModuleType]:
@@ -117,9 +138,12 @@ def torch_module() -> dict[str, types.ModuleType]:
         "save": serialization.save, "load": serialization.load, "serialization": serialization,
         "set_warn_always": warn_always.set_warn_always, "is_warn_always_enabled": warn_always.is_warn_always_enabled,
     }
+    for name in _CHECKED_FUNCTIONS:
+        names[name] = checked_function(names[name])
+    names["overrides"] = overrides = overrides_module()
     for name, value in names.items():
         setattr(torch, name, value)
-    return {"torch": torch, "torch.library": dispatcher.library, "torch._C": torch_C, "torch.utils": utils,
+    return {"torch": torch, "torch.overrides": overrides, "torch.library": dispatcher.library, "torch._C": torch_C, "torch.utils": utils,
             "torch.utils._python_dispatch": dispatch_modes, "torch.autograd": autograd,
             "torch.serialization": serialization, "torch.utils.data": data}
 

@@ -20,15 +20,16 @@ from typing import Any, Callable
 
 import dispatcher.prototype.python_dispatch as python_dispatch
 import dispatcher.weak
-from dispatcher import dispatch_modes
 from dispatcher.prototype.dtypes import dtype_abbrs
 
 from . import torch_test_files as files
+from .torch_shim import overrides_module
 from .torch_test_files import Unavailable, unavailable_module
 
 INTERNAL = "torch.testing._internal"
 # The file of each helper module, in $DISPATCHER_UPSTREAM/testing_internal/.
-HELPERS = {f"{INTERNAL}.logging_tensor": "logging_tensor.py", f"{INTERNAL}.two_tensor": "two_tensor.py"}
+HELPERS = {f"{INTERNAL}.logging_tensor": "logging_tensor.py", f"{INTERNAL}.two_tensor": "two_tensor.py",
+           f"{INTERNAL}.common_subclass": "common_subclass.py"}
 PROFILER = "torch's profiler (C++ tracebacks)"
 
 
@@ -62,7 +63,7 @@ def call_time_modules(compile_feature: str) -> dict[str, types.ModuleType]:
         "torch._higher_order_ops": _module("torch._higher_order_ops"),
         "torch._higher_order_ops.cond": unavailable_module(
             "torch._higher_order_ops.cond", compile_feature, cond_op=Unavailable("torch.cond", compile_feature)),
-        "torch.overrides": _module("torch.overrides", enable_reentrant_dispatch=dispatch_modes.enable_reentrant_dispatch),
+        "torch.overrides": overrides_module(),
         "torch.utils._python_dispatch": python_dispatch,  # type: ignore[dict-item]
     }
 

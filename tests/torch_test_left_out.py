@@ -150,7 +150,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOp.test_pyobject_dispatch_normalizes_tensor_list_output_for_module': FAILS_ON_TORCH_2_13,
         'TestCustomOp.test_pyobject_dispatch_passes_keyset_to_python_kernel': FAILS_ON_TORCH_2_13,
         'TestCustomOp.test_pyobject_dispatch_respects_torch_function_mode': FAILS_ON_TORCH_2_13,
-        'TestCustomOp.test_pyobject_dispatch_respects_torch_function_redispatch': gap("no __torch_function__ layer (ops calls ignore it)"),
         'TestCustomOp.test_pyobject_redispatch_requires_keyset': FAILS_ON_TORCH_2_13,
         'TestCustomOp.test_torch_ops_out_of_range_raises_index_error': CPP,
         'TestCustomOp.test_torch_ops_warning_propagation': CPP,

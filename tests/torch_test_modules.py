@@ -50,6 +50,7 @@ CUSTOM_OP_API = ("torch._custom_op.functional (register_functional_op, gone from
 INTERNALS = "torch's internals (storages, torch._utils_internal, torch.distributed)"
 LOGGING_TENSOR = "torch.testing._internal.logging_tensor (LoggingTensor and its log format), not ported here"
 TWO_TENSOR = "torch.testing._internal.two_tensor (TwoTensor), not ported here"
+COMMON_SUBCLASS = "torch.testing._internal.common_subclass (RedispatchTensor and the other test subclasses), not ported here"
 # A test whose expectation is a later torch's: it fails on torch 2.13 as it fails here.
 
 
@@ -370,7 +371,8 @@ def modules() -> dict[str, types.ModuleType]:
     found.update(call_time_modules(COMPILE))
     # torch's LoggingTensor and TwoTensor, from copies of their files when present.
     found.update(helper_modules(found, {f"{internal}.logging_tensor": LOGGING_TENSOR,
-                                        f"{internal}.two_tensor": TWO_TENSOR}))
+                                        f"{internal}.two_tensor": TWO_TENSOR,
+                                        f"{internal}.common_subclass": COMMON_SUBCLASS}))
     return found
 
 

@@ -55,7 +55,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
-from .. import ivalue, opaque_types, warn_always
+from .. import ivalue, opaque_types, torch_function, warn_always
 from ..operator_tags import Tag
 from .._core import DispatchKeySet
 from .._kernel_kind import KernelKind
@@ -106,6 +106,8 @@ if TYPE_CHECKING:
     from .._engine.contract import KernelFunction
 
 __all__ = [
+    "DisableTorchFunction",
+    "DisableTorchFunctionSubclass",
     "DispatchKey",
     "DispatchKeySet",
     "ExcludeDispatchKeyGuard",
@@ -117,6 +119,15 @@ __all__ = [
     "_DisableTorchDispatch",
     "_DispatchModule",
     "_DispatchOperatorHandle",
+    "_disabled_torch_function_impl",
+    "_has_torch_function",
+    "_has_torch_function_unary",
+    "_has_torch_function_variadic",
+    "_is_torch_function_mode_enabled",
+    "_len_torch_function_stack",
+    "_pop_torch_function_stack",
+    "_push_on_torch_function_stack",
+    "_skip_one_hop_torch_function",
     "_EnablePreDispatch",
     "_EnablePythonDispatcher",
     "_ExcludeDispatchKeyGuard",
@@ -653,3 +664,17 @@ def _is_opaque_type_registered(name: str) -> bool:
 
 _set_warnAlways = warn_always.set_warn_always  # noqa: N816  (torch's names)
 _get_warnAlways = warn_always.is_warn_always_enabled  # noqa: N816
+
+
+# -- the __torch_function__ layer (dispatcher/torch_function.py) ---------------------
+DisableTorchFunction = torch_function.DisableTorchFunction
+DisableTorchFunctionSubclass = torch_function.DisableTorchFunctionSubclass
+_disabled_torch_function_impl = torch_function.disabled_torch_function_impl
+_has_torch_function = torch_function.has_torch_function
+_has_torch_function_unary = torch_function.has_torch_function_unary
+_has_torch_function_variadic = torch_function.has_torch_function_variadic
+_is_torch_function_mode_enabled = torch_function.is_torch_function_mode_enabled
+_skip_one_hop_torch_function = torch_function.redispatch_function
+_push_on_torch_function_stack = torch_function.push_mode
+_pop_torch_function_stack = torch_function.pop_mode
+_len_torch_function_stack = torch_function.mode_stack_len

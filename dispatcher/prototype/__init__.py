@@ -113,6 +113,7 @@ from .toy_device import enable_toy_device, is_toy_device_enabled, use_cpu_fallba
 from .vmap import BatchedTensor, set_vmap_fallback_warning_enabled, vmap
 from .tracing import Graph, Tracer, trace
 from . import checks, nn  # noqa: F401  (checks registers opcheck's TensorChecks)
+from . import torch_function_methods  # noqa: F401  (__torch_function__ on Tensor's methods; last: it reads them all)
 from .backend_fallbacks import install, installed, is_installed, uninstall
 from dispatcher.value_types import device  # torch.device, what a tensor's .device is
 

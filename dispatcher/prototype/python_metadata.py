@@ -303,8 +303,16 @@ def _give_class_slow_paths(cls: type) -> None:
     """Give ``cls`` the queries above, where it has Tensor's own (not where it,
     or a class between it and Tensor, defines one)."""
     for name, query in _SLOW_PATHS.items():
-        if getattr(cls, name) is getattr(Tensor, name):
+        current, tensors = getattr(cls, name), getattr(Tensor, name)
+        if current is tensors:
             setattr(cls, name, query)
+        elif hasattr(current, "checking") and current.__wrapped__ is _unchecked(tensors):
+            # Tensor's method behind its __torch_function__ check (torch_function_methods.py): checked still.
+            setattr(cls, name, current.checking(query))
+
+
+def _unchecked(method: Any) -> Any:
+    return method.__wrapped__ if hasattr(method, "checking") else method
 
 
 # -- the operators: each asks the tensor --------------------------------------------------------

@@ -14,15 +14,16 @@ torch.
 ``cls`` sharing ``data``'s memory and version counter, without its history
 (torch's: ``data.detach()`` as a ``cls``).
 
-The prototype calls aten operators from its methods directly, without
-torch's ``__torch_function__`` layer; ``Tensor.__torch_function__`` is
-torch's default nevertheless, for the handlers that reach it with super().
+``Tensor.__torch_function__`` is torch's default: the call, with results
+given the subclass's type (torch's ``_convert``); torch_function_methods.py
+says where the prototype calls it.
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
 from dispatcher import DispatchKeySet, disabled_torch_dispatch_impl
+from dispatcher.torch_function import DisableTorchFunctionSubclass, disabled_torch_function_impl
 
 from .dtypes import DType, check_dtype, default_float
 from .python_metadata import apply_policy, policy_from
@@ -132,17 +133,13 @@ def _int_tuple(values: Any, what: str) -> tuple[int, ...]:
     return result
 
 
-def disabled_torch_function_impl(func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-    """torch's ``_disabled_torch_function_impl``: call ``func`` as it is.  Subclasses
-    set ``__torch_function__`` to it so that only ``__torch_dispatch__`` sees their calls."""
-    return func(*args, **(kwargs or {}))
-
-
 def default_torch_function(cls: type, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-    """torch.Tensor.__torch_function__: run ``func``, and give tensor results the type ``cls``."""
+    """torch.Tensor.__torch_function__: run ``func`` with the subclasses' handlers
+    off, and give tensor results the type ``cls``."""
     if not all(issubclass(cls, t) for t in types):
         return NotImplemented
-    return _convert(func(*args, **(kwargs or {})), cls)
+    with DisableTorchFunctionSubclass():
+        return _convert(func(*args, **(kwargs or {})), cls)
 
 
 def _convert(value: Any, cls: type) -> Any:
