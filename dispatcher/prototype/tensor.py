@@ -392,6 +392,28 @@ class TensorMethods:
     def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
         return aten.add_.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
+    def sub_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
+        return aten.sub_.Tensor(self, _number_or_tensor(other), alpha=alpha)
+
+    def mul_(self, other: Operand) -> Self:
+        return aten.mul_.Tensor(self, _number_or_tensor(other))
+
+    def div_(self, other: Operand) -> Self:
+        return aten.div_.Tensor(self, _number_or_tensor(other))
+
+    # ``x += y`` writes x in place and keeps the object, as torch's (inplace_arithmetic.py).
+    def __iadd__(self, other: Operand) -> Self:
+        return aten.add_.Tensor(self, _number_or_tensor(other))
+
+    def __isub__(self, other: Operand) -> Self:
+        return aten.sub_.Tensor(self, _number_or_tensor(other))
+
+    def __imul__(self, other: Operand) -> Self:
+        return aten.mul_.Tensor(self, _number_or_tensor(other))
+
+    def __itruediv__(self, other: Operand) -> Self:
+        return aten.div_.Tensor(self, _number_or_tensor(other))
+
     def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None,
            copy: bool = False) -> Self:
         """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``.

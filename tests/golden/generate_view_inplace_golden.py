@@ -1,0 +1,20 @@
+#!/usr/bin/env python
+"""Generate ``view_inplace_golden.json``: torch 2.13's results of view_inplace_cases.py.
+
+    /work/venv-torch/bin/python tests/golden/generate_view_inplace_golden.py
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from view_inplace_cases import run  # noqa: E402
+
+with open(os.path.join(HERE, "view_inplace_golden.json"), "w") as f:
+    json.dump({"torch": torch.__version__, "cases": run(torch)}, f, indent=1, sort_keys=True)
+    f.write("\n")
