@@ -21,6 +21,7 @@ counter, pass through untouched.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library, OperatorHandle
@@ -30,7 +31,7 @@ from .operators import overload
 from .tensor import Tensor, tensor_device
 
 __all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "META_VIEWS", "OUT_OPERATORS", "VIEW_OPERATORS",
-           "aliases_without_writes", "written_version_kernel"]
+           "aliases_without_writes", "track_view", "written_version_kernel"]
 
 INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Tensor",
                      "set_.source_Storage", "set_.source_Storage_storage_offset")
@@ -76,13 +77,24 @@ def _view(op: OperatorHandle):
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = op.redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
-            out._base = self._base if self._base is not None else self
+            out._base = base = self._base if self._base is not None else self
             out._version_counter = self._version_counter
+            if base.grad_fn is not None:
+                track_view(base, out)
             if self.device is _META:
                 META_VIEWS.made += 1
         return out
 
     return kernel
+
+
+def track_view(base: Tensor, view: Tensor) -> None:
+    """Remember ``view`` of ``base``, a tensor with history, so that its grad_fn is
+    made again when an in-place write changes the base's (view_history.py)."""
+    views = base.__dict__.get("_views")
+    if views is None:  # by id: a tensor's == compares values
+        views = base.__dict__["_views"] = weakref.WeakValueDictionary()
+    views[id(view)] = view
 
 
 def _alias(op: OperatorHandle):

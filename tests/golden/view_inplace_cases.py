@@ -19,7 +19,9 @@ def _node(fn: Any) -> Any:
     """A grad_fn's class name and those of its next functions (None where an edge is empty)."""
     if fn is None:
         return None
-    return [fn.name(), [None if f is None else f.name() for f, _ in fn.next_functions]]
+    # (torch's next_functions are (node, output number) pairs; the prototype's, nodes)
+    nodes = [f[0] if isinstance(f, tuple) else f for f in fn.next_functions]
+    return [fn.name(), [None if f is None else f.name() for f in nodes]]
 
 
 def _leaf(torch: Any, *shape: int) -> Any:
