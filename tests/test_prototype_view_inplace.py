@@ -10,12 +10,16 @@ import pytest
 
 import dispatcher.prototype as P
 
+from . import torch_test_files as files
 from ._other_engine import run_on_other_engine
 from .conftest import load_golden
-from .golden.view_inplace_cases import run
+from .golden.view_inplace_cases import run, run_two_tensor
 from .torch_shim import installed
+from .torch_test_helpers import HELPERS
+from .torch_test_modules import modules
 
 GOLDEN = load_golden("view_inplace_golden.json")["cases"]
+GOLDEN_TWO_TENSOR = load_golden("view_inplace_golden.json")["two_tensor"]
 
 
 def run_cases() -> dict[str, Any]:
@@ -42,6 +46,16 @@ def test_as_torch_on_the_other_engine():
     answers = run_on_other_engine("tests.test_prototype_view_inplace", "run_cases")
     for case, expected in GOLDEN.items():
         assert answers[case] == expected, case
+
+
+def test_views_of_a_subclass_are_replayed_as_torch():
+    copies = files.UPSTREAM / "testing_internal"
+    if not all((copies / name).is_file() for name in HELPERS.values()):
+        pytest.skip(f"no copy of torch's two_tensor.py at {copies}")
+    loaded = modules()  # torch's helper modules, TwoTensor's imports among them
+    with files.torch_installed(loaded), installed() as torch:
+        answers = run_two_tensor(torch, loaded["torch.testing._internal.two_tensor"])
+    assert answers == GOLDEN_TWO_TENSOR
 
 
 def test_a_view_written_twice_keeps_earlier_results_differentiable():

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import Any, Callable, Optional
 
-from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library, OperatorHandle
+from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKey, DispatchKeySet, Library, OperatorHandle
 from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 
 from .operators import overload
@@ -81,6 +81,8 @@ def _view(op: OperatorHandle):
             out._version_counter = self._version_counter
             if base.grad_fn is not None:
                 track_view(base, out)
+            if type(self) is not Tensor and self.key_set.has(DispatchKey.Python):
+                out._view_fn = _replay(self, op, args, kwargs)
             if self.device is _META:
                 META_VIEWS.made += 1
         return out
@@ -95,6 +97,20 @@ def track_view(base: Tensor, view: Tensor) -> None:
     if views is None:  # by id: a tensor's == compares values
         views = base.__dict__["_views"] = weakref.WeakValueDictionary()
     views[id(view)] = view
+
+
+def _replay(source: Tensor, op: OperatorHandle, args: tuple, kwargs: dict) -> Optional[Callable[[Tensor], Any]]:
+    """How a view of ``source`` (whose handler sees the view operators: torch's
+    is_python_dispatch, which keeps no as_strided view) made by ``op`` is made again
+    on another base: the view operators from its base, called again (None: not known)."""
+    previous = source._view_fn
+    if source._base is not None and previous is None:
+        return None
+
+    def replay(new_base: Tensor) -> Any:
+        return op(new_base if previous is None else previous(new_base), *args, **kwargs)
+
+    return replay
 
 
 def _alias(op: OperatorHandle):

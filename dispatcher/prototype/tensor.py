@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -545,6 +545,10 @@ class Tensor(TensorMethods, TensorBase):
     _grad: Optional["Tensor"] = None
     _output_nr = 0  # which of grad_fn's outputs this tensor is
     _base: Optional["Tensor"] = None  # the tensor this one is a view of
+    # How a view is made again on another base (None: as an as_strided of it), and
+    # why an in-place write through it is refused (None: it is not); view_history.py.
+    _view_fn: Optional[Callable[["Tensor"], "Tensor"]] = None
+    _creation_meta: Optional[str] = None
     _grad_accumulator: Optional[Any] = None  # autograd's AccumulateGrad of a leaf, made on first use
     _wrapped_number = False  # see wrapped_scalar_tensor
     # A wrapper subclass's, which has no data to read them from (None: contiguous).

@@ -40,9 +40,6 @@ from .tensor import Tensor
 __all__ = ["CopySlices", "check_untracked_view_write", "check_view_write", "mark_custom_function_view",
            "mark_multiple_output_views", "rebase_history"]
 
-# What a view remembers of how it was made (set on Tensor here: most tensors never read them).
-Tensor._view_fn = None  # type: ignore[attr-defined]  # replays the view on another base; None: as_strided
-Tensor._creation_meta = None  # type: ignore[attr-defined]  # why a write through it is refused; None: allowed
 
 _LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 _NO_GRAD_VIEW = (
@@ -69,7 +66,7 @@ def mark_multiple_output_views(views: Sequence[Any]) -> None:
     CreationMeta::MULTI_OUTPUT_NODE): none may be written in place under autograd."""
     for view in views:
         if isinstance(view, Tensor):
-            view._creation_meta = _MULTIPLE_OUTPUTS  # type: ignore[attr-defined]
+            view._creation_meta = _MULTIPLE_OUTPUTS
 
 
 def mark_custom_function_view(view: Tensor, replay: Optional[Callable[[Tensor], Tensor]]) -> None:
@@ -77,16 +74,16 @@ def mark_custom_function_view(view: Tensor, replay: Optional[Callable[[Tensor], 
     function declared itself a pure view (``replay`` makes the view again on another
     base), else torch's CreationMeta::IN_CUSTOM_FUNCTION error."""
     if replay is not None:
-        view._view_fn = replay  # type: ignore[attr-defined]
+        view._view_fn = replay
     else:
-        view._creation_meta = _IN_CUSTOM_FUNCTION  # type: ignore[attr-defined]
+        view._creation_meta = _IN_CUSTOM_FUNCTION
 
 
 def check_view_write(view: Tensor) -> None:
     """Refuse a recorded in-place write through ``view`` where torch does (handle_view_on_rebase)."""
     base = view._base
     assert base is not None
-    refused = view._creation_meta  # type: ignore[attr-defined]
+    refused = view._creation_meta
     if refused is not None and view.grad_fn is not None:
         # torch names the function by its node, without "Backward0": "Output 0 of Split".
         function = re.sub(r"Backward\d*$", "", view.grad_fn.name())
@@ -133,7 +130,7 @@ class CopySlices(_GraphNode):
         self._name = "torch::autograd::CopySlices"
         self.fn = fn
         self._base, self._view = _Geometry(base), _Geometry(view)
-        self._view_fn = view._view_fn  # type: ignore[attr-defined]
+        self._view_fn = view._view_fn
         self.edges = (_edge(base),) + tuple(fn.edges[1:])
         self.metadata = (TensorMeta(base),)
 
@@ -192,7 +189,7 @@ def _regenerate(view: Tensor) -> None:
     """``view``'s grad_fn made again from its base's history (torch's VariableHooks::grad_fn)."""
     base = view._base
     assert base is not None
-    replay = view._view_fn  # type: ignore[attr-defined]
+    replay = view._view_fn
     if replay is not None:
         remade = replay(base)
         view.grad_fn, view._output_nr = remade.grad_fn, remade._output_nr

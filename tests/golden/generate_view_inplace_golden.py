@@ -13,8 +13,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from view_inplace_cases import run  # noqa: E402
+from torch.testing._internal import two_tensor  # noqa: E402
+from view_inplace_cases import run, run_two_tensor  # noqa: E402
 
 with open(os.path.join(HERE, "view_inplace_golden.json"), "w") as f:
-    json.dump({"torch": torch.__version__, "cases": run(torch)}, f, indent=1, sort_keys=True)
+    json.dump({"torch": torch.__version__, "cases": run(torch), "two_tensor": run_two_tensor(torch, two_tensor)}, f,
+              indent=1, sort_keys=True)
     f.write("\n")

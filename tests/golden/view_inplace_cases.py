@@ -224,5 +224,23 @@ CASES: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def run_two_tensor(torch: Any, two_tensor: Any) -> dict[str, Any]:
+    """Writes through views of a tensor subclass whose handler sees the view operators
+    (torch's TwoTensor, from torch.testing._internal.two_tensor): torch replays the
+    views on the base (SelectBackward0), instead of an as_strided of it."""
+    def written(make_view: Callable[[Any], Any]) -> Any:
+        leaf = two_tensor.TwoTensor(torch.tensor([[1.0, 2.0], [3.0, 4.0]]),
+                                    torch.tensor([[5.0, 6.0], [7.0, 8.0]])).requires_grad_()
+        base = leaf * 1
+        view = make_view(base)
+        view.mul_(3)
+        out = [_node(base.grad_fn), _node(view.grad_fn), [base.a.tolist(), base.b.tolist()]]
+        (base * base).sum().backward()
+        return out + [[leaf.grad.a.tolist(), leaf.grad.b.tolist()]]
+
+    return {"select": _try(lambda: written(lambda b: b[1])),
+            "select of transpose": _try(lambda: written(lambda b: b.t()[0]))}
+
+
 def run(torch: Any) -> dict[str, Any]:
     return {name: _try(lambda: case(torch)) for name, case in CASES.items()}
