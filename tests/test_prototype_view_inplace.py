@@ -81,3 +81,14 @@ def test_the_dunders_are_the_in_place_operators():
     assert t is alias and t.tolist() == [2.5, 4.0] and t._version == 4
     with pytest.raises(TypeError, match="expected a tensor or a number"):
         t *= "2"
+
+
+def test_a_base_keeps_weak_references_to_its_views_and_drops_the_dead():
+    base = P.tensor([1.0, 2.0]).requires_grad_() * 1
+    kept = base[0]
+    for _ in range(100):
+        base[1]  # made and dropped: a view its base need not keep
+    views = base.__dict__["_views"]
+    assert len(views) <= 16 and any(ref() is kept for ref in views)
+    kept.mul_(2)  # the dropped views are not regenerated, the kept one is
+    assert kept.grad_fn.name() == "AsStridedBackward0"

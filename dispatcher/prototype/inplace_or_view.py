@@ -93,10 +93,16 @@ def _view(op: OperatorHandle):
 def track_view(base: Tensor, view: Tensor) -> None:
     """Remember ``view`` of ``base``, a tensor with history, so that its grad_fn is
     made again when an in-place write changes the base's (view_history.py)."""
+    # A list of weak references, not a WeakValueDictionary: a training step makes
+    # one such base per step, and a dictionary costs ten times a list to make.
     views = base.__dict__.get("_views")
-    if views is None:  # by id: a tensor's == compares values
-        views = base.__dict__["_views"] = weakref.WeakValueDictionary()
-    views[id(view)] = view
+    if views is None:
+        base.__dict__["_views"] = [weakref.ref(view)]
+        return
+    n = len(views)
+    if n >= 16 and n & (n - 1) == 0:  # the dead ones dropped at every power of two: amortized O(1)
+        views[:] = [ref for ref in views if ref() is not None]
+    views.append(weakref.ref(view))
 
 
 def _replay(source: Tensor, op: OperatorHandle, args: tuple, kwargs: dict) -> Optional[Callable[[Tensor], Any]]:

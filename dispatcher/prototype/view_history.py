@@ -99,7 +99,7 @@ def check_untracked_view_write(view: Tensor) -> None:
     base = view._base
     if view.grad_fn is None and base is not None and base.grad_fn is not None:
         views = base.__dict__.get("_views")
-        if views is not None and views.get(id(view)) is view:
+        if views is not None and any(ref() is view for ref in views):
             raise RuntimeError(_NO_GRAD_VIEW)
 
 
@@ -180,8 +180,9 @@ def rebase_history(written: Tensor, node: Any) -> None:
 def _regenerate_views(base: Tensor, skip: Optional[Tensor] = None) -> None:
     views = base.__dict__.get("_views")
     if views is not None:
-        for view in list(views.values()):
-            if view is not skip:
+        for ref in list(views):
+            view = ref()
+            if view is not None and view is not skip:
                 _regenerate(view)
 
 
