@@ -183,7 +183,6 @@ LEFT_OUT: dict[str, dict[str, str]] = {
         'TestCustomOpAPI.test_register_autograd_incorrect_num_gradients_triton_op': COMPILE,
         'TestCustomOpAPI.test_register_autograd_tensorlist_defaulted_input': FAILS_ON_TORCH_2_13,
         'TestCustomOpAPI.test_register_autograd_tensorlist_return_defaulted_input': FAILS_ON_TORCH_2_13,
-        'TestCustomOpAPI.test_subclass_accessor_view': gap('view_a *= 2: no Tensor.__imul__, no CopySlices'),
         'TestGenerateOpcheckTests.test_aot_autograd_copy_does_not_check_pinned_memory_for_wrapper_subclass': FAILS_ON_TORCH_2_13,
         'TestGenerateOpcheckTests.test_opcheck_preserves_pinned_memory_by_default': CUDA,
         'TestGenerateOpcheckTests.test_opcheck_preserves_pinned_memory_for_schema_check': CUDA,

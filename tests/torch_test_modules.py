@@ -103,6 +103,14 @@ class TestCase(_torch_testing.TestCase):
             return
         super().assertEqual(first, second, msg)
 
+    def assertNotEqual(self, first: Any, second: Any, msg: Any = None, **kwargs: Any) -> None:
+        """torch's: assertEqual's comparison (tensors by their values), expected to fail."""
+        try:
+            self.assertEqual(first, second, **kwargs)
+        except self.failureException:
+            return
+        raise self.failureException(msg or f"{first!r} == {second!r}")
+
 
 def _identity_decorator(*args: Any, **kwargs: Any) -> Callable[[Any], Any]:
     """torch's skip decorators that skip only under a mode not run here

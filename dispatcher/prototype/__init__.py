@@ -102,6 +102,8 @@ from .autograd import backward, grad, gradcheck, no_grad
 from .inference_mode import inference_mode, is_inference_mode_enabled
 from .function import Function
 from . import derivatives  # noqa: F401
+from . import inplace_arithmetic  # noqa: F401  (sub_, mul_, div_ and +=, -=, *=, /=)
+from . import view_history  # noqa: F401  (in-place writes through views: CopySlices)
 from .ranges import arange
 from . import joining  # noqa: F401  (cat, split)
 from . import cumulative  # noqa: F401  (cumprod)

@@ -46,6 +46,7 @@ from dispatcher.tensor_protocols import register_autograd_engine
 from .operators import aten, overload
 from .shapes import expand_shape
 from .tensor import Tensor, convert, tensor
+from .inplace_or_view import track_view
 from .tensor_options import preserve_format, strided
 
 __all__ = ["CustomOpAutograd", "FunctionCtx", "FunctionNode", "Node", "backward", "differentiable", "grad", "gradcheck",
@@ -211,7 +212,7 @@ class AccumulateGrad:
         self.metadata = (TensorMeta(variable),)
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # torch's name(), namespace included
 
     def release_saved(self) -> None:
         pass
@@ -351,6 +352,8 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                 if getattr(t, "requires_grad", False):
                     break
             else:
+                if inplace and args and getattr(args[0], "_base", None) is not None:
+                    _view_writes.check_untracked_view_write(args[0])
                 with AutoDispatchBelowADInplaceOrView():
                     return redispatch(below, *args, **kwargs)
             # What the formula reads of the inputs, before the call: an in-place
@@ -382,8 +385,11 @@ def differentiable(name: str, saves: Iterable[str] = ()) -> Callable[[Callable],
                 node = _new_node(node_type)
                 node.formula, node.ctx, node.edges, node.metadata, node._saved = (
                     apply_formula, ctx, tuple(edges), (meta,), saved)
-                result.grad_fn = node
-                result.requires_grad = True
+                if inplace:  # through a view, the base's history changes (view_history.py)
+                    _view_writes.rebase_history(result, node)
+                else:
+                    result.grad_fn = node
+                    result.requires_grad = True
             return result
 
         _library.impl(name, kernel, with_keyset=True)
@@ -432,9 +438,19 @@ def _as_list(value: Any) -> list:
 def _check_inplace(self: Tensor) -> None:
     if self.requires_grad and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if self._base is not None and (self.requires_grad or self._base.requires_grad):
-        # PyTorch rewrites the base's history here (CopySlices); this prototype does not.
-        raise NotImplementedError("in-place operations on views of tensors that require grad are not supported")
+    if self._base is not None:
+        _view_writes.check_view_write(self)
+
+
+# In-place writes through views: view_history.py, which builds on this module
+# (its CopySlices is a node), installs itself here when imported.
+_view_writes: Any = None
+
+
+def install_view_writes(module: Any) -> None:
+    """Set the module that checks and records in-place writes through views (view_history)."""
+    global _view_writes
+    _view_writes = module
 
 
 # How _context keeps each argument of an operator: as it is (not a tensor
@@ -782,6 +798,9 @@ class FunctionCtx:
         self._saved: Optional[tuple[tuple[Optional[Tensor], int], ...]] = ()
         self._non_differentiable: set[int] = set()
         self._materialize_grads = True
+        # setup_context sets it for an operator returning a view that may be written in
+        # place: the view is then made again by calling the operator (view_history.py).
+        self._is_pure_view = False
 
     def save_for_backward(self, *tensors: Optional[Tensor]) -> None:
         for i, t in enumerate(tensors):
@@ -907,8 +926,10 @@ class CustomOpAutograd:
         """``view`` (a custom operator's result) is a view of ``base``, as the view operators'
         ADInplaceOrView kernels record it (inplace_or_view.py)."""
         if isinstance(view, Tensor):
-            view._base = base._base if base._base is not None else base
+            view._base = root = base._base if base._base is not None else base
             view._version_counter = base._version_counter
+            if root.grad_fn is not None:
+                track_view(root, view)
 
     def apply(self, function: Any, args: tuple[Any, ...]) -> Any:
         inputs = [_layout(arg) for arg in args]
@@ -929,7 +950,16 @@ class CustomOpAutograd:
             # Only floating-point results are differentiable (see differentiable()).
             if t.dtype.is_floating_point and id(t) not in ctx._non_differentiable:
                 t.grad_fn, t._output_nr, t.requires_grad = node, i, True
+            if t._base is not None:  # a view operator's (custom_op_views.py made it one)
+                _view_writes.mark_custom_function_view(t, _replay(function, args) if ctx._is_pure_view else None)
         return result
+
+
+def _replay(function: Any, args: tuple[Any, ...]) -> Callable[[Tensor], Tensor]:
+    """How a pure view custom operator's call is made again on another base: the operator,
+    called with the new base for its first argument (torch's view_fn for ``ctx._is_pure_view``)."""
+    op, rest, keyword_only = function.op, args[1:], function._keyword_only
+    return lambda base: op(base, *rest, **keyword_only)
 
 
 def _aliases_of_inputs(value: Any, inputs: Sequence[Optional[Tensor]], ctx: FunctionCtx) -> Any:

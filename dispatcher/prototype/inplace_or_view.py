@@ -21,16 +21,17 @@ counter, pass through untouched.
 from __future__ import annotations
 
 import threading
-from typing import Any
+import weakref
+from typing import Any, Callable, Optional
 
-from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKeySet, Library, OperatorHandle
+from dispatcher import AutoDispatchBelowADInplaceOrView, DispatchKey, DispatchKeySet, Library, OperatorHandle
 from dispatcher.keysets import AFTER_ADINPLACEORVIEW_KEYSET
 
 from .operators import overload
 from .tensor import Tensor, tensor_device
 
 __all__ = ["ALIAS_OPERATORS", "INPLACE_OPERATORS", "META_VIEWS", "OUT_OPERATORS", "VIEW_OPERATORS",
-           "aliases_without_writes", "written_version_kernel"]
+           "aliases_without_writes", "track_view", "written_version_kernel"]
 
 INPLACE_OPERATORS = ("add_.Tensor", "fill_.Scalar", "normal_", "copy_", "squeeze_.dim", "sin_", "set_.source_Tensor",
                      "set_.source_Storage", "set_.source_Storage_storage_offset")
@@ -80,13 +81,46 @@ def _view(op: OperatorHandle):
     def kernel(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -> Any:
         out = redispatch(keyset & AFTER_ADINPLACEORVIEW_KEYSET, self, *args, **kwargs)
         if isinstance(self, Tensor) and isinstance(out, Tensor):
-            out._base = self._base if self._base is not None else self
+            out._base = base = self._base if self._base is not None else self
             out._version_counter = self._version_counter
+            if base.grad_fn is not None:
+                track_view(base, out)
+            if type(self) is not Tensor and self.key_set.has(DispatchKey.Python):
+                out._view_fn = _replay(self, op, args, kwargs)
             if self.device is _META:
                 META_VIEWS.made += 1
         return out
 
     return kernel
+
+
+def track_view(base: Tensor, view: Tensor) -> None:
+    """Remember ``view`` of ``base``, a tensor with history, so that its grad_fn is
+    made again when an in-place write changes the base's (view_history.py)."""
+    # A list of weak references, not a WeakValueDictionary: a training step makes
+    # one such base per step, and a dictionary costs ten times a list to make.
+    views = base.__dict__.get("_views")
+    if views is None:
+        base.__dict__["_views"] = [weakref.ref(view)]
+        return
+    n = len(views)
+    if n >= 16 and n & (n - 1) == 0:  # the dead ones dropped at every power of two: amortized O(1)
+        views[:] = [ref for ref in views if ref() is not None]
+    views.append(weakref.ref(view))
+
+
+def _replay(source: Tensor, op: OperatorHandle, args: tuple, kwargs: dict) -> Optional[Callable[[Tensor], Any]]:
+    """How a view of ``source`` (whose handler sees the view operators: torch's
+    is_python_dispatch, which keeps no as_strided view) made by ``op`` is made again
+    on another base: the view operators from its base, called again (None: not known)."""
+    previous = source._view_fn
+    if source._base is not None and previous is None:
+        return None
+
+    def replay(new_base: Tensor) -> Any:
+        return op(new_base if previous is None else previous(new_base), *args, **kwargs)
+
+    return replay
 
 
 def _alias(op: OperatorHandle):

@@ -33,6 +33,7 @@ from .meta import meta_tensor
 from .operators import aten, overload
 from .shapes import Shape, wrap_dim
 from .tensor import Tensor, TensorMethods, cpu_tensor
+from .view_history import mark_multiple_output_views
 
 __all__ = ["SplitNode", "cat_shape", "split_shapes"]
 
@@ -168,6 +169,7 @@ def _split_views(keyset: DispatchKeySet, self: Any, *args: Any, **kwargs: Any) -
         for out in outputs:
             if isinstance(out, Tensor):
                 out._base, out._version_counter = base, self._version_counter
+        mark_multiple_output_views(outputs)
     return outputs
 
 

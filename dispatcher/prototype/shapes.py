@@ -285,7 +285,8 @@ def check_inplace(self_shape: Sequence[int], self_dtype: DType, other_shape: Seq
             f"{list(broadcast_shapes(self_shape, other_shape))}"
         )
     if not can_cast(result, self_dtype):
-        raise RuntimeError(f"result type {result.name} can't be cast to the desired output type {self_dtype.name}")
+        raise RuntimeError(f"result type {result.scalar_type_name} can't be cast to the desired output type "
+                           f"{self_dtype.scalar_type_name}")
 
 
 def check_set_source(self: Any, source: Any) -> None:

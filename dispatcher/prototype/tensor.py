@@ -392,6 +392,28 @@ class TensorMethods:
     def add_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
         return aten.add_.Tensor(self, _number_or_tensor(other), alpha=alpha)
 
+    def sub_(self, other: Operand, *, alpha: Scalar = 1) -> Self:
+        return aten.sub_.Tensor(self, _number_or_tensor(other), alpha=alpha)
+
+    def mul_(self, other: Operand) -> Self:
+        return aten.mul_.Tensor(self, _number_or_tensor(other))
+
+    def div_(self, other: Operand) -> Self:
+        return aten.div_.Tensor(self, _number_or_tensor(other))
+
+    # ``x += y`` writes x in place and keeps the object, as torch's (inplace_arithmetic.py).
+    def __iadd__(self, other: Operand) -> Self:
+        return aten.add_.Tensor(self, _number_or_tensor(other))
+
+    def __isub__(self, other: Operand) -> Self:
+        return aten.sub_.Tensor(self, _number_or_tensor(other))
+
+    def __imul__(self, other: Operand) -> Self:
+        return aten.mul_.Tensor(self, _number_or_tensor(other))
+
+    def __itruediv__(self, other: Operand) -> Self:
+        return aten.div_.Tensor(self, _number_or_tensor(other))
+
     def to(self, *args: Any, dtype: Optional[DType] = None, device: Optional[DeviceLike] = None,
            copy: bool = False) -> Self:
         """``t.to("toy")``, ``t.to(float64)``, ``t.to(device=..., dtype=...)``.
@@ -523,6 +545,10 @@ class Tensor(TensorMethods, TensorBase):
     _grad: Optional["Tensor"] = None
     _output_nr = 0  # which of grad_fn's outputs this tensor is
     _base: Optional["Tensor"] = None  # the tensor this one is a view of
+    # How a view is made again on another base (None: as an as_strided of it), and
+    # why an in-place write through it is refused (None: it is not); view_history.py.
+    _view_fn: Optional[Callable[["Tensor"], "Tensor"]] = None
+    _creation_meta: Optional[str] = None
     _grad_accumulator: Optional[Any] = None  # autograd's AccumulateGrad of a leaf, made on first use
     _wrapped_number = False  # see wrapped_scalar_tensor
     # A wrapper subclass's, which has no data to read them from (None: contiguous).
