@@ -275,9 +275,11 @@ MUTANTS: list[Mutant] = [
        "            _ctx_state.current, _ctx_state.getter = previous\n",
        "            _ctx_state.current, _ctx_state.getter = None, None\n",
        GUARDS, finding=15),
-    _m("custom_ops: BackendSelect registered on every register_kernel", CUSTOM_OPS,
-       "        if self._has_backend_select:\n            return\n",
-       "",
+    # Finding 16 had it backwards: torch 2.13 registers the router again on every
+    # register_kernel (and warns of the override); the mutant registers it once.
+    _m("custom_ops: BackendSelect registered by the first register_kernel only", CUSTOM_OPS,
+       "            self._register_backend_select_dispatcher(device_arg_index)\n",
+       "            if not self._backend_fns:\n                self._register_backend_select_dispatcher(device_arg_index)\n",
        GUARDS, finding=16),
     _m("custom_ops: _destroy leaves the op in OPDEFS", CUSTOM_OPS,
        "            if OPDEFS.get(self._qualname) is self:\n                del OPDEFS[self._qualname]\n",
