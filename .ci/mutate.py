@@ -407,6 +407,12 @@ MUTANTS: list[Mutant] = [
        "    if real_are_inputs != fake_are_inputs:",
        "    if False:",
        OPTESTS, finding=8),
+    _m("opcheck: test_faketensor compares which outputs are inputs, not whether any is", OPTESTS_PY,
+       "    real_are_inputs = any(r is t for r in real_leaves for t in real_inputs)\n"
+       "    fake_are_inputs = any(f is t for f in fake_leaves for t in fake_inputs_list)\n",
+       "    real_are_inputs = [any(r is t for t in real_inputs) for r in real_leaves]  # type: ignore\n"
+       "    fake_are_inputs = [any(f is t for t in fake_inputs_list) for f in fake_leaves]  # type: ignore\n",
+       OPTESTS, finding=8),
     _m("opcheck: a packet with several overloads is accepted", OPTESTS_PY,
        "        if len(names) != 1:",
        "        if False:",
