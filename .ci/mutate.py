@@ -267,6 +267,12 @@ MUTANTS: list[Mutant] = [
        "_stacklevel: int = 1, allow_override: bool = True) -> Any:",
        "_stacklevel: int = 1, allow_override: bool = False) -> Any:",
        GUARDS, finding=12),
+    # Found with finding 12's test: c10 never warns of a Meta kernel's override
+    # (operator_entry.py; here because register_fake is what stacks Meta kernels).
+    _m("custom_ops: a second register_fake warns of the Meta kernel's override", ENTRY,
+       "        if kernels and key is not DispatchKey.Meta:\n",
+       "        if kernels:\n",
+       GUARDS, finding=12),
     _m("custom_ops: a name resolves to a CustomOpDef of another registry", CUSTOM_OPS,
        "    return opdef if opdef is not None and opdef._registry is registry_in_use() else name",
        "    return opdef if opdef is not None else name",

@@ -303,9 +303,10 @@ def test_register_fake_by_name_overrides_by_default():
         lib.impl("f", lambda x: x.clone(), "CPU")
         register_fake("guard_refake::f", lambda x: meta(1), lib=lib)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the Meta kernel is overridden, which the dispatcher says
+            warnings.simplefilter("error")  # c10 does not warn of a Meta kernel's override
             register_fake("guard_refake::f", lambda x: meta(2), lib=lib)
         assert ops.guard_refake.f.default(meta(5)).shape == (2,)
+        assert len(lib._registry.find_op("guard_refake::f").kernels[K.Meta]) == 2  # torch's dump: Meta (inactive)
     finally:
         lib.close()
 
