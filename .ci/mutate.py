@@ -267,6 +267,12 @@ MUTANTS: list[Mutant] = [
        "_stacklevel: int = 1, allow_override: bool = True) -> Any:",
        "_stacklevel: int = 1, allow_override: bool = False) -> Any:",
        GUARDS, finding=12),
+    # Found with finding 12's test: c10 never warns of a Meta kernel's override
+    # (operator_entry.py; here because register_fake is what stacks Meta kernels).
+    _m("custom_ops: a second register_fake warns of the Meta kernel's override", ENTRY,
+       "        if kernels and key is not DispatchKey.Meta:\n",
+       "        if kernels:\n",
+       GUARDS, finding=12),
     _m("custom_ops: a name resolves to a CustomOpDef of another registry", CUSTOM_OPS,
        "    return opdef if opdef is not None and opdef._registry is registry_in_use() else name",
        "    return opdef if opdef is not None else name",
@@ -275,9 +281,11 @@ MUTANTS: list[Mutant] = [
        "            _ctx_state.current, _ctx_state.getter = previous\n",
        "            _ctx_state.current, _ctx_state.getter = None, None\n",
        GUARDS, finding=15),
-    _m("custom_ops: BackendSelect registered on every register_kernel", CUSTOM_OPS,
-       "        if self._has_backend_select:\n            return\n",
-       "",
+    # Finding 16 had it backwards: torch 2.13 registers the router again on every
+    # register_kernel (and warns of the override); the mutant registers it once.
+    _m("custom_ops: BackendSelect registered by the first register_kernel only", CUSTOM_OPS,
+       "            self._register_backend_select_dispatcher(device_arg_index)\n",
+       "            if not self._backend_fns:\n                self._register_backend_select_dispatcher(device_arg_index)\n",
        GUARDS, finding=16),
     _m("custom_ops: _destroy leaves the op in OPDEFS", CUSTOM_OPS,
        "            if OPDEFS.get(self._qualname) is self:\n                del OPDEFS[self._qualname]\n",
@@ -404,6 +412,12 @@ MUTANTS: list[Mutant] = [
     _m("opcheck: test_faketensor does not compare which outputs are inputs", OPTESTS_PY,
        "    if real_are_inputs != fake_are_inputs:",
        "    if False:",
+       OPTESTS, finding=8),
+    _m("opcheck: test_faketensor compares which outputs are inputs, not whether any is", OPTESTS_PY,
+       "    real_are_inputs = any(r is t for r in real_leaves for t in real_inputs)\n"
+       "    fake_are_inputs = any(f is t for f in fake_leaves for t in fake_inputs_list)\n",
+       "    real_are_inputs = [any(r is t for t in real_inputs) for r in real_leaves]  # type: ignore\n"
+       "    fake_are_inputs = [any(f is t for t in fake_inputs_list) for f in fake_leaves]  # type: ignore\n",
        OPTESTS, finding=8),
     _m("opcheck: a packet with several overloads is accepted", OPTESTS_PY,
        "        if len(names) != 1:",

@@ -406,7 +406,6 @@ class CustomOpDef:
         self._is_out = False
         self._out_kwarg_names: tuple[str, ...] = ()
         self._disabled_kernel: set[Optional[str]] = set()
-        self._has_backend_select = False
         self._site = _user_site()
         self._registry = registry_in_use()
         self._lib = _library_allowing_overwrite(namespace, name, self._registry)
@@ -704,9 +703,10 @@ class CustomOpDef:
                        debug=f"registered at {self._site}")
 
     def _register_backend_select_dispatcher(self, device_arg_index: int) -> None:
-        """Route calls by the ``device`` argument, for an operator without tensor arguments."""
-        if self._has_backend_select:
-            return
+        """Route calls by the ``device`` argument, for an operator without tensor arguments.
+        As torch's, each register_kernel registers the router again: the newest
+        one routes, the older ones stay behind it, and the dispatcher warns of
+        the override (torch: once per process)."""
         op = self._opoverload
         schema = op.schema
         keyset_type = self._registry.engine.DispatchKeySet
@@ -722,7 +722,6 @@ class CustomOpDef:
 
         self._lib.impl(self._name, backend_select, "BackendSelect", with_keyset=True,
                        debug=f"registered at {self._site}")
-        self._has_backend_select = True
 
 
 def _check_callable(fn: object, api: str) -> None:

@@ -23,8 +23,8 @@ torch, checks nothing when an input is a meta tensor.
 ``test_faketensor`` (see Note [Fake means Meta] in custom_ops.py)
     Runs the operator on meta copies of the inputs (its fake implementation,
     the Meta kernel) and on the inputs, below autograd, and compares the
-    results: how many, which are tensors, which are the inputs themselves,
-    and each tensor's shape and dtype.  Devices differ by construction
+    results: how many, which are tensors, whether any of them is an input
+    itself (torch's outputs_are_inputs), and each tensor's shape and dtype.  Devices differ by construction
     (meta against the real one), so they are not compared; torch's
     FakeTensors keep the device.  Strides and storage offsets are compared
     as torch's check compares them (_stride_mismatch) where the tensor library
@@ -291,8 +291,9 @@ def check_fake(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any], engine: A
         raise AssertionError(f"{context} mismatch in number of returns {len(fake_leaves)} != {len(real_leaves)}")
     real_inputs = inputs.all_tensors()
     fake_inputs_list = fake_inputs.all_tensors()
-    real_are_inputs = [any(r is t for t in real_inputs) for r in real_leaves]
-    fake_are_inputs = [any(f is t for t in fake_inputs_list) for f in fake_leaves]
+    # torch's outputs_are_inputs: whether any output is an input, one bool per side.
+    real_are_inputs = any(r is t for r in real_leaves for t in real_inputs)
+    fake_are_inputs = any(f is t for f in fake_leaves for t in fake_inputs_list)
     if real_are_inputs != fake_are_inputs:
         raise MetadataMismatchError(
             f"{context} mismatch in outputs_are_inputs check {fake_are_inputs} != {real_are_inputs}"

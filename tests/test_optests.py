@@ -363,7 +363,17 @@ def test_faketensor_check_catches_a_fake_that_returns_its_input(lib):
     failure = _failure(ops.mutopcheck.fresh.default, (t(X),), "test_faketensor")
     assert isinstance(failure, MetadataMismatchError)
     assert str(failure) == ("When comparing the output of mutopcheck::fresh on meta tensors and real tensors, "
-                            "found mismatch in outputs_are_inputs check [True] != [False]")
+                            "found mismatch in outputs_are_inputs check True != False")
+
+
+def test_faketensor_check_asks_whether_any_output_is_an_input_not_which(lib):
+    """torch's outputs_are_inputs is one answer per side (finding 8): a fake
+    implementation that returns its input in another position than the real
+    kernel does passes, as on torch 2.13."""
+    lib.define("swap(Tensor(a) x) -> (Tensor(a), Tensor)")
+    lib.impl("swap", lambda x: (x, x.clone()), "CPU")
+    lib.impl("swap", lambda x: (P.empty(*x.shape, device="meta"), x), "Meta")
+    assert _failure(ops.mutopcheck.swap.default, (t(X),), "test_faketensor") == "SUCCESS"
 
 
 def test_faketensor_check_catches_a_fake_with_more_returns(lib):

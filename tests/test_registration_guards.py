@@ -303,9 +303,10 @@ def test_register_fake_by_name_overrides_by_default():
         lib.impl("f", lambda x: x.clone(), "CPU")
         register_fake("guard_refake::f", lambda x: meta(1), lib=lib)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the Meta kernel is overridden, which the dispatcher says
+            warnings.simplefilter("error")  # c10 does not warn of a Meta kernel's override
             register_fake("guard_refake::f", lambda x: meta(2), lib=lib)
         assert ops.guard_refake.f.default(meta(5)).shape == (2,)
+        assert len(lib._registry.find_op("guard_refake::f").kernels[K.Meta]) == 2  # torch's dump: Meta (inactive)
     finally:
         lib.close()
 
@@ -366,20 +367,23 @@ def test_a_nested_fake_impl_gives_the_outer_one_its_context_back():
         outer._destroy()
 
 
-def test_a_second_device_type_of_a_device_routed_op_registers_no_second_router():
-    """An operator routed by its ``device`` argument gets its BackendSelect
-    kernel once (finding 16): a kernel for a second device type neither warns
-    of an override nor stacks a second router."""
+def test_a_second_device_type_of_a_device_routed_op_registers_its_router_again():
+    """As torch 2.13's, every register_kernel of an operator routed by its
+    ``device`` argument registers the BackendSelect router again (finding 16:
+    torch's dump shows a second, inactive BackendSelect kernel and its
+    dispatcher warns of the override); the newest router routes each device
+    type to its kernel."""
     @custom_op("guard_route::ones", mutates_args=(), device_types="cpu")
     def ones(n: int, device: device) -> Tensor:
         return P.ones(n)
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
+        with pytest.warns(UserWarning, match=r"Overriding a previously registered kernel for the same operator and "
+                                             r"the same dispatch key\n  operator: guard_route::ones\(SymInt n, "
+                                             r"Device device\) -> Tensor\n(.|\n)*dispatch key: BackendSelect"):
             ones.register_kernel("cuda", lambda n, device: P.zeros(n))
         entry = ones._registry.find_op("guard_route::ones")
-        assert len(entry.kernels[K.BackendSelect]) == 1
+        assert len(entry.kernels[K.BackendSelect]) == 2
         assert ones(2, "cpu").tolist() == [1.0, 1.0] and ones(2, "cuda").tolist() == [0.0, 0.0]
     finally:
         ones._destroy()
