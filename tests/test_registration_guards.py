@@ -281,6 +281,40 @@ def test_switching_checked_calls_rolls_back_when_republishing_fails(world, monke
         lib.close()
 
 
+def test_a_checked_calls_block_ends_when_republishing_fails_at_its_end(world, monkeypatch):
+    """A checked_calls() block whose end cannot publish the plain plans again
+    raises that error, and is over all the same: checking is off after it (a
+    rollback would count the block open for good, and no later block's end,
+    nor set_checked_calls(False), would turn checking off again)."""
+    lib = world.library("guard_switch_end")
+    lib.define("f(Tensor x, int n) -> int")
+    lib.impl("f", lambda x, n: n, "CPU")
+    f = world.ops.guard_switch_end.f.default
+    original = world.registry.republish_plans
+    failures = ["injected: republishing the plain plans fails"]
+
+    def republish_failing_once_when_plain():
+        if not call_checks.checked_calls_enabled() and failures:
+            raise RuntimeError(failures.pop())
+        original()
+
+    monkeypatch.setattr(world.registry, "republish_plans", republish_failing_once_when_plain)
+    try:
+        with pytest.raises(RuntimeError, match="injected"):
+            with call_checks.checked_calls():
+                assert call_checks.checked_calls_enabled()
+        assert not call_checks.checked_calls_enabled()
+        with call_checks.checked_calls():  # the next change of checking publishes every plan again
+            with pytest.raises(TypeError):
+                f(world.tensor(K.CPU), "not an int")
+        assert not call_checks.checked_calls_enabled()
+        assert f(world.tensor(K.CPU), "not an int") == "not an int"  # a plain plan again
+    finally:
+        monkeypatch.undo()
+        call_checks.set_checked_calls(False)
+        lib.close()
+
+
 # -- custom ops --------------------------------------------------------------------------------
 def test_a_custom_op_may_not_return_one_tensor_twice():
     """A custom op's outputs are checked against each other as well as against
