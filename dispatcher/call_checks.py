@@ -82,20 +82,27 @@ def checked_calls() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            _switch(_enabled_for_process, _depth + 1)
+            # The block has ended whatever happens: were a failure to publish
+            # the plain plans again to count it open, checking would stay on
+            # for good (every later block's end would leave it open too).
+            _switch(_enabled_for_process, _depth + 1, roll_back=False)
 
 
-def _switch(enabled_before: bool, depth_before: int) -> None:
+def _switch(enabled_before: bool, depth_before: int, roll_back: bool = True) -> None:
     """Publish the plans again if checking changed; if that fails, go back to
-    the state before (and its plans), so that a failure changes nothing."""
+    the state before (and its plans), so that a failure changes nothing.
+    Without ``roll_back`` (a block's end, which cannot be undone) the failure
+    is raised and the state stays the new one; plans left checking calls are
+    published again when checking next changes."""
     global _enabled_for_process, _depth
     if checked_calls_enabled() == (enabled_before or depth_before > 0):
         return
     try:
         _republish()
     except BaseException:
-        _enabled_for_process, _depth = enabled_before, depth_before
-        _republish()
+        if roll_back:
+            _enabled_for_process, _depth = enabled_before, depth_before
+            _republish()
         raise
 
 

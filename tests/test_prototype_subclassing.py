@@ -246,3 +246,35 @@ def test_a_subclass_of_a_subclass_inherits_its_init():
     assert pair.a is a and pair.b is b
     assert type(pair).__init__ is Pair.__init__
     assert not P.ones(1)._is_view() and P.ones(3)[1:]._is_view()
+
+
+def test_a_reentrant_call_snapshots_the_keys_its_block_set():
+    """Inside ``enable_reentrant_dispatch()`` the snapshot is cleared, so a
+    call made in the block takes its own (finding 17): that call's handler,
+    entering the same block, gets the keys the outer block included, not those
+    of the outermost call.  torch 2.13's answer to the same program (each
+    handler records, inside ``enable_reentrant_dispatch()``, whether
+    FuncTorchVmapMode is included; neg's calls abs under
+    ``torch._C._IncludeDispatchKeyGuard(DispatchKey.FuncTorchVmapMode)``):
+    {'neg.default': False, 'abs.default': True}."""
+    from dispatcher.compat import torch_C
+    from dispatcher.dispatch_modes import enable_reentrant_dispatch
+
+    included = {}
+
+    class Reentrant(Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            return Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            with enable_reentrant_dispatch():
+                included[func.__name__] = torch_C._dispatch_tls_is_dispatch_key_included(DispatchKey.FuncTorchVmapMode)
+                if func is aten.neg.default:
+                    with torch_C._IncludeDispatchKeyGuard(DispatchKey.FuncTorchVmapMode):
+                        aten.abs.default(args[0])
+            return Reentrant(P.zeros(2))
+
+    aten.neg.default(Reentrant(P.ones(2)))
+    assert included == {"neg.default": False, "abs.default": True}

@@ -26,6 +26,7 @@ from dispatcher.compat import torch_C as C
 from dispatcher.custom_ops import OPDEFS, get_ctx
 from dispatcher.dispatch_modes import RestorePythonTLSSnapshot, TorchDispatchMode
 from dispatcher.kernel import AnnotatedKernel, make_kernel
+from dispatcher.operator_tags import Tag
 from dispatcher.registry import registry_in_use, using_registry
 from dispatcher.schema import OperatorName
 from dispatcher.schema_inference import normalize_tags
@@ -45,49 +46,77 @@ def meta(*shape):
 def test_the_ambiguous_autograd_other_error_is_the_dispatchers_not_the_callbacks(world, compat):
     """The report-error callback reports missing kernels only (finding 1): the
     ambiguous AutogradOther entry is a kernel that raises in c10, so calling it
-    raises the dispatcher's error even when the operator has a callback."""
+    raises the dispatcher's error even when the operator has a callback.
+
+    torch 2.13's answer, with ``torch.ones(2).to_mkldnn()`` (keys MkldnnCPU,
+    ADInplaceOrView, AutogradOther) and the callback set by
+    ``torch._C._dispatch_set_report_error_callback``: an operator with a
+    CompositeImplicitAutograd and a MkldnnCPU kernel raises "... has kernels
+    registered to both CompositeImplicitAutograd ..." and the callback is not
+    called; an operator with only a CPU kernel calls it with 'MkldnnCPU'."""
+    mkldnn = world.tensor(K.MkldnnCPU, K.ADInplaceOrView, K.AutogradOther)
     lib = world.library("guard_ambiguous")
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "math", "CompositeImplicitAutograd")
-    lib.impl("f", lambda x: "sparse", "SparseCPU")
+    lib.impl("f", lambda x: "mkldnn", "MkldnnCPU")
+    lib.define("g(Tensor x) -> Tensor")
+    lib.impl("g", lambda x: "cpu", "CPU")
     reported = []
 
     def callback(key):
         reported.append(key)
         raise ValueError("raised by the callback")
 
-    C._dispatch_set_report_error_callback(C._dispatch_find_schema_or_throw("guard_ambiguous::f", ""), callback)
-    f = world.ops.guard_ambiguous.f.default
+    for name in ("f", "g"):
+        C._dispatch_set_report_error_callback(C._dispatch_find_schema_or_throw(f"guard_ambiguous::{name}", ""),
+                                              callback)
     with pytest.raises(RuntimeError, match="has kernels registered to both CompositeImplicitAutograd"):
-        f(world.tensor(K.SparseCPU, K.AutogradOther))
+        world.ops.guard_ambiguous.f.default(mkldnn)
     assert reported == []
+    with pytest.raises(ValueError, match="raised by the callback"):
+        world.ops.guard_ambiguous.g.default(mkldnn)
+    assert reported == ["MkldnnCPU"]
     lib.close()
 
 
 def test_the_callback_goes_with_an_impl_only_operators_last_kernel(world, compat):
-    """An operator never defined, whose last kernel is removed, loses its
-    entry and the report-error callback with it (finding 14): the next kernel
-    of that name makes a new entry, whose missing kernels the dispatcher reports."""
-    first = world.library("guard_callback", "IMPL", "CPU")
-    first.impl("f", lambda x: "cpu")
-    entry = world.registry.find_op("guard_callback::f")
+    """An operator whose def is gone keeps its entry, and the report-error
+    callback with it, while a kernel is left; with its last kernel the entry
+    goes, and the callback with it (finding 14): a new def and kernel make a
+    new entry, whose missing kernels the dispatcher reports itself.
+
+    torch 2.13's answers to this sequence, with a MkldnnCPU tensor: defined
+    again while the CPU kernel stays, "cb MkldnnCPU" (the callback's); after
+    the last kernel went, "Could not run 'guard_callback::f' with arguments
+    from the 'MkldnnCPU' backend"."""
+    mkldnn = world.tensor(K.MkldnnCPU, K.ADInplaceOrView, K.AutogradOther)
 
     def callback(key):
-        raise ValueError(f"raised by the callback for {key}")
+        raise ValueError(f"cb {key}")
 
-    entry.set_report_error_callback(callback)
-    first.close()
+    defs = world.library("guard_callback")
+    defs.define("f(Tensor x) -> Tensor")
+    kernels = world.library("guard_callback", "IMPL", "CPU")
+    kernels.impl("f", lambda x: "cpu")
+    C._dispatch_set_report_error_callback(C._dispatch_find_schema_or_throw("guard_callback::f", ""), callback)
+    defs.close()
+    defs = world.library("guard_callback")
+    defs.define("f(Tensor x) -> Tensor")
+    with pytest.raises(ValueError, match="cb MkldnnCPU"):
+        world.ops.guard_callback.f.default(mkldnn)
+    defs.close()
+    kernels.close()
     assert world.registry.find_op("guard_callback::f") is None
     defs = world.library("guard_callback")
     defs.define("f(Tensor x) -> Tensor")
-    second = world.library("guard_callback", "IMPL", "CPU")
-    second.impl("f", lambda x: "cpu again")
+    kernels = world.library("guard_callback", "IMPL", "CPU")
+    kernels.impl("f", lambda x: "cpu again")
     f = world.ops.guard_callback.f.default
-    assert world.registry.find_op("guard_callback::f") is not entry
     assert f(world.tensor(K.CPU)) == "cpu again"
-    with pytest.raises(NotImplementedError, match="Could not run 'guard_callback::f' with arguments from the 'XLA'"):
-        f(world.tensor(K.XLA))
-    second.close()
+    with pytest.raises(NotImplementedError,
+                       match="Could not run 'guard_callback::f' with arguments from the 'MkldnnCPU' backend"):
+        f(mkldnn)
+    kernels.close()
     defs.close()
 
 
@@ -246,6 +275,40 @@ def test_switching_checked_calls_rolls_back_when_republishing_fails(world, monke
         assert not call_checks.checked_calls_enabled()
         assert calls == [True, False, True, False]  # each failure published the plain plans again
         assert f(world.tensor(K.CPU), "not an int") == "not an int"  # a plain plan: nothing checked
+    finally:
+        monkeypatch.undo()
+        call_checks.set_checked_calls(False)
+        lib.close()
+
+
+def test_a_checked_calls_block_ends_when_republishing_fails_at_its_end(world, monkeypatch):
+    """A checked_calls() block whose end cannot publish the plain plans again
+    raises that error, and is over all the same: checking is off after it (a
+    rollback would count the block open for good, and no later block's end,
+    nor set_checked_calls(False), would turn checking off again)."""
+    lib = world.library("guard_switch_end")
+    lib.define("f(Tensor x, int n) -> int")
+    lib.impl("f", lambda x, n: n, "CPU")
+    f = world.ops.guard_switch_end.f.default
+    original = world.registry.republish_plans
+    failures = ["injected: republishing the plain plans fails"]
+
+    def republish_failing_once_when_plain():
+        if not call_checks.checked_calls_enabled() and failures:
+            raise RuntimeError(failures.pop())
+        original()
+
+    monkeypatch.setattr(world.registry, "republish_plans", republish_failing_once_when_plain)
+    try:
+        with pytest.raises(RuntimeError, match="injected"):
+            with call_checks.checked_calls():
+                assert call_checks.checked_calls_enabled()
+        assert not call_checks.checked_calls_enabled()
+        with call_checks.checked_calls():  # the next change of checking publishes every plan again
+            with pytest.raises(TypeError):
+                f(world.tensor(K.CPU), "not an int")
+        assert not call_checks.checked_calls_enabled()
+        assert f(world.tensor(K.CPU), "not an int") == "not an int"  # a plain plan again
     finally:
         monkeypatch.undo()
         call_checks.set_checked_calls(False)
@@ -421,6 +484,8 @@ def test_tags_are_normalized_without_repeats():
 
     try:
         assert f._tags == ("needs_fixed_stride_order",)
+        # torch 2.13: [torch.Tag.pt2_compliant_tag, torch.Tag.needs_fixed_stride_order]
+        assert ops.guard_tags.f.default.tags == [Tag.pt2_compliant_tag, Tag.needs_fixed_stride_order]
     finally:
         f._destroy()
 
