@@ -20,8 +20,9 @@ from typing import Any, Callable
 
 from dispatcher import Library
 
-from . import shapes
+from . import derivatives, shapes
 from .autograd import Context, differentiable
+from .derivatives import Grads
 from .inplace_or_view import written_version_kernel
 from .operators import aten, overload
 from .tensor import Tensor, tensor_operand
@@ -53,27 +54,15 @@ for _name, _op in _OUT_OF_PLACE.items():
 # The formulas are the out-of-place operators' (derivatives.py), read on the
 # value ``self`` had before the write (autograd's original_self).
 @differentiable("sub_.Tensor")
-def _sub_(ctx: Context, grad: Tensor) -> tuple:
-    wanted = ctx.needs_grad
-    other = None
-    if wanted["other"]:
-        other = aten.neg.default(grad) if ctx.alpha == 1 else aten.mul.Scalar(aten.neg.default(grad), ctx.alpha)
-    return grad if wanted["self"] else None, other
+def _sub_(ctx: Context, grad: Tensor) -> Grads:
+    return derivatives._sub(ctx, grad)
 
 
 @differentiable("mul_.Tensor", saves=("self", "other"))
-def _mul_(ctx: Context, grad: Tensor) -> tuple:
-    wanted = ctx.needs_grad
-    other = aten.mul.Tensor(grad, ctx.self) if wanted["other"] else None  # the second first, as torch
-    return aten.mul.Tensor(grad, ctx.other) if wanted["self"] else None, other
+def _mul_(ctx: Context, grad: Tensor) -> Grads:
+    return derivatives._mul(ctx, grad)
 
 
 @differentiable("div_.Tensor", saves=("self", "other"))
-def _div_(ctx: Context, grad: Tensor) -> tuple:
-    wanted = ctx.needs_grad
-    other = None
-    if wanted["other"]:
-        # d(a/b)/db = -a/b^2 = -grad * ((a/b) / b), a being self before the write
-        quotient = aten.div.Tensor(aten.div.Tensor(ctx.self, ctx.other), ctx.other)
-        other = aten.mul.Tensor(aten.neg.default(grad), quotient)
-    return aten.div.Tensor(grad, ctx.other) if wanted["self"] else None, other
+def _div_(ctx: Context, grad: Tensor) -> Grads:
+    return derivatives._div(ctx, grad)
