@@ -14,9 +14,8 @@ every side.  What is timed:
   no ``torch.nn`` module, no compile, one intra-op thread (``torch.set_num_threads(1)``; numpy's
   BLAS gets one thread too, OPENBLAS_NUM_THREADS=1 unless set);
 * numpy limit: the forward and backward passes written by hand in numpy with
-  the prototype's kernels' numpy calls (mm's outer product by broadcasting
-  included), no dispatch and no graph: what the prototype would cost with
-  nothing but its kernels.
+  the prototype's kernels' numpy calls (mm's np.dot included), no dispatch
+  and no graph: what the prototype would cost with nothing but its kernels.
 
 The sides are timed in alternation, ``--rounds`` times ``--steps`` steps
 each; a row reports the median step time of each side over the rounds, and
@@ -105,8 +104,8 @@ def torch_step(sizes: Sequence[int], batch: int) -> Callable[[], float]:
 
 
 def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The prototype's mm kernel: an outer product (k == 1) by broadcasting, else matmul."""
-    return np.multiply(a, b) if a.shape[1] == 1 and a.size and b.size else a @ b
+    """The prototype's mm kernel for float32: np.dot (BLAS's gemm)."""
+    return np.dot(a, b)
 
 
 def numpy_step(sizes: Sequence[int], batch: int) -> Callable[[], float]:

@@ -16,13 +16,15 @@ from dispatcher.prototype.operators import aten  # noqa: E402
 from dispatcher.prototype.tensor import cpu_tensor  # noqa: E402
 
 
-@pytest.mark.parametrize("m, n", [(784, 128), (1, 1), (3, 5), (0, 4)])
-def test_an_outer_product_by_mm_is_matmuls_exactly(m, n):
+@pytest.mark.parametrize("m, k, n", [(784, 1, 128), (1, 1, 1), (3, 1, 5), (0, 1, 4), (5, 0, 3), (6, 7, 2)])
+@pytest.mark.parametrize("dt", [float32, float64, int64])
+def test_mm_through_a_transposed_operand_is_matmuls_exactly(m, k, n, dt):
+    # (k == 1: an outer product, a weight's gradient at batch 1; np.dot's BLAS path for floats)
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((1, m)).astype(np.float32)
-    b = rng.standard_normal((1, n)).astype(np.float32)
+    a = (rng.standard_normal((k, m)) * 100).astype(dtypes.to_numpy_dtype(dt))
+    b = (rng.standard_normal((k, n)) * 100).astype(dtypes.to_numpy_dtype(dt))
     out = aten.mm.default(aten.t.default(tensor(a)), tensor(b))
-    assert out.shape == (m, n) and out.dtype == float32
+    assert out.shape == (m, n) and out.dtype == dt
     expected = np.matmul(a.T, b)
     assert np.array_equal(out.numpy(), expected)
     assert out.stride() == tuple(step // expected.itemsize for step in expected.strides)
