@@ -416,12 +416,18 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 # -- in-place, and allocation ------------------------------------------------------------
 @_kernel("add_.Tensor")
 def add_(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
-    other = tensor_operand(other)  # a number (Note [Numbers where an operator takes a tensor])
-    dt = result_type(self, other)
-    if self.shape != other.shape or dt is not self.dtype:  # (an operand of the output's shape and dtype fits)
-        shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
+    dt = self.dtype
+    if type(other) is Tensor and other.shape == self.shape and other.dtype is dt and not other._wrapped_number:
+        # An operand of the output's shape and dtype (an optimizer's ``p.add_(p.grad,
+        # alpha=-lr)``): it fits, whatever promotion would say, and is used as it is.
+        b = other._data
+    else:
+        other = tensor_operand(other)  # a number (Note [Numbers where an operator takes a tensor])
+        dt = result_type(self, other)
+        if self.shape != other.shape or dt is not self.dtype:
+            shapes.check_inplace(self.shape, self.dtype, other.shape, dt)
+        b = _operand(other, dt)
     out = _writable(self)
-    b = _operand(other, dt)
     np.add(out, b if alpha == 1 else alpha * b, out=out, casting="unsafe")
     _written(self)
     return self
