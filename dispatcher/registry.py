@@ -32,7 +32,7 @@ from .operator_entry import (
     update_fallthrough_masks,
 )
 from ._engine.contract import KernelFunction
-from .publish import fallback_cell, kernel_function, overload_packet, undefined_plan
+from .publish import fallback_cell, kernel_function, overload_packet, pending_packet, pending_packet_class, undefined_plan
 from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries", "registry_in_use", "using_registry"]
@@ -109,6 +109,13 @@ class Dispatcher:
         # name's first def and dropped with its last (Note [An entry goes
         # with its last registration]).
         self._packets: dict[str, Any] = {}
+        # ns::name -> ops.ns.name of a catalog operator read but not defined
+        # yet, which its definition publishes the overloads on (Note [Packets of
+        # operators not defined yet] in dispatcher/_engine/core.py); and their
+        # class, whose packets define themselves in this registry (through a
+        # weak reference: the class does not keep the registry alive).
+        self._pending_packets: dict[str, Any] = {}
+        self._pending_packet_class = pending_packet_class(engine, _define_in(weakref.ref(self)))
         # Told ns::name after its overloads change (OpNamespaces, in ops.py).
         self._overload_watchers: list[Callable[[str, Any], None]] = []
         # Namespaces with a DEF library, and where that library was created.
@@ -200,9 +207,12 @@ class Dispatcher:
     # Note [Catalog operators are defined on first use]
     # A catalog operator (dispatcher/catalog) behaves as defined from the
     # start, but is defined, with all its overloads, only when something
-    # first looks it up by name: find_op, packet (ops.ns.name), or a def of
-    # the same name, which then fails as a duplicate, as in torch.  Its defs
-    # belong to the registry, not to a library: nothing removes them.
+    # first looks it up by name: find_op, packet, or a def of the same name,
+    # which then fails as a duplicate, as in torch; ``ops.ns.name`` only
+    # hands out its packet (catalog_packet), which defines it when something
+    # reads or calls an overload (Note [Packets of operators not defined yet]
+    # in dispatcher/_engine/core.py).  Its defs belong to the registry, not
+    # to a library: nothing removes them.
     def _define_from_catalog(self, qualified_name: str) -> None:
         """Define ``ns::name`` from the catalog if it is there and not yet
         defined (by the time this returns, whichever thread defines it)."""
@@ -266,6 +276,27 @@ class Dispatcher:
             packet = self._packets.get(qualified_name)
         return packet
 
+    def catalog_packet(self, qualified_name: str) -> Any:
+        """``ops.ns.name`` of ``ns::name``: its OverloadPacket if an overload is
+        defined; for a catalog operator not defined yet, a packet that defines
+        it when first needed (Note [Packets of operators not defined yet] in
+        dispatcher/_engine/core.py), the same one until then; else None."""
+        packet = self._packets.get(qualified_name)
+        if packet is not None:
+            return packet
+        catalog = self.catalog
+        if catalog is None or not catalog.has(qualified_name):
+            return None
+        with self._lock:
+            packet = self._packets.get(qualified_name)
+            if packet is None:
+                packet = self._pending_packets.get(qualified_name)
+                if packet is None:
+                    # The watchers hear of it when its overloads are defined (nothing changed yet).
+                    packet = self._pending_packets[qualified_name] = pending_packet(self._pending_packet_class,
+                                                                                   qualified_name)
+        return packet
+
     def packet_names(self) -> list[str]:
         """The ``ns::name`` of every packet with a defined overload."""
         return list(self._overloads)
@@ -279,9 +310,13 @@ class Dispatcher:
     def _overloads_changed(self, qualified_name: str) -> None:
         # Under the lock: publish the packet's overloads, then tell the watchers.
         packet = self._packets.get(qualified_name)
-        if packet is None:
-            packet = self._packets[qualified_name] = overload_packet(self.engine, qualified_name)
         overloads = self._overloads.get(qualified_name)
+        if packet is None:
+            # A catalog operator's packet handed out before its definition gets its overloads.
+            packet = self._pending_packets.pop(qualified_name, None) if overloads else None
+            if packet is None:
+                packet = overload_packet(self.engine, qualified_name)
+            self._packets[qualified_name] = packet
         if overloads:
             operators = self._operators
             packet._publish(tuple([
@@ -535,6 +570,17 @@ class Dispatcher:
                 for name, op in self._operators.items()
                 if op.in_use() and (key is None or op.has_kernel_for_dispatch_key(key))
             )
+
+
+def _define_in(registry: "weakref.ref[Dispatcher]") -> Callable[[str], None]:
+    """What a registry's pending packets call to define themselves (its
+    _define_from_catalog, through ``registry``, a weak reference)."""
+    def define(qualified_name: str) -> None:
+        dispatcher = registry()
+        if dispatcher is None:
+            raise RuntimeError(f"the registry of {qualified_name}'s packet no longer exists")
+        dispatcher._define_from_catalog(qualified_name)
+    return define
 
 
 # Every Dispatcher, weakly: an OperatorHandle does not know its registry

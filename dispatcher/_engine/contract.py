@@ -119,3 +119,6 @@ class Engine(Protocol):
                      entries: list[_KernelFunction]) -> tuple[_KernelFunction, ...]: ...
 
     def OverloadPacket(self, qualified_name: str) -> _OverloadPacket: ...
+
+    # Subclassed per registry (dispatcher/publish.py's pending_packet_class).
+    PendingOverloadPacket: type

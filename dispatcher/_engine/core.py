@@ -94,6 +94,7 @@ __all__ = [
     "KernelKind",
     "OperatorHandle",
     "OverloadPacket",
+    "PendingOverloadPacket",
     "Stack",
     "TensorBase",
     "compute_dispatch_key_set",
@@ -3069,6 +3070,70 @@ class _UndefinedOverloadPacket(OverloadPacket):
         raise AttributeError(f"no operator named {self.qualified_name} is defined (asked for its overload {name!r})")
 
 
+# Note [Packets of operators not defined yet]
+# Reading ``ops.aten.<name>`` is a catalog operator's first use, and
+# defining its overload set (every overload's schema, entry, plan and
+# handle, and the packet's class of its own) cost about three times torch's
+# first ``torch.ops.aten.<name>``.  So that read gets a packet of a
+# PendingOverloadPacket class, which the registry makes without defining
+# anything (Dispatcher.catalog_packet); the set is defined, as it would have
+# been, the first time anything needs it: reading an attribute the packet
+# does not have (an overload: ``__getattr__``), calling it, listing its
+# overloads, ``dir()``, choosing an overload -- or the registry being asked
+# for the operator (find_op, a def, an impl, a dump), which defines it as
+# before.  The definition publishes the overloads on this same packet, which
+# then takes its class of its own (Note [A packet's class names it]), with
+# no ``__getattr__``: from then on it is any defined packet.  Each registry
+# has a subclass of its own (made by dispatcher/publish.py) whose
+# ``_define_pending`` defines ``ns::name`` in that registry; it waits on the
+# registry's lock, so that threads define a set once.  Pending classes have
+# no vectorcall: a pending packet's call goes through ``__call__``, once.
+class PendingOverloadPacket(OverloadPacket):
+    """``ops.ns.name`` of a catalog operator not defined yet (see Note
+    [Packets of operators not defined yet]): anything that needs its
+    overloads defines them first."""
+
+    # Set on each registry's subclass: defines ``ns::name`` in that registry.
+    _define_pending: Any = None
+
+    def _defined(self) -> Any:
+        """Define the packet's overloads; the packet, no longer pending."""
+        type(self)._define_pending(self.qualified_name)
+        if isinstance(self, PendingOverloadPacket):
+            # Asked for while its own definition runs on this thread (or it failed).
+            raise AttributeError(f"{self.qualified_name} is being defined: its overloads are not published yet")
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for a name the packet does not have: its overloads are not
+        # attributes yet.  Once defined, the packet is read as any other.
+        return getattr(self._defined(), name)
+
+    def __dir__(self) -> Any:
+        return dir(self._defined())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._defined()(*args, **kwargs)
+
+    def overloads(self) -> list[str]:
+        return self._defined().overloads()
+
+    @property
+    def _overload_names(self) -> list[str]:
+        return self._defined().overloads()
+
+    @property
+    def _schemas(self) -> dict[str, Any]:
+        return self._defined()._schemas
+
+    @property
+    def _dir(self) -> list[str]:
+        return self._defined().overloads()
+
+    def op_overloads(self) -> list[OperatorHandle]:
+        return self._defined().op_overloads()
+
+
 # Note [A packet's class names it]
 # ``ops.aten.add.Tensr`` should say which packet has no such overload, and
 # which names it has.  A ``__getattr__`` on live packets could say so, but it
@@ -3100,10 +3165,10 @@ def _name_packet_class(packet, live):
     if not live:
         if cls is not _UndefinedOverloadPacket:
             packet.__class__ = _UndefinedOverloadPacket
-            if cls is not OverloadPacket:
+            if cls is not OverloadPacket and not issubclass(cls, PendingOverloadPacket):
                 _free_packet_classes.append(cls)
         return
-    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket:
+    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket and not issubclass(cls, PendingOverloadPacket):
         return  # alive already, in its own class
     namespace, _, name = packet.qualified_name.partition("::")
     title = f"ops.{namespace}.{name}"
@@ -3119,7 +3184,11 @@ def _name_packet_class(packet, live):
 
 
 # The packet's own attribute names, which no overload attribute replaces.
-_PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket)) | frozenset(dir(_UndefinedOverloadPacket))
+_PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket)) | frozenset(dir(_UndefinedOverloadPacket)) | frozenset(dir(PendingOverloadPacket))
+
+
+def _define_pending_packet(packet):
+    packet._defined()
 
 
 def resolve_overload(packet, args, kwargs=None):
@@ -3144,6 +3213,9 @@ def _chosen_overload(packet, pattern, args, kwargs):
         if choice is not None:
             return choice
     overloads = packet._overloads
+    if not overloads and isinstance(packet, PendingOverloadPacket):  # Note [Packets of operators not defined yet]
+        _define_pending_packet(packet)
+        overloads = packet._overloads
     if not overloads:
         raise AttributeError(f"no operator named {packet.qualified_name} is defined")
     errors = []

@@ -98,6 +98,10 @@ class Catalog:
             made = self._overloads[qualified_name] = tuple([_overload(lines[i], i) for i in positions])
         return made
 
+    def has(self, qualified_name: str) -> bool:
+        """Whether the catalog has an operator ``ns::name`` (nothing of it is made)."""
+        return qualified_name.partition("::")[0] in self.namespaces and qualified_name in self._index()
+
     def parsed(self, overloads: tuple[CatalogOverload, ...]) -> list[FunctionSchema]:
         """The schemas of ``overloads`` (this catalog's), as FunctionSchema.parse
         gives them: from the catalog's parts if it has them (Note [Catalog parts])."""
