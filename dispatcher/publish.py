@@ -30,7 +30,7 @@ from .schema import FunctionSchema
 
 __all__ = [
     "call_plan", "call_shape", "fallback_cell", "checked_call_shape", "checked_table", "kernel_function", "operator_handle",
-    "overload_packet", "pending_packet", "pending_packet_class", "undefined_plan",
+    "overload_packet", "pending_packet", "pending_packet_class", "settle_packet", "undefined_plan",
 ]
 
 
@@ -124,10 +124,11 @@ def overload_packet(engine: Engine, qualified_name: str) -> OverloadPacket:
     return engine.OverloadPacket(qualified_name)
 
 
-def pending_packet_class(engine: Engine, define: Callable[[str], None]) -> type:
+def pending_packet_class(engine: Engine, define: Callable[[str, Optional[str]], None]) -> type:
     """A registry's class of packets not defined yet (Note [Packets of
-    operators not defined yet] in dispatcher/_engine/core.py): ``define(ns::name)``
-    defines the overloads of one of them in that registry."""
+    operators not defined yet] in dispatcher/_engine/core.py):
+    ``define(ns::name, overload=None)`` defines one overload (its attribute
+    name) of one of them, or all, in that registry."""
     pending: type = engine.PendingOverloadPacket
     return type(pending.__name__, (pending,), {"__slots__": (), "__module__": pending.__module__,
                                                "_define_pending": staticmethod(define)})
@@ -138,3 +139,9 @@ def pending_packet(pending_class: type, qualified_name: str) -> OverloadPacket:
     an instance of ``pending_class`` (pending_packet_class's)."""
     packet: OverloadPacket = pending_class(qualified_name)
     return packet
+
+
+def settle_packet(engine: Engine, packet: OverloadPacket) -> None:
+    """``packet``, pending until now, has all its overloads published: its
+    class of its own (Note [Packets of operators not defined yet])."""
+    engine.settle_packet(packet)

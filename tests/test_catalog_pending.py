@@ -32,15 +32,39 @@ def test_reading_a_packet_defines_nothing(world):
     assert registry.find_defined("aten::addcmul") is None  # those read nothing that needs the overloads
 
 
-def test_reading_an_overload_defines_the_set_on_the_same_packet(world):
+def test_reading_an_overload_defines_it_alone_on_the_same_packet(world):
+    registry = world.registry
     packet = world.ops.aten.addcmul
     handle = packet.out
-    assert not is_pending(world, packet) and type(packet).__name__ == "ops.aten.addcmul"
-    assert world.ops.aten.addcmul is packet and packet.out is handle
-    assert packet.overloads() == overload_names("aten::addcmul")
-    entry = world.registry.find_defined("aten::addcmul.out")
-    assert entry is not None and entry.handle is handle and handle.overloadpacket is packet
+    assert is_pending(world, packet)  # until its other overload is defined too
+    assert registry.find_defined("aten::addcmul.out").handle is handle and registry.find_defined("aten::addcmul") is None
+    assert registry.overload_names("aten::addcmul") == ["out"]
+    assert world.ops.aten.addcmul is packet and packet.out is handle and handle.overloadpacket is packet
     assert str(handle.schema) == TORCH_2_13.overloads("aten::addcmul")[1].schema
+    default = packet.default
+    assert registry.overload_names("aten::addcmul") == ["", "out"]  # torch's order, whatever the order of reads
+    # All defined: the packet takes its class of its own (Note [A packet's class names it]).
+    assert not is_pending(world, packet) and type(packet).__name__ == "ops.aten.addcmul"
+    assert packet.overloads() == overload_names("aten::addcmul") and packet.default is default
+
+
+def test_reading_overloads_in_any_order_lists_them_in_torchs(world):
+    packet = world.ops.aten.add
+    names = overload_names("aten::add")
+    for name in reversed(names[:5]):
+        getattr(packet, name)
+    assert is_pending(world, packet)
+    assert world.registry.overload_names("aten::add") == [n if n != "default" else "" for n in names[:5]]
+    assert packet.overloads() == names and not is_pending(world, packet)
+    assert world.registry.overload_names("aten::add") == [n if n != "default" else "" for n in names]
+
+
+def test_a_registry_lookup_defines_the_rest_of_a_partly_read_set(world):
+    packet = world.ops.aten.addcdiv
+    packet.out  # noqa: B018
+    assert world.registry.find_op("aten::addcdiv") is not None  # the whole set, as before
+    assert not is_pending(world, packet) and packet.overloads() == overload_names("aten::addcdiv")
+    assert world.registry.packet("aten::addcdiv") is packet
 
 
 @pytest.mark.parametrize("first_need", ["overloads", "_overload_names", "_schemas", "op_overloads", "_dir", "dir",
@@ -79,7 +103,7 @@ def test_a_missing_overload_is_named_as_on_a_defined_packet(world):
     with pytest.raises(AttributeError) as caught:
         packet.nope
     assert str(caught.value) == "'ops.aten.cosh' object has no attribute 'nope'"
-    assert not is_pending(world, packet)
+    assert not is_pending(world, packet)  # a name that is no overload needs them all: defined, then missed
     with pytest.raises(AttributeError) as again:
         packet.nope
     assert str(again.value) == str(caught.value)
@@ -121,7 +145,7 @@ def test_an_impl_before_the_definition_is_kept(world):
         lib.impl("asinh", lambda x: "asinh kernel")  # impl before def, as in c10: defines nothing
         assert is_pending(world, packet) and world.registry.find_defined("aten::asinh") is None
         assert packet.default(t) == "asinh kernel"  # defined now, the kernel checked against the def and kept
-        assert not is_pending(world, packet) and world.ops.aten.asinh is packet
+        assert world.registry.find_defined("aten::asinh") is not None and world.ops.aten.asinh is packet
         assert world.registry.find_op("aten::asinh").has_kernel_for_dispatch_key(DispatchKey.CPU)
 
 
@@ -145,7 +169,8 @@ def test_dumps_and_lookups_of_a_read_operator_are_those_of_a_defined_one(in_use,
 def test_a_factory_read_then_used_has_its_backend_select_kernel(world):
     packet = world.ops.aten.empty
     assert world.registry.find_defined("aten::empty.memory_format") is None
-    assert packet.memory_format.has_kernel_for_dispatch_key(DispatchKey.BackendSelect)
+    assert packet.memory_format.has_kernel_for_dispatch_key(DispatchKey.BackendSelect)  # defined alone, with it
+    assert is_pending(world, packet)
 
 
 def test_first_reads_from_many_threads_define_each_set_once(world):

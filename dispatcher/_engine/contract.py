@@ -122,3 +122,5 @@ class Engine(Protocol):
 
     # Subclassed per registry (dispatcher/publish.py's pending_packet_class).
     PendingOverloadPacket: type
+
+    def settle_packet(self, packet: _OverloadPacket) -> None: ...

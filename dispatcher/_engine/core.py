@@ -104,6 +104,7 @@ __all__ = [
     "forget_overload_choices",
     "resolve_overload",
     "set_packet_argument_rules",
+    "settle_packet",
     "pop_dispatch_mode",
     "push_dispatch_mode",
     "python_key_fallback",
@@ -3076,28 +3077,32 @@ class _UndefinedOverloadPacket(OverloadPacket):
 # handle, and the packet's class of its own) cost about three times torch's
 # first ``torch.ops.aten.<name>``.  So that read gets a packet of a
 # PendingOverloadPacket class, which the registry makes without defining
-# anything (Dispatcher.catalog_packet); the set is defined, as it would have
-# been, the first time anything needs it: reading an attribute the packet
-# does not have (an overload: ``__getattr__``), calling it, listing its
-# overloads, ``dir()``, choosing an overload -- or the registry being asked
-# for the operator (find_op, a def, an impl, a dump), which defines it as
-# before.  The definition publishes the overloads on this same packet, which
-# then takes its class of its own (Note [A packet's class names it]), with
-# no ``__getattr__``: from then on it is any defined packet.  Each registry
-# has a subclass of its own (made by dispatcher/publish.py) whose
-# ``_define_pending`` defines ``ns::name`` in that registry; it waits on the
-# registry's lock, so that threads define a set once.  Pending classes have
-# no vectorcall: a pending packet's call goes through ``__call__``, once.
+# anything (Dispatcher.catalog_packet).  Reading one of its overloads
+# (``__getattr__``: it is not an attribute yet) defines that overload alone,
+# as torch builds an OpOverload on its first read; anything that needs the
+# whole set -- a call of the packet, overloads(), ``dir()``, choosing an
+# overload, a name that is no overload, the registry being asked for the
+# operator (find_op, a def, an impl, a dump) -- defines the rest.  Each
+# definition publishes its overloads on this same packet; once all are
+# defined the registry gives it its class of its own (settle_packet; Note
+# [A packet's class names it]), without ``__getattr__``: from then on it is
+# any defined packet.  Until then a read of a defined overload takes
+# Python's generic path (about 25 ns more), as a read of torch's cached
+# OpOverload does.  Each registry has a subclass of its own (made by
+# dispatcher/publish.py) whose ``_define_pending`` defines in that registry,
+# under its lock, so that threads define an overload once.  Pending classes
+# have no vectorcall: a pending packet's call goes through ``__call__``, once.
 class PendingOverloadPacket(OverloadPacket):
-    """``ops.ns.name`` of a catalog operator not defined yet (see Note
-    [Packets of operators not defined yet]): anything that needs its
-    overloads defines them first."""
+    """``ops.ns.name`` of a catalog operator not wholly defined yet (see Note
+    [Packets of operators not defined yet]): reading an overload defines it,
+    anything that needs them all defines them all."""
 
-    # Set on each registry's subclass: defines ``ns::name`` in that registry.
+    # Set on each registry's subclass: ``(ns::name, overload=None)`` defines
+    # that overload (its attribute name), or all of them, in that registry.
     _define_pending: Any = None
 
     def _defined(self) -> Any:
-        """Define the packet's overloads; the packet, no longer pending."""
+        """Define all the packet's overloads; the packet, no longer pending."""
         type(self)._define_pending(self.qualified_name)
         if isinstance(self, PendingOverloadPacket):
             # Asked for while its own definition runs on this thread (or it failed).
@@ -3105,9 +3110,16 @@ class PendingOverloadPacket(OverloadPacket):
         return self
 
     def __getattr__(self, name: str) -> Any:
-        # Only for a name the packet does not have: its overloads are not
-        # attributes yet.  Once defined, the packet is read as any other.
-        return getattr(self._defined(), name)
+        # Only for a name the packet does not have: an overload not defined
+        # yet, which is defined now (all of them if it is none).
+        type(self)._define_pending(self.qualified_name, name)
+        try:
+            return object.__getattribute__(self, name)
+        except AttributeError:
+            if isinstance(self, PendingOverloadPacket):  # its definition runs on this thread
+                raise AttributeError(f"{self.qualified_name} is being defined: its overloads are not published "
+                                     f"yet (asked for {name!r})") from None
+            raise
 
     def __dir__(self) -> Any:
         return dir(self._defined())
@@ -3134,6 +3146,15 @@ class PendingOverloadPacket(OverloadPacket):
         return self._defined().op_overloads()
 
 
+def settle_packet(packet: Any) -> None:
+    """Registration's, under its lock, once every overload of ``packet`` (a
+    PendingOverloadPacket) is defined and published: it takes its class of
+    its own (see Note [Packets of operators not defined yet])."""
+    if not isinstance(packet, PendingOverloadPacket):
+        raise TypeError(f"settle_packet takes a pending packet, not {type(packet).__name__}")
+    _name_packet_class(packet, True, True)
+
+
 # Note [A packet's class names it]
 # ``ops.aten.add.Tensr`` should say which packet has no such overload, and
 # which names it has.  A ``__getattr__`` on live packets could say so, but it
@@ -3158,9 +3179,10 @@ _free_packet_classes: list[type] = []
 _packet_class_made: Any = None
 
 
-def _name_packet_class(packet, live):
+def _name_packet_class(packet, live, settle=False):
     """Give ``packet`` the class it takes as it comes alive or loses its last
-    overload (see Note [A packet's class names it]); registration's, under its lock."""
+    overload (see Note [A packet's class names it]), or, ``settle``, as it
+    stops being pending; registration's, under its lock."""
     cls = type(packet)
     if not live:
         if cls is not _UndefinedOverloadPacket:
@@ -3168,8 +3190,8 @@ def _name_packet_class(packet, live):
             if cls is not OverloadPacket and not issubclass(cls, PendingOverloadPacket):
                 _free_packet_classes.append(cls)
         return
-    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket and not issubclass(cls, PendingOverloadPacket):
-        return  # alive already, in its own class
+    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket and not settle:
+        return  # alive already, in its own class, or pending until settle_packet
     namespace, _, name = packet.qualified_name.partition("::")
     title = f"ops.{namespace}.{name}"
     try:
@@ -3212,10 +3234,9 @@ def _chosen_overload(packet, pattern, args, kwargs):
         choice = choices.get(pattern)
         if choice is not None:
             return choice
-    overloads = packet._overloads
-    if not overloads and isinstance(packet, PendingOverloadPacket):  # Note [Packets of operators not defined yet]
+    if isinstance(packet, PendingOverloadPacket):  # Note [Packets of operators not defined yet]
         _define_pending_packet(packet)
-        overloads = packet._overloads
+    overloads = packet._overloads
     if not overloads:
         raise AttributeError(f"no operator named {packet.qualified_name} is defined")
     errors = []

@@ -47,6 +47,16 @@ class CatalogOverload:
     def __repr__(self) -> str:
         return f"CatalogOverload({self.schema!r}, tags={self.tags!r})"
 
+    @property
+    def operator_name(self) -> str:
+        """``ns::name.overload`` (``ns::name`` for the unnamed overload), as the registry keys it."""
+        return self.schema[:self.schema.index("(")]
+
+    @property
+    def overload_name(self) -> str:
+        """The overload's name, "" for the unnamed one."""
+        return self.schema[:self.schema.index("(")].partition(".")[2]
+
 
 class Catalog:
     """The schemas of one catalog file, by ``ns::name``; see the module docstring."""
