@@ -259,7 +259,7 @@ class Dispatcher:
                 self._defining_from_catalog.discard(qualified_name)
                 # Defined one by one, the overloads are still listed in torch's order.
                 defined = self._overloads.get(qualified_name)
-                if defined is not None and len(defined) > 1:
+                if defined is not None and len(defined) > len(left):
                     in_order = [line.overload_name for line in overloads]
                     self._overloads[qualified_name] = ([name for name in in_order if name in defined]
                                                        + [name for name in defined if name not in in_order])

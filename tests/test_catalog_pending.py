@@ -259,3 +259,40 @@ def test_a_read_racing_registrations_and_calls(world):
         assert world.registry.overload_names(qualified) == [o if o != "default" else ""
                                                             for o in overload_names(qualified)]
     world.registry.check_invariants()
+
+
+def test_overloads_read_one_by_one_from_many_threads(world):
+    # Each thread reads the overloads of the same operators in its own order:
+    # each overload is defined once, every thread gets its one handle, and
+    # the sets end listed in torch's order, their packets settled.
+    qualified = [n for n in TORCH_2_13.names() if n.startswith("aten::") and len(TORCH_2_13.overloads(n)) > 2][40:70]
+    defined: list[str] = []
+    world.registry.watch_overloads(lambda name, packet: defined.append(name))
+    barrier = threading.Barrier(4)
+    seen: list[dict[tuple[str, str], object]] = [{}, {}, {}, {}]
+    errors: list[BaseException] = []
+
+    def reader(i):
+        try:
+            barrier.wait()
+            for name in qualified:
+                packet = getattr(world.ops.aten, name[len("aten::"):])
+                names = overload_names(name)
+                for overload in (names if i % 2 else names[::-1])[i:] + (names if i % 2 else names[::-1])[:i]:
+                    seen[i][name, overload] = getattr(packet, overload)
+        except BaseException as exc:  # noqa: BLE001 -- reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == [] and not any(t.is_alive() for t in threads)
+    assert all(s == seen[0] for s in seen[1:])
+    for name in qualified:
+        names = overload_names(name)
+        packet = getattr(world.ops.aten, name[len("aten::"):])
+        assert not is_pending(world, packet) and packet.overloads() == names
+        assert defined.count(name) == len(names)  # one publication per overload defined
+        assert [seen[0][name, o] for o in names] == packet.op_overloads()

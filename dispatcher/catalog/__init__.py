@@ -35,27 +35,22 @@ _DEF_NAMESPACES_HEADER = "# namespaces with a DEF library: "
 
 class CatalogOverload:
     """One catalog line: a schema's text and its operator tags; ``number``
-    counts the catalog's schemas in file order, from 0."""
+    counts the catalog's schemas in file order, from 0; ``operator_name``,
+    ``ns::name.overload`` (``ns::name`` for the unnamed overload) as the
+    registry keys it, and ``overload_name`` ("" for the unnamed one), taken
+    from the text."""
 
-    __slots__ = ("schema", "tags", "number")
+    __slots__ = ("schema", "tags", "number", "operator_name", "overload_name")
 
     def __init__(self, schema: str, tags: tuple[str, ...], number: int = -1) -> None:
         self.schema = schema
         self.tags = tags
         self.number = number
+        self.operator_name = schema.partition("(")[0]
+        self.overload_name = self.operator_name.partition(".")[2]
 
     def __repr__(self) -> str:
         return f"CatalogOverload({self.schema!r}, tags={self.tags!r})"
-
-    @property
-    def operator_name(self) -> str:
-        """``ns::name.overload`` (``ns::name`` for the unnamed overload), as the registry keys it."""
-        return self.schema[:self.schema.index("(")]
-
-    @property
-    def overload_name(self) -> str:
-        """The overload's name, "" for the unnamed one."""
-        return self.schema[:self.schema.index("(")].partition(".")[2]
 
 
 class Catalog:
