@@ -13,9 +13,11 @@ Importing the package must not pay for 4374 schemas: the catalog reads its
 file's two header lines (the namespaces, so that ``ops.aten`` can exist, and
 those torch defines in a DEF library) when asked for them, the rest when
 first asked for an operator (only to find each name's lines: an operator's
-CatalogOverloads are made when it is asked for), and makes an operator's
-schemas only when that operator is first used -- from the catalog's parts
-file if it has one (Note [Catalog parts] in parts.py), else by parsing them.
+CatalogOverloads are made when it is asked for), and makes an overload's
+schema only when the registry defines it -- from the catalog's parts file if
+it has one (Note [Catalog parts] in parts.py), else by parsing it.  (The
+registry defines an operator's overloads when something first needs them:
+Note [Packets of operators not defined yet] in dispatcher/_engine/core.py.)
 """
 from __future__ import annotations
 
