@@ -209,11 +209,12 @@ class Dispatcher:
     # A catalog operator (dispatcher/catalog) behaves as defined from the
     # start, but is defined, with all its overloads, only when something
     # first looks it up by name: find_op, packet, or a def of the same name,
-    # which then fails as a duplicate, as in torch; ``ops.ns.name`` only
-    # hands out its packet (catalog_packet), which defines it when something
-    # reads or calls an overload (Note [Packets of operators not defined yet]
-    # in dispatcher/_engine/core.py).  Its defs belong to the registry, not
-    # to a library: nothing removes them.
+    # which then fails as a duplicate, as in torch.  ``ops.ns.name`` only
+    # hands out its packet (catalog_packet), whose first read of an overload
+    # defines that overload alone, and whose other uses define the rest
+    # (Note [Packets of operators not defined yet] in
+    # dispatcher/_engine/core.py).  Its defs belong to the registry, not to
+    # a library: nothing removes them.
     def _define_from_catalog(self, qualified_name: str, overload: Optional[str] = None) -> None:
         """Define ``ns::name`` from the catalog if it is there and not yet
         defined (by the time this returns, whichever thread defines it): all
