@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from dispatcher import DispatchKey
+from dispatcher import DispatchKey, explain
 from dispatcher.catalog import TORCH_2_13
 
 
@@ -296,3 +296,17 @@ def test_overloads_read_one_by_one_from_many_threads(world):
         assert not is_pending(world, packet) and packet.overloads() == names
         assert defined.count(name) == len(names)  # one publication per overload defined
         assert [seen[0][name, o] for o in names] == packet.op_overloads()
+
+
+def test_explain_of_an_overload_read_alone_and_of_a_pending_packet(world):
+    packet = world.ops.aten.log2
+    handle = packet.default  # defined alone; log2.out is not
+    t = world.tensor(DispatchKey.CPU)
+    with world.library("aten", "IMPL", "CPU") as lib:
+        lib.impl("log2", lambda x: x)
+        explanation = explain(handle, t)
+        assert explanation.key == DispatchKey.CPU and "aten::log2" in str(explanation)
+    other = world.ops.aten.log10
+    with pytest.raises(TypeError, match=r"explain takes one overload, not the packet aten::log10: pass one of "
+                                        r"ops\.aten\.log10\.default, ops\.aten\.log10\.out"):
+        explain(other)
