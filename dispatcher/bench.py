@@ -473,6 +473,7 @@ def run_with(args: argparse.Namespace) -> None:
         _svg.write(bench_plot.render(results, title), args.plot)
     # The catalog's first use, then registration with all of it defined (definitions stay).
     first_use = registration_timing.first_catalog_use()
+    first_overload_use = registration_timing.first_overload_use()  # of the next names, not read yet
     comparison = registration_timing.compare(args.registration_rounds, None)
     registrations[registration_timing.define_catalog_operators(None)] = comparison
     round_robin = round_robin_timing.compare()
@@ -482,6 +483,7 @@ def run_with(args: argparse.Namespace) -> None:
                           "registration_us": {defined: {"ours": r[0], "torch": r[1], "ours/torch": r[3]}
                                               for defined, r in registrations.items()},
                           "first_catalog_use_us": {"ours": first_use[0], "torch": first_use[1]},
+                          "first_overload_use_us": {"ours": first_overload_use[0], "torch": first_overload_use[1]},
                           "round_robin": round_robin,
                           "import_ms": import_ms}, indent=1))
     else:
@@ -491,6 +493,7 @@ def run_with(args: argparse.Namespace) -> None:
             print(registration_timing.format_table(*comparison))
         print()
         print(registration_timing.format_first_use(*first_use))
+        print(registration_timing.format_first_use(*first_overload_use, overload=True))
         print(round_robin_timing.format_row(round_robin))
         print()
         print(f"import dispatcher: {import_ms['cached']:.1f} ms with its bytecode cached, "

@@ -22,9 +22,11 @@ attribute 'nope'"), and Python's traceback adds the nearest names.
 The namespaces of the registry's operator catalog (``ops.aten``, ...) are the
 exception: their operators are defined on first use (Note [Catalog operators
 are defined on first use] in registry.py), so their class has a
-``__getattr__`` that asks the registry for a name not seen yet.  Once an
-operator is defined its packet is a plain attribute like any other; only the
-namespace read itself pays for the hook.
+``__getattr__`` that asks the registry for a name not seen yet.  It gets the
+operator's packet before anything is defined (Note [Packets of operators not
+defined yet] in dispatcher/_engine/core.py), which it keeps as a plain
+attribute like any other; the packet defines the operator's overloads when
+something first needs them.  Only the namespace read itself pays for the hook.
 """
 from __future__ import annotations
 
@@ -142,8 +144,13 @@ class CatalogNamespace(OpNamespace):
         # Only for a name not yet an attribute; the registry's watcher sets it
         # while the catalog defines the operator.
         namespace = self._OpNamespace__name
-        packet = self._registry.packet(f"{namespace}::{name}")  # aten has dunder operators: __and__
+        # Defined when first needed (Note [Packets of operators not defined yet]
+        # in dispatcher/_engine/core.py); aten has dunder operators: __and__.
+        packet = self._registry.catalog_packet(f"{namespace}::{name}")
         if packet is not None:
+            # Read at attribute speed from now on; the registry's watcher sets
+            # the same packet again once its overloads are defined.
+            setattr(self, name, packet)
             return packet
         if name.startswith("__") and name.endswith("__"):  # copy, pickle and inspect probe for these
             raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")

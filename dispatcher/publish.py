@@ -30,7 +30,7 @@ from .schema import FunctionSchema
 
 __all__ = [
     "call_plan", "call_shape", "fallback_cell", "checked_call_shape", "checked_table", "kernel_function", "operator_handle",
-    "overload_packet", "undefined_plan",
+    "overload_packet", "pending_packet", "pending_packet_class", "settle_packet", "undefined_plan",
 ]
 
 
@@ -122,3 +122,26 @@ def operator_handle(engine: Engine, name: str, plan: CallPlan, owner: Any) -> Op
 def overload_packet(engine: Engine, qualified_name: str) -> OverloadPacket:
     """``ops.ns.name`` for ``ns::name``, its overloads published by the registry."""
     return engine.OverloadPacket(qualified_name)
+
+
+def pending_packet_class(engine: Engine, define: Callable[[str, Optional[str]], None]) -> type:
+    """A registry's class of packets not defined yet (Note [Packets of
+    operators not defined yet] in dispatcher/_engine/core.py):
+    ``define(ns::name, overload=None)`` defines one overload (its attribute
+    name) of one of them, or all, in that registry."""
+    pending: type = engine.PendingOverloadPacket
+    return type(pending.__name__, (pending,), {"__slots__": (), "__module__": pending.__module__,
+                                               "_define_pending": staticmethod(define)})
+
+
+def pending_packet(pending_class: type, qualified_name: str) -> OverloadPacket:
+    """``ops.ns.name`` for catalog operator ``ns::name`` before its definition:
+    an instance of ``pending_class`` (pending_packet_class's)."""
+    packet: OverloadPacket = pending_class(qualified_name)
+    return packet
+
+
+def settle_packet(engine: Engine, packet: OverloadPacket) -> None:
+    """``packet``, pending until now, has all its overloads published: its
+    class of its own (Note [Packets of operators not defined yet])."""
+    engine.settle_packet(packet)

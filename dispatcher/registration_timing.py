@@ -12,7 +12,8 @@ and its figure is its median over the rounds, in microseconds;
 first N of dispatcher/catalog, on first use as ops.aten.* would), so that
 the steps run with 0, 10 or all 4,374 of them defined, as torch always has
 its own; ``first_catalog_use`` times the first lookup of catalog operators
-against torch's first ``torch.ops.aten`` lookup of the same names.
+against torch's first ``torch.ops.aten`` lookup of the same names, and
+``first_overload_use`` the first read of an overload (``ops.aten.<name>.<overload>``).
 
 ``registration_steps`` times any implementation of that API: this package's
 ``Library`` with ``dispatcher.compat.torch_C``'s dump functions, or
@@ -259,16 +260,14 @@ def compare(rounds: int = 200, catalog_operators: Optional[int] = 0) -> Comparis
 
 
 def first_catalog_use(names: int = 200) -> tuple[list[float], Optional[list[float]]]:
-    """The first use of ``names`` catalog operators not defined yet: our
-    ``ops.aten.<name>`` (which defines the operator's overloads) against
-    torch's first ``getattr(torch.ops.aten, name)`` of the same name (which
-    builds its OpOverloadPacket), alternating name by name; µs per name,
-    torch's None without torch."""
+    """The first use of ``names`` catalog operators not read yet: our
+    ``ops.aten.<name>`` (which hands out the operator's packet; its overloads
+    are defined when first needed: see first_overload_use) against torch's
+    first ``getattr(torch.ops.aten, name)`` of the same name (which builds
+    its OpOverloadPacket), alternating name by name; µs per name, torch's
+    None without torch."""
     from .ops import ops
-    from .registry import default_registry
 
-    catalog = default_registry.catalog
-    assert catalog is not None
     torch_aten = None
     try:
         import torch
@@ -276,9 +275,7 @@ def first_catalog_use(names: int = 200) -> tuple[list[float], Optional[list[floa
         torch_aten = torch.ops.aten
     except ImportError:
         pass
-    packets = set(default_registry.packet_names())
-    candidates = [n for n in catalog.names() if n.startswith("aten::") and n not in packets
-                  and (torch_aten is None or n[6:] not in torch_aten.__dict__)]
+    candidates = _unread_catalog_names(torch_aten)
     ours: list[float] = []
     theirs: list[float] = []
     clock = time.perf_counter_ns
@@ -298,15 +295,79 @@ def first_catalog_use(names: int = 200) -> tuple[list[float], Optional[list[floa
     return ours, theirs if torch_aten is not None else None
 
 
-def format_first_use(ours: list[float], torch: Optional[list[float]] = None) -> str:
-    """first_catalog_use's samples as a line: medians and 90th percentiles."""
+def first_overload_use(names: int = 200) -> tuple[list[float], Optional[list[float]]]:
+    """The first use of an overload of ``names`` catalog operators not read
+    yet, as a program's first ``ops.aten.<name>.<overload>(...)`` makes it:
+    ours reads the packet and its first overload (which defines the
+    operator's overload set: Note [Packets of operators not defined yet] in
+    dispatcher/_engine/core.py), torch reads ``torch.ops.aten.<name>`` and
+    that overload (building its OpOverloadPacket and OpOverload), alternating
+    name by name; µs per name, torch's None without torch."""
+    from .ops import ops
+
+    torch_aten = None
+    try:
+        import torch
+
+        torch_aten = torch.ops.aten
+    except ImportError:
+        pass
+    candidates = _unread_catalog_names(torch_aten)
+    ours: list[float] = []
+    theirs: list[float] = []
+    clock = time.perf_counter_ns
+    with _gc_disabled():
+        # The catalog's files read once (its parts: Note [Catalog parts]), not timed.
+        getattr(getattr(ops.aten, candidates[-1][6:]), _first_overload_name(candidates[-1]))
+        for name in candidates[:names]:
+            short = name[6:]
+            overload = _first_overload_name(name)
+            t0 = clock()
+            getattr(getattr(ops.aten, short), overload)
+            t1 = clock()
+            ours.append((t1 - t0) / 1000)
+            if torch_aten is not None:
+                t0 = clock()
+                getattr(getattr(torch_aten, short), overload)
+                t1 = clock()
+                theirs.append((t1 - t0) / 1000)
+    return ours, theirs if torch_aten is not None else None
+
+
+def _first_overload_name(qualified_name: str) -> str:
+    """The name of the first overload of catalog operator ``ns::name`` ("default" for the unnamed one)."""
+    from .registry import default_registry
+
+    catalog = default_registry.catalog
+    assert catalog is not None
+    schema = catalog.overloads(qualified_name)[0].schema
+    return schema[:schema.index("(")].partition(".")[2] or "default"
+
+
+def _unread_catalog_names(torch_aten: Any) -> list[str]:
+    """The aten catalog operators that neither ``ops.aten`` nor ``torch_aten``
+    (torch's, if given) has read yet, in catalog order."""
+    from .ops import ops
+    from .registry import default_registry
+
+    catalog = default_registry.catalog
+    assert catalog is not None
+    read = set(vars(ops.aten))
+    return [n for n in catalog.names() if n.startswith("aten::") and n[6:] not in read
+            and (torch_aten is None or n[6:] not in torch_aten.__dict__)]
+
+
+def format_first_use(ours: list[float], torch: Optional[list[float]] = None, overload: bool = False) -> str:
+    """first_catalog_use's samples as a line (first_overload_use's with
+    ``overload``): medians and 90th percentiles."""
     def summary(samples: list[float]) -> str:
         ordered = sorted(samples)
         return f"median {statistics.median(ordered):.1f} µs, p90 {ordered[int(0.9 * (len(ordered) - 1))]:.1f} µs"
 
-    line = f"First use of a catalog operator ({len(ours)} names): ops.aten.<name> {summary(ours)}"
+    what, read = ("an overload of a catalog operator", "<name>.<overload>") if overload else ("a catalog operator", "<name>")
+    line = f"First use of {what} ({len(ours)} names): ops.aten.{read} {summary(ours)}"
     if torch:
-        line += f"; torch's first torch.ops.aten.<name> {summary(torch)}"
+        line += f"; torch's first torch.ops.aten.{read} {summary(torch)}"
     return line
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from . import call_checks
 from ._core import ENGINE
-from .catalog import TORCH_2_13, Catalog
+from .catalog import TORCH_2_13, Catalog, CatalogOverload
 from .errors import DispatcherValueError
 from ._layout import FULL_REPR, KEY_REPRS, RUNTIME_SLOT_KEYS, SLOT_OF_KEY, table_index
 from ._backend_select import backend_select_kernel, tensor_options_positions
@@ -32,7 +32,8 @@ from .operator_entry import (
     update_fallthrough_masks,
 )
 from ._engine.contract import KernelFunction
-from .publish import fallback_cell, kernel_function, overload_packet, undefined_plan
+from .publish import (fallback_cell, kernel_function, overload_packet, pending_packet, pending_packet_class, settle_packet,
+                      undefined_plan)
 from .schema import FunctionSchema, OperatorName
 
 __all__ = ["Dispatcher", "RegistrationHandle", "default_registry", "live_registries", "registry_in_use", "using_registry"]
@@ -109,6 +110,13 @@ class Dispatcher:
         # name's first def and dropped with its last (Note [An entry goes
         # with its last registration]).
         self._packets: dict[str, Any] = {}
+        # ns::name -> ops.ns.name of a catalog operator read but not defined
+        # yet, which its definition publishes the overloads on (Note [Packets of
+        # operators not defined yet] in dispatcher/_engine/core.py); and their
+        # class, whose packets define themselves in this registry (through a
+        # weak reference: the class does not keep the registry alive).
+        self._pending_packets: dict[str, Any] = {}
+        self._pending_packet_class: type[Any] = pending_packet_class(engine, _define_in(weakref.ref(self)))
         # Told ns::name after its overloads change (OpNamespaces, in ops.py).
         self._overload_watchers: list[Callable[[str, Any], None]] = []
         # Namespaces with a DEF library, and where that library was created.
@@ -200,12 +208,19 @@ class Dispatcher:
     # Note [Catalog operators are defined on first use]
     # A catalog operator (dispatcher/catalog) behaves as defined from the
     # start, but is defined, with all its overloads, only when something
-    # first looks it up by name: find_op, packet (ops.ns.name), or a def of
-    # the same name, which then fails as a duplicate, as in torch.  Its defs
-    # belong to the registry, not to a library: nothing removes them.
-    def _define_from_catalog(self, qualified_name: str) -> None:
+    # first looks it up by name: find_op, packet, or a def of the same name,
+    # which then fails as a duplicate, as in torch.  ``ops.ns.name`` only
+    # hands out its packet (catalog_packet), whose first read of an overload
+    # defines that overload alone, and whose other uses define the rest
+    # (Note [Packets of operators not defined yet] in
+    # dispatcher/_engine/core.py).  Its defs belong to the registry, not to
+    # a library: nothing removes them.
+    def _define_from_catalog(self, qualified_name: str, overload: Optional[str] = None) -> None:
         """Define ``ns::name`` from the catalog if it is there and not yet
-        defined (by the time this returns, whichever thread defines it)."""
+        defined (by the time this returns, whichever thread defines it): all
+        its overloads, or only ``overload`` (an attribute name of its packet,
+        "default" for the unnamed overload) if the catalog has it (Note
+        [Packets of operators not defined yet] in dispatcher/_engine/core.py)."""
         catalog = self.catalog
         if catalog is None or qualified_name in self._from_catalog:
             return
@@ -216,29 +231,52 @@ class Dispatcher:
         overloads = catalog.overloads(qualified_name)
         if not overloads:
             return
+        wanted = overloads if overload is None else _only(overloads, overload)
         # All parsed before any is defined (Note [Catalog parts] in
         # dispatcher/catalog/parts.py), unless the name is being defined: the
         # definition's own lookups (each overload's register_def) get here.
-        schemas = None if qualified_name in self._defining_from_catalog else catalog.parsed(overloads)
+        defining = qualified_name in self._defining_from_catalog
+        todo = () if defining else self._undefined(wanted)
+        schemas = catalog.parsed(todo) if todo else None
         with self._lock:
             # A thread that finds the name in neither set defines it; one that
             # got here meanwhile waited on the lock and finds it done.  The
             # definitions' own lookups (register_def's) find it being defined.
             if qualified_name in self._from_catalog or qualified_name in self._defining_from_catalog:
                 return
-            if schemas is None:  # another thread was defining it, and failed
-                schemas = catalog.parsed(overloads)
+            left = self._undefined(wanted)
+            if not left:  # the one overload asked for: another thread defined it
+                return
+            if schemas is None or left != todo:  # (parsed schemas are cached: no text is parsed twice)
+                schemas = catalog.parsed(left)
             self._defining_from_catalog.add(qualified_name)
+            complete = False
             try:
-                for schema, overload in zip(schemas, overloads):
-                    self.register_def(schema, catalog.origin, tags=overload.tags, publish_overloads=False)
+                for schema, line in zip(schemas, left):
+                    self.register_def(schema, catalog.origin, tags=line.tags, publish_overloads=False)
                     self._register_backend_select(schema, catalog.origin)
+                complete = wanted is overloads or not self._undefined(overloads)
             finally:
                 self._defining_from_catalog.discard(qualified_name)
-                self._overloads_changed(qualified_name)  # the packet published once, with every overload
-            # Published last: the unlocked test above must not see the name
-            # before its definitions are all there.
-            self._from_catalog.add(qualified_name)
+                # Defined one by one, the overloads are still listed in torch's order.
+                defined = self._overloads.get(qualified_name)
+                if defined is not None and len(defined) > len(left):
+                    in_order = [line.overload_name for line in overloads]
+                    self._overloads[qualified_name] = ([name for name in in_order if name in defined]
+                                                       + [name for name in defined if name not in in_order])
+                # The packet published once per definition, settled (no longer
+                # pending) once all are there, before the watchers hear of it.
+                self._overloads_changed(qualified_name, settle=complete)
+            if complete:
+                # Published last: the unlocked test above must not see the name
+                # before its definitions are all there.
+                self._from_catalog.add(qualified_name)
+
+    def _undefined(self, overloads: tuple[CatalogOverload, ...]) -> tuple[CatalogOverload, ...]:
+        """Those of the catalog's ``overloads`` not defined in this registry."""
+        operators = self._operators
+        return tuple([line for line in overloads
+                      if (op := operators.get(line.operator_name)) is None or op.schema is None])
 
     def _register_backend_select(self, schema: FunctionSchema, origin: str) -> None:
         """A catalog factory operator's BackendSelect kernel, as torch
@@ -261,9 +299,30 @@ class Dispatcher:
         # progress on another thread lists its overload before it publishes
         # the packet; the catalog's definition waits for it.
         packet = self._packets.get(qualified_name)
-        if packet is None:
+        if packet is None or type(packet) is self._pending_packet_class:
             self._define_from_catalog(qualified_name)  # or another thread does, while this one waits
             packet = self._packets.get(qualified_name)
+        return packet
+
+    def catalog_packet(self, qualified_name: str) -> Any:
+        """``ops.ns.name`` of ``ns::name``: its OverloadPacket if an overload is
+        defined; for a catalog operator not defined yet, a packet that defines
+        it when first needed (Note [Packets of operators not defined yet] in
+        dispatcher/_engine/core.py), the same one until then; else None."""
+        packet = self._packets.get(qualified_name)
+        if packet is not None:
+            return packet
+        catalog = self.catalog
+        if catalog is None or not catalog.has(qualified_name):
+            return None
+        with self._lock:
+            packet = self._packets.get(qualified_name)
+            if packet is None:
+                packet = self._pending_packets.get(qualified_name)
+                if packet is None:
+                    # The watchers hear of it when its overloads are defined (nothing changed yet).
+                    packet = self._pending_packets[qualified_name] = pending_packet(self._pending_packet_class,
+                                                                                   qualified_name)
         return packet
 
     def packet_names(self) -> list[str]:
@@ -276,18 +335,26 @@ class Dispatcher:
         with self._lock:
             self._overload_watchers.append(watcher)
 
-    def _overloads_changed(self, qualified_name: str) -> None:
-        # Under the lock: publish the packet's overloads, then tell the watchers.
+    def _overloads_changed(self, qualified_name: str, settle: bool = False) -> None:
+        # Under the lock: publish the packet's overloads, then tell the
+        # watchers; ``settle``: every overload of a catalog operator is defined
+        # (Note [Packets of operators not defined yet] in dispatcher/_engine/core.py).
         packet = self._packets.get(qualified_name)
-        if packet is None:
-            packet = self._packets[qualified_name] = overload_packet(self.engine, qualified_name)
         overloads = self._overloads.get(qualified_name)
+        if packet is None:
+            # A catalog operator's packet handed out before its definition gets its overloads.
+            packet = self._pending_packets.pop(qualified_name, None) if overloads else None
+            if packet is None:
+                packet = overload_packet(self.engine, qualified_name)
+            self._packets[qualified_name] = packet
         if overloads:
             operators = self._operators
             packet._publish(tuple([
                 (overload or "default", operators[f"{qualified_name}.{overload}" if overload else qualified_name].handle)
                 for overload in overloads
             ]))
+            if settle and type(packet) is self._pending_packet_class:
+                settle_packet(self.engine, packet)
         else:
             packet._publish(())  # whoever still holds it gets "not defined" (Note [An entry goes with its last registration])
             del self._packets[qualified_name]
@@ -535,6 +602,28 @@ class Dispatcher:
                 for name, op in self._operators.items()
                 if op.in_use() and (key is None or op.has_kernel_for_dispatch_key(key))
             )
+
+
+def _only(overloads: tuple[CatalogOverload, ...], name: str) -> tuple[CatalogOverload, ...]:
+    """The catalog overload whose packet attribute is ``name`` ("default" for
+    the unnamed one), alone; all ``overloads`` if none is (a name that is no
+    overload needs the whole set: its AttributeError lists them)."""
+    wanted = "" if name == "default" else name
+    for line in overloads:
+        if line.overload_name == wanted:
+            return (line,)
+    return overloads
+
+
+def _define_in(registry: "weakref.ref[Dispatcher]") -> Callable[[str, Optional[str]], None]:
+    """What a registry's pending packets call to define their overloads (its
+    _define_from_catalog, through ``registry``, a weak reference)."""
+    def define(qualified_name: str, overload: Optional[str] = None) -> None:
+        dispatcher = registry()
+        if dispatcher is None:
+            raise RuntimeError(f"the registry of {qualified_name}'s packet no longer exists")
+        dispatcher._define_from_catalog(qualified_name, overload)
+    return define
 
 
 # Every Dispatcher, weakly: an OperatorHandle does not know its registry

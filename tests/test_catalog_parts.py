@@ -102,6 +102,21 @@ def test_a_first_use_makes_each_overload_once(world, monkeypatch):
         return parsed(overloads)
 
     monkeypatch.setattr(TORCH_2_13, "parsed", counted)
-    world.ops.aten.max  # noqa: B018  (many overloads, each defined by a register_def that looks the name up)
+    world.ops.aten.max.overloads()  # many overloads, each defined by a register_def that looks the name up
     expected = [o.schema for o in TORCH_2_13.overloads("aten::max")]
     assert len(expected) > 3 and made == expected
+
+
+def test_a_first_read_of_an_overload_makes_that_schema_alone(world, monkeypatch):
+    made = []
+    parsed = TORCH_2_13.parsed
+
+    def counted(overloads):
+        made.extend(o.schema for o in overloads)
+        return parsed(overloads)
+
+    monkeypatch.setattr(TORCH_2_13, "parsed", counted)
+    packet = world.ops.aten.min
+    assert made == []  # the packet read makes no schema
+    packet.dim  # noqa: B018
+    assert made == [o.schema for o in TORCH_2_13.overloads("aten::min") if o.overload_name == "dim"]

@@ -251,13 +251,15 @@ def test_bench_passes_its_options_on_and_plots(tmp_path):
                    "--plot", str(plot))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert set(report) == {"torch", "results", "registration_us", "first_catalog_use_us", "round_robin", "import_ms"}
+    assert set(report) == {"torch", "results", "registration_us", "first_catalog_use_us", "first_overload_use_us",
+                           "round_robin", "import_ms"}
     assert report["round_robin"]["ours_ns"] > 0
     # Keyed by the number of catalog operators defined: 0, at least 10, all.
     counts = sorted(int(count) for count in report["registration_us"])
     assert len(counts) == 3 and counts[0] == 0 and counts[1] >= 10 and counts[2] >= 4374
     assert all("impl CompositeImplicitAutograd" in r["ours"] for r in report["registration_us"].values())
-    assert report["first_catalog_use_us"]["ours"] and report["import_ms"]["cached"] > 0 < report["import_ms"]["uncached"]
+    assert report["first_catalog_use_us"]["ours"] and report["first_overload_use_us"]["ours"]
+    assert report["import_ms"]["cached"] > 0 < report["import_ms"]["uncached"]
     assert any(r["name"].startswith("call, 2 tensors") for r in report["results"])
     # The picture has the run's results: one bar each, with its ratio.
     bars = ET.parse(plot).getroot().iter(f"{SVG}rect")

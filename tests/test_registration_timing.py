@@ -39,6 +39,24 @@ def test_catalog_operators_are_counted_by_overload_and_first_use_times_undefined
     line = registration_timing.format_first_use([1.0, 2.0, 3.0], [0.5])
     assert line.startswith("First use of a catalog operator (3 names): ops.aten.<name> median 2.0 µs")
     assert "torch's first torch.ops.aten.<name> median 0.5 µs" in line
+    line = registration_timing.format_first_use([1.0, 2.0, 3.0], [0.5], overload=True)
+    assert line.startswith("First use of an overload of a catalog operator (3 names): ops.aten.<name>.<overload> "
+                           "median 2.0 µs")
+
+
+def test_first_uses_time_names_not_read_yet_and_the_overload_read_defines_the_set():
+    from dispatcher.ops import ops
+
+    read_before = set(vars(ops.aten))
+    ours, _torch = registration_timing.first_catalog_use(names=3)
+    read = set(vars(ops.aten)) - read_before
+    assert len(read) == 4 and len(ours) == 3  # and one read untimed, before
+    packets = set(default_registry.packet_names())
+    assert not any(f"aten::{name}" in packets for name in read)  # handed out, not defined
+    ours, _torch = registration_timing.first_overload_use(names=3)
+    defined = set(vars(ops.aten)) - read_before - read
+    assert len(defined) == 4 and len(ours) == 3 and all(t > 0 for t in ours)
+    assert all(f"aten::{name}" in default_registry.packet_names() for name in defined)
 
 
 def test_round_robin_calls_each_operator_and_leaves_nothing_behind():

@@ -94,6 +94,7 @@ __all__ = [
     "KernelKind",
     "OperatorHandle",
     "OverloadPacket",
+    "PendingOverloadPacket",
     "Stack",
     "TensorBase",
     "compute_dispatch_key_set",
@@ -103,6 +104,7 @@ __all__ = [
     "forget_overload_choices",
     "resolve_overload",
     "set_packet_argument_rules",
+    "settle_packet",
     "pop_dispatch_mode",
     "push_dispatch_mode",
     "python_key_fallback",
@@ -3069,6 +3071,90 @@ class _UndefinedOverloadPacket(OverloadPacket):
         raise AttributeError(f"no operator named {self.qualified_name} is defined (asked for its overload {name!r})")
 
 
+# Note [Packets of operators not defined yet]
+# Reading ``ops.aten.<name>`` is a catalog operator's first use, and
+# defining its overload set (every overload's schema, entry, plan and
+# handle, and the packet's class of its own) cost about three times torch's
+# first ``torch.ops.aten.<name>``.  So that read gets a packet of a
+# PendingOverloadPacket class, which the registry makes without defining
+# anything (Dispatcher.catalog_packet).  Reading one of its overloads
+# (``__getattr__``: it is not an attribute yet) defines that overload alone,
+# as torch builds an OpOverload on its first read; anything that needs the
+# whole set -- a call of the packet, overloads(), ``dir()``, choosing an
+# overload, a name that is no overload, the registry being asked for the
+# operator (find_op, a def, an impl, a dump) -- defines the rest.  Each
+# definition publishes its overloads on this same packet; once all are
+# defined the registry gives it its class of its own (settle_packet; Note
+# [A packet's class names it]), without ``__getattr__``: from then on it is
+# any defined packet.  Until then a read of a defined overload takes
+# Python's generic path (26 ns against 21 here), as a read of torch's
+# cached OpOverload does.  Each registry has a subclass of its own (made by
+# dispatcher/publish.py) whose ``_define_pending`` defines in that registry,
+# under its lock, so that threads define an overload once.  Pending classes
+# have no vectorcall: a pending packet's call goes through ``__call__``, once.
+class PendingOverloadPacket(OverloadPacket):
+    """``ops.ns.name`` of a catalog operator not wholly defined yet (see Note
+    [Packets of operators not defined yet]): reading an overload defines it,
+    anything that needs them all defines them all."""
+
+    # Set on each registry's subclass: ``(ns::name, overload=None)`` defines
+    # that overload (its attribute name), or all of them, in that registry.
+    _define_pending: Any = None
+
+    def _defined(self) -> Any:
+        """Define all the packet's overloads; the packet, no longer pending."""
+        type(self)._define_pending(self.qualified_name)
+        if isinstance(self, PendingOverloadPacket):
+            # Asked for while its own definition runs on this thread (or it failed).
+            raise AttributeError(f"{self.qualified_name} is being defined: its overloads are not published yet")
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for a name the packet does not have: an overload not defined
+        # yet, which is defined now (all of them if it is none).
+        type(self)._define_pending(self.qualified_name, name)
+        try:
+            return object.__getattribute__(self, name)
+        except AttributeError:
+            if isinstance(self, PendingOverloadPacket):  # its definition runs on this thread
+                raise AttributeError(f"{self.qualified_name} is being defined: its overloads are not published "
+                                     f"yet (asked for {name!r})") from None
+            raise
+
+    def __dir__(self) -> Any:
+        return dir(self._defined())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._defined()(*args, **kwargs)
+
+    def overloads(self) -> list[str]:
+        return self._defined().overloads()
+
+    @property
+    def _overload_names(self) -> list[str]:
+        return self._defined().overloads()
+
+    @property
+    def _schemas(self) -> dict[str, Any]:
+        return self._defined()._schemas
+
+    @property
+    def _dir(self) -> list[str]:
+        return self._defined().overloads()
+
+    def op_overloads(self) -> list[OperatorHandle]:
+        return self._defined().op_overloads()
+
+
+def settle_packet(packet: Any) -> None:
+    """Registration's, under its lock, once every overload of ``packet`` (a
+    PendingOverloadPacket) is defined and published: it takes its class of
+    its own (see Note [Packets of operators not defined yet])."""
+    if not isinstance(packet, PendingOverloadPacket):
+        raise TypeError(f"settle_packet takes a pending packet, not {type(packet).__name__}")
+    _name_packet_class(packet, True, True)
+
+
 # Note [A packet's class names it]
 # ``ops.aten.add.Tensr`` should say which packet has no such overload, and
 # which names it has.  A ``__getattr__`` on live packets could say so, but it
@@ -3093,18 +3179,19 @@ _free_packet_classes: list[type] = []
 _packet_class_made: Any = None
 
 
-def _name_packet_class(packet, live):
+def _name_packet_class(packet, live, settle=False):
     """Give ``packet`` the class it takes as it comes alive or loses its last
-    overload (see Note [A packet's class names it]); registration's, under its lock."""
+    overload (see Note [A packet's class names it]), or, ``settle``, as it
+    stops being pending; registration's, under its lock."""
     cls = type(packet)
     if not live:
         if cls is not _UndefinedOverloadPacket:
             packet.__class__ = _UndefinedOverloadPacket
-            if cls is not OverloadPacket:
+            if cls is not OverloadPacket and not issubclass(cls, PendingOverloadPacket):
                 _free_packet_classes.append(cls)
         return
-    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket:
-        return  # alive already, in its own class
+    if cls is not OverloadPacket and cls is not _UndefinedOverloadPacket and not settle:
+        return  # alive already, in its own class, or pending until settle_packet
     namespace, _, name = packet.qualified_name.partition("::")
     title = f"ops.{namespace}.{name}"
     try:
@@ -3119,7 +3206,11 @@ def _name_packet_class(packet, live):
 
 
 # The packet's own attribute names, which no overload attribute replaces.
-_PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket)) | frozenset(dir(_UndefinedOverloadPacket))
+_PACKET_ATTRIBUTES = frozenset(dir(OverloadPacket)) | frozenset(dir(_UndefinedOverloadPacket)) | frozenset(dir(PendingOverloadPacket))
+
+
+def _define_pending_packet(packet):
+    packet._defined()
 
 
 def resolve_overload(packet, args, kwargs=None):
@@ -3143,6 +3234,8 @@ def _chosen_overload(packet, pattern, args, kwargs):
         choice = choices.get(pattern)
         if choice is not None:
             return choice
+    if isinstance(packet, PendingOverloadPacket):  # Note [Packets of operators not defined yet]
+        _define_pending_packet(packet)
     overloads = packet._overloads
     if not overloads:
         raise AttributeError(f"no operator named {packet.qualified_name} is defined")

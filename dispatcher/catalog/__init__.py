@@ -13,9 +13,11 @@ Importing the package must not pay for 4374 schemas: the catalog reads its
 file's two header lines (the namespaces, so that ``ops.aten`` can exist, and
 those torch defines in a DEF library) when asked for them, the rest when
 first asked for an operator (only to find each name's lines: an operator's
-CatalogOverloads are made when it is asked for), and makes an operator's
-schemas only when that operator is first used -- from the catalog's parts
-file if it has one (Note [Catalog parts] in parts.py), else by parsing them.
+CatalogOverloads are made when it is asked for), and makes an overload's
+schema only when the registry defines it -- from the catalog's parts file if
+it has one (Note [Catalog parts] in parts.py), else by parsing it.  (The
+registry defines an operator's overloads when something first needs them:
+Note [Packets of operators not defined yet] in dispatcher/_engine/core.py.)
 """
 from __future__ import annotations
 
@@ -35,14 +37,19 @@ _DEF_NAMESPACES_HEADER = "# namespaces with a DEF library: "
 
 class CatalogOverload:
     """One catalog line: a schema's text and its operator tags; ``number``
-    counts the catalog's schemas in file order, from 0."""
+    counts the catalog's schemas in file order, from 0; ``operator_name``,
+    ``ns::name.overload`` (``ns::name`` for the unnamed overload) as the
+    registry keys it, and ``overload_name`` ("" for the unnamed one), taken
+    from the text."""
 
-    __slots__ = ("schema", "tags", "number")
+    __slots__ = ("schema", "tags", "number", "operator_name", "overload_name")
 
     def __init__(self, schema: str, tags: tuple[str, ...], number: int = -1) -> None:
         self.schema = schema
         self.tags = tags
         self.number = number
+        self.operator_name = schema.partition("(")[0]
+        self.overload_name = self.operator_name.partition(".")[2]
 
     def __repr__(self) -> str:
         return f"CatalogOverload({self.schema!r}, tags={self.tags!r})"
@@ -97,6 +104,10 @@ class Catalog:
             # Two threads may both make them: equal tuples, one kept.
             made = self._overloads[qualified_name] = tuple([_overload(lines[i], i) for i in positions])
         return made
+
+    def has(self, qualified_name: str) -> bool:
+        """Whether the catalog has an operator ``ns::name`` (nothing of it is made)."""
+        return qualified_name.partition("::")[0] in self.namespaces and qualified_name in self._index()
 
     def parsed(self, overloads: tuple[CatalogOverload, ...]) -> list[FunctionSchema]:
         """The schemas of ``overloads`` (this catalog's), as FunctionSchema.parse
