@@ -234,3 +234,22 @@ def test_a_number_operand_computes_as_its_wrapped_number(name, dtype, shape):
             else:
                 outcomes.append((out.dtype, out.shape, out.numpy().tobytes()))
         assert outcomes[0] == outcomes[1], (number, outcomes)
+
+
+@pytest.mark.parametrize("numpy_dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "broadcast"])
+def test_threshold_backward_is_c10s_select_bit_for_bit(numpy_dtype, layout):
+    # c10: self <= threshold ? 0 : grad.  A zeroed inf or NaN gradient gives +0.0,
+    # a kept -0.0, inf or NaN stays as it is, a NaN self keeps its gradient.
+    special = [np.inf, -np.inf, np.nan, -0.0, 0.0, -1.5, 2.5, 1e-30]
+    grad = np.array([special * 2, special[::-1] * 2], numpy_dtype)
+    values = np.array([[-1.0, 0.0, 1.0, np.nan] * 4, [2.0, -0.0, np.nan, -3.0] * 4], numpy_dtype)
+    if layout == "transposed":
+        grad, values = grad.T, np.ascontiguousarray(values.T)
+    if layout == "broadcast":  # self broadcast along the rows (np.where's path)
+        values = values[:1]
+    out = aten.threshold_backward.default(tensor(grad), tensor(values), 0.5)
+    expected = np.where(values <= 0.5, numpy_dtype(0), grad)
+    assert out.numpy().dtype == expected.dtype
+    integer = {2: np.int16, 4: np.int32, 8: np.int64}[expected.itemsize]
+    assert np.array_equal(out.numpy().view(integer), expected.view(integer))

@@ -172,9 +172,26 @@ def relu(self: Tensor) -> Tensor:
 
 @_kernel("threshold_backward")
 def threshold_backward(grad_output: Tensor, self: Tensor, threshold: float) -> Tensor:
-    """relu's gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0."""
+    """relu's gradient: ``grad_output`` where ``self`` is above ``threshold``, else 0
+    (c10's ``self <= threshold ? 0 : grad``: a NaN ``self`` keeps its gradient)."""
     grad, values, dt = _binary(grad_output, self)
-    return _wrap(np.where(values <= threshold, 0, grad), dt)
+    zeroed = values <= threshold
+    bits = _SAME_SIZE_INT.get(grad.dtype)
+    if bits is None or zeroed.shape != grad.shape:
+        return _wrap(np.where(zeroed, 0, grad), dt)
+    # The gradient's bits ANDed with a mask of all ones where kept and zeros
+    # where zeroed: where's values bit for bit (+0.0 where zeroed; a kept
+    # -0.0, inf or NaN unchanged), in a third of np.where's time (16 against
+    # 56-71 µs at 64 x 256 in the training step).  (Not ``grad * keep``: a
+    # zeroed inf or NaN would give NaN, a zeroed negative -0.0.)
+    mask = zeroed.view(np.int8).astype(bits)  # 1 where zeroed, 0 where kept
+    mask -= 1  # 0 where zeroed, -1 (all ones) where kept
+    return _wrap(np.bitwise_and(grad.view(bits), mask, out=mask).view(grad.dtype), dt)
+
+
+# A floating dtype's integer of the same size, to mask its values' bits with.
+_SAME_SIZE_INT = {np.dtype(f): np.dtype(i) for f, i in ((np.float16, np.int16), (np.float32, np.int32),
+                                                        (np.float64, np.int64))}
 
 
 def _float_unary(fn: Callable[[np.ndarray], Any], self: Tensor) -> Tensor:
