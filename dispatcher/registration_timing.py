@@ -266,33 +266,7 @@ def first_catalog_use(names: int = 200) -> tuple[list[float], Optional[list[floa
     first ``getattr(torch.ops.aten, name)`` of the same name (which builds
     its OpOverloadPacket), alternating name by name; µs per name, torch's
     None without torch."""
-    from .ops import ops
-
-    torch_aten = None
-    try:
-        import torch
-
-        torch_aten = torch.ops.aten
-    except ImportError:
-        pass
-    candidates = _unread_catalog_names(torch_aten)
-    ours: list[float] = []
-    theirs: list[float] = []
-    clock = time.perf_counter_ns
-    with _gc_disabled():
-        getattr(ops.aten, candidates[-1][6:])  # the catalog file read once, not timed
-        for name in candidates[:names]:
-            short = name[6:]
-            t0 = clock()
-            getattr(ops.aten, short)
-            t1 = clock()
-            ours.append((t1 - t0) / 1000)
-            if torch_aten is not None:
-                t0 = clock()
-                getattr(torch_aten, short)
-                t1 = clock()
-                theirs.append((t1 - t0) / 1000)
-    return ours, theirs if torch_aten is not None else None
+    return _first_reads(names, lambda aten, name, overload: getattr(aten, name))
 
 
 def first_overload_use(names: int = 200) -> tuple[list[float], Optional[list[float]]]:
@@ -303,6 +277,15 @@ def first_overload_use(names: int = 200) -> tuple[list[float], Optional[list[flo
     dispatcher/_engine/core.py), torch reads ``torch.ops.aten.<name>`` and
     that overload (building its OpOverloadPacket and OpOverload), alternating
     name by name; µs per name, torch's None without torch."""
+    return _first_reads(names, lambda aten, name, overload: getattr(getattr(aten, name), overload))
+
+
+def _first_reads(names: int, read: Callable[[Any, str, str], Any]) -> tuple[list[float], Optional[list[float]]]:
+    """``read(aten, name, overload)`` (an operator's name and the name of its
+    first overload, found before the clock starts) timed on ``ops.aten`` and,
+    when torch is importable, on ``torch.ops.aten``, alternating name by
+    name, for the first ``names`` catalog operators neither has read; µs per
+    name, torch's None without torch."""
     from .ops import ops
 
     torch_aten = None
@@ -313,22 +296,21 @@ def first_overload_use(names: int = 200) -> tuple[list[float], Optional[list[flo
     except ImportError:
         pass
     candidates = _unread_catalog_names(torch_aten)
+    targets = [(name[6:], _first_overload_name(name)) for name in candidates[:names] + candidates[-1:]]
     ours: list[float] = []
     theirs: list[float] = []
     clock = time.perf_counter_ns
     with _gc_disabled():
-        # The catalog's files read once (its parts: Note [Catalog parts]), not timed.
-        getattr(getattr(ops.aten, candidates[-1][6:]), _first_overload_name(candidates[-1]))
-        for name in candidates[:names]:
-            short = name[6:]
-            overload = _first_overload_name(name)
+        # The catalog's files read once (its index and parts: Note [Catalog parts]), not timed.
+        read(ops.aten, *targets.pop())
+        for name, overload in targets:
             t0 = clock()
-            getattr(getattr(ops.aten, short), overload)
+            read(ops.aten, name, overload)
             t1 = clock()
             ours.append((t1 - t0) / 1000)
             if torch_aten is not None:
                 t0 = clock()
-                getattr(getattr(torch_aten, short), overload)
+                read(torch_aten, name, overload)
                 t1 = clock()
                 theirs.append((t1 - t0) / 1000)
     return ours, theirs if torch_aten is not None else None

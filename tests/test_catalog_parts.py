@@ -93,7 +93,8 @@ def test_schema_elements_parse_alone():
         parse_schema_element("a", "Tensor self, Tensor other")
 
 
-def test_a_first_use_makes_each_overload_once(world, monkeypatch):
+def schemas_made(monkeypatch):
+    """The texts of the schemas the catalog makes from now on, in order (a list that grows)."""
     made = []
     parsed = TORCH_2_13.parsed
 
@@ -102,20 +103,18 @@ def test_a_first_use_makes_each_overload_once(world, monkeypatch):
         return parsed(overloads)
 
     monkeypatch.setattr(TORCH_2_13, "parsed", counted)
+    return made
+
+
+def test_a_first_use_makes_each_overload_once(world, monkeypatch):
+    made = schemas_made(monkeypatch)
     world.ops.aten.max.overloads()  # many overloads, each defined by a register_def that looks the name up
     expected = [o.schema for o in TORCH_2_13.overloads("aten::max")]
     assert len(expected) > 3 and made == expected
 
 
 def test_a_first_read_of_an_overload_makes_that_schema_alone(world, monkeypatch):
-    made = []
-    parsed = TORCH_2_13.parsed
-
-    def counted(overloads):
-        made.extend(o.schema for o in overloads)
-        return parsed(overloads)
-
-    monkeypatch.setattr(TORCH_2_13, "parsed", counted)
+    made = schemas_made(monkeypatch)
     packet = world.ops.aten.min
     assert made == []  # the packet read makes no schema
     packet.dim  # noqa: B018

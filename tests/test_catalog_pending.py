@@ -20,6 +20,17 @@ def is_pending(world, packet) -> bool:
     return isinstance(packet, world.engine.PendingOverloadPacket)
 
 
+
+def run_together(targets, errors, timeout=60):
+    """Run each of ``targets`` in a thread of its own and wait for them all; none
+    may hang or have put an exception in ``errors``."""
+    threads = [threading.Thread(target=target) for target in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    assert errors == [] and not any(thread.is_alive() for thread in threads)
+
 def test_reading_a_packet_defines_nothing(world):
     registry = world.registry
     packet = world.ops.aten.addcmul
@@ -191,12 +202,7 @@ def test_first_reads_from_many_threads_define_each_set_once(world):
         except BaseException as exc:  # noqa: BLE001 -- reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=reader, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert errors == [] and not any(t.is_alive() for t in threads)
+    run_together([lambda i=i: reader(i) for i in range(4)], errors)
     assert all(s == seen[0] for s in seen)  # one packet, one handle per name for every thread
     assert sorted(defined) == sorted(f"aten::{n}" for n in names)  # each set published once
     for name in names:
@@ -248,12 +254,7 @@ def test_a_read_racing_registrations_and_calls(world):
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
-    threads = [threading.Thread(target=f) for f in (reader, registrar, asker)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert errors == [] and not any(thread.is_alive() for thread in threads)
+    run_together([reader, registrar, asker], errors, timeout=120)
     for name in names:
         qualified = f"aten::{name}"
         assert world.registry.overload_names(qualified) == [o if o != "default" else ""
@@ -283,12 +284,7 @@ def test_overloads_read_one_by_one_from_many_threads(world):
         except BaseException as exc:  # noqa: BLE001 -- reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=reader, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert errors == [] and not any(t.is_alive() for t in threads)
+    run_together([lambda i=i: reader(i) for i in range(4)], errors)
     assert all(s == seen[0] for s in seen[1:])
     for name in qualified:
         names = overload_names(name)
