@@ -682,7 +682,7 @@ MUTANTS: list[Mutant] = [
        "        for qualified_name in ():\n            watcher.update(",
        PACKETS, TORCH_LIBRARY, CALL),
     _m("ops: a catalog namespace does not look names up", OPS,
-       "        packet = self._registry.packet(f\"{namespace}::{name}\")",
+       "        packet = self._registry.catalog_packet(f\"{namespace}::{name}\")",
        "        packet = None",
        PACKETS, CATALOG),
 
