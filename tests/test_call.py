@@ -41,6 +41,19 @@ def test_unboxed_kernel_by_backend(world, lib):
     assert f(cpu(world), y=cpu(world)) == "cpu"
 
 
+def test_arguments_named_self_and_keyset_pass_by_keyword(world, lib):
+    # torch's OpOverload and packet calls take self= (their own receiver is
+    # positional-only): torch.ops.aten.add.Tensor(self=t, other=t) works.
+    lib.define("f(Tensor self, Tensor keyset) -> Tensor")
+    lib.impl("f", lambda self, keyset: ("cpu", self, keyset), "CPU")
+    a, b = cpu(world), cpu(world)
+    packet = getattr(world.ops, lib.ns).f
+    assert packet.default(self=a, keyset=b) == ("cpu", a, b)
+    assert packet(self=a, keyset=b) == ("cpu", a, b)
+    below = world.keyset(K.CPU)
+    assert packet.default.redispatch(below, self=a, keyset=b) == ("cpu", a, b)
+
+
 def test_priority_and_redispatch_with_keyset(world, lib):
     lib.define("f(Tensor x) -> Tensor")
     seen = []

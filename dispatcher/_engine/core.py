@@ -2280,7 +2280,10 @@ class OperatorHandle:
             raise TypeError("this CallPlan was never built")
         self._plan = plan
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    # (``self`` positional-only, here and in the other calls below: an
+    # operator's first argument is usually called self, and ``op(self=x)`` is
+    # a call torch accepts.)
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         _check_handle(self)
         plan, bits = _plan_and_keys(self, args, kwargs)
         return dispatch(self, "[call]", plan, _call_bits(plan, bits), args, kwargs)
@@ -2331,7 +2334,7 @@ class _Redispatch:
 
     handle: OperatorHandle | None
 
-    def __call__(self, keyset: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, keyset: DispatchKeySet, /, *args: Any, **kwargs: Any) -> Any:
         return redispatch(self.handle, keyset, args, kwargs)
 
     def __repr__(self) -> str:
@@ -3022,7 +3025,7 @@ class _OverloadPacketBase:
         for name in gone:
             delattr(self, name)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         return _chosen_overload(self, _call_pattern(args, kwargs), args, kwargs)[0](*args, **kwargs)
 
 
@@ -3124,7 +3127,7 @@ class PendingOverloadPacket(OverloadPacket):
     def __dir__(self) -> Any:
         return dir(self._defined())
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         return self._defined()(*args, **kwargs)
 
     def overloads(self) -> list[str]:
