@@ -6,13 +6,12 @@ in a subprocess, on the other; and kernels at AutocastCPU for exactly the
 operators torch has them for."""
 from typing import Any
 
-import pytest
 
 import dispatcher
 import dispatcher.prototype  # noqa: F401  (registers the kernels)
 
-from ._other_engine import run_on_other_engine
 from .conftest import load_golden
+from .golden_suite import golden_case_tests
 from .golden.autocast_cpu_cases import run
 from .torch_shim import installed
 
@@ -24,23 +23,8 @@ def run_cases() -> dict[str, Any]:
         return run(torch)
 
 
-@pytest.fixture(scope="module")
-def ours():
-    return run_cases()
-
-
-def test_every_case_ran(ours):
-    assert len(GOLDEN["cases"]) == 17
-    assert set(ours) == set(GOLDEN["cases"])
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN["cases"]))
-def test_as_torch(ours, case):
-    assert ours[case] == GOLDEN["cases"][case]
-
-
-def test_as_torch_on_the_other_engine():
-    assert run_on_other_engine("tests.test_autocast_cpu", "run_cases") == GOLDEN["cases"]
+ours, test_every_case_ran, test_as_torch, test_as_torch_on_the_other_engine = golden_case_tests(
+    "tests.test_autocast_cpu", run_cases, GOLDEN["cases"], count=17)
 
 
 def test_kernels_at_autocast_cpu_are_torchs():

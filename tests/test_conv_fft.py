@@ -11,8 +11,8 @@ import pytest
 import dispatcher.prototype as P
 from dispatcher import ops
 
-from ._other_engine import run_on_other_engine
 from .conftest import load_golden
+from .golden_suite import golden_case_tests
 from .golden.conv_fft_cases import run
 from .torch_shim import installed
 
@@ -22,11 +22,6 @@ GOLDEN = load_golden("conv_fft_golden.json")["cases"]
 def run_cases() -> dict[str, Any]:
     with installed() as torch:
         return run(torch)
-
-
-@pytest.fixture(scope="module")
-def ours():
-    return run_cases()
 
 
 def _is_described(value: Any) -> bool:
@@ -46,20 +41,8 @@ def assert_matches(answer: Any, expected: Any) -> None:
         assert answer == expected
 
 
-def test_every_case_ran(ours):
-    assert len(GOLDEN) == 20
-    assert set(ours) == set(GOLDEN)
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN))
-def test_as_torch(ours, case):
-    assert_matches(ours[case], GOLDEN[case])
-
-
-def test_as_torch_on_the_other_engine():
-    answers = run_on_other_engine("tests.test_conv_fft", "run_cases")
-    for case, expected in GOLDEN.items():
-        assert_matches(answers[case], expected)
+ours, test_every_case_ran, test_as_torch, test_as_torch_on_the_other_engine = golden_case_tests(
+    "tests.test_conv_fft", run_cases, GOLDEN, count=20, check=assert_matches)
 
 
 def test_what_the_prototype_does_not_have_says_so():

@@ -10,8 +10,8 @@ import pytest
 import dispatcher.prototype as P
 from dispatcher.prototype.data import DataLoader, default_collate
 
-from ._other_engine import run_on_other_engine
 from .conftest import load_golden
+from .golden_suite import golden_case_tests
 from .golden.data_loader_cases import run
 from .torch_shim import installed
 
@@ -23,23 +23,8 @@ def run_cases() -> dict[str, Any]:
         return run(torch)
 
 
-@pytest.fixture(scope="module")
-def ours():
-    return run_cases()
-
-
-def test_every_case_ran(ours):
-    assert len(GOLDEN) == 16
-    assert set(ours) == set(GOLDEN)
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN))
-def test_as_torch(ours, case):
-    assert ours[case] == GOLDEN[case]
-
-
-def test_as_torch_on_the_other_engine():
-    assert run_on_other_engine("tests.test_data_loader", "run_cases") == GOLDEN
+ours, test_every_case_ran, test_as_torch, test_as_torch_on_the_other_engine = golden_case_tests(
+    "tests.test_data_loader", run_cases, GOLDEN, count=16)
 
 
 def test_shuffle_gives_every_sample_once():

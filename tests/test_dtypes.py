@@ -11,8 +11,8 @@ import pytest
 
 from dispatcher.prototype import bfloat16_rounding
 
-from ._other_engine import run_on_other_engine
 from .conftest import load_golden
+from .golden_suite import golden_case_tests
 from .golden.dtype_cases import NAMES, run
 from .torch_shim import installed
 
@@ -27,11 +27,6 @@ def run_cases() -> dict[str, Any]:
         return run(torch)
 
 
-@pytest.fixture(scope="module")
-def ours():
-    return run_cases()
-
-
 def expected(case: str) -> Any:
     """torch's answer, with complex128 (which the prototype lacks) as the prototype's error."""
     answer = GOLDEN[case]
@@ -40,18 +35,8 @@ def expected(case: str) -> Any:
     return answer
 
 
-def test_every_case_ran(ours):
-    assert len(GOLDEN) == 62
-    assert set(ours) == set(GOLDEN)
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN))
-def test_as_torch(ours, case):
-    assert ours[case] == expected(case)
-
-
-def test_as_torch_on_the_other_engine():
-    assert run_on_other_engine("tests.test_dtypes", "run_cases") == {case: expected(case) for case in GOLDEN}
+ours, test_every_case_ran, test_as_torch, test_as_torch_on_the_other_engine = golden_case_tests(
+    "tests.test_dtypes", run_cases, {case: expected(case) for case in GOLDEN}, count=62)
 
 
 def test_only_complex128_differs():

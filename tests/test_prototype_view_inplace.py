@@ -11,8 +11,8 @@ import pytest
 import dispatcher.prototype as P
 
 from . import torch_test_files as files
-from ._other_engine import run_on_other_engine
 from .conftest import load_golden
+from .golden_suite import golden_case_tests
 from .golden.view_inplace_cases import run, run_two_tensor
 from .torch_shim import installed
 from .torch_test_helpers import HELPERS
@@ -27,25 +27,8 @@ def run_cases() -> dict[str, Any]:
         return run(torch)
 
 
-@pytest.fixture(scope="module")
-def ours():
-    return run_cases()
-
-
-def test_every_case_ran(ours):
-    assert len(GOLDEN) == 23
-    assert set(ours) == set(GOLDEN)
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN))
-def test_as_torch(ours, case):
-    assert ours[case] == GOLDEN[case]
-
-
-def test_as_torch_on_the_other_engine():
-    answers = run_on_other_engine("tests.test_prototype_view_inplace", "run_cases")
-    for case, expected in GOLDEN.items():
-        assert answers[case] == expected, case
+ours, test_every_case_ran, test_as_torch, test_as_torch_on_the_other_engine = golden_case_tests(
+    "tests.test_prototype_view_inplace", run_cases, GOLDEN, count=23)
 
 
 def test_views_of_a_subclass_are_replayed_as_torch():

@@ -10,8 +10,8 @@ import pytest
 
 from dispatcher.prototype import Tensor, randperm, serialization
 
-from ._other_engine import run_on_other_engine
 from .conftest import load_golden
+from .golden_suite import golden_case_tests
 from .golden.serialization_cases import run
 from .torch_shim import installed
 from .torch_test_modules import modules
@@ -27,23 +27,8 @@ def run_cases() -> dict[str, Any]:
         return run(torch, found["torch.multiprocessing.reductions"], found["torch.utils._python_dispatch"])
 
 
-@pytest.fixture(scope="module")
-def ours():
-    return run_cases()
-
-
-def test_every_case_ran(ours):
-    assert len(GOLDEN) == 24
-    assert set(ours) == set(GOLDEN)
-
-
-@pytest.mark.parametrize("case", sorted(GOLDEN))
-def test_as_torch(ours, case):
-    assert ours[case] == GOLDEN[case]
-
-
-def test_as_torch_on_the_other_engine():
-    assert run_on_other_engine("tests.test_serialization", "run_cases") == GOLDEN
+ours, test_every_case_ran, test_as_torch, test_as_torch_on_the_other_engine = golden_case_tests(
+    "tests.test_serialization", run_cases, GOLDEN, count=24)
 
 
 class Kept(Tensor):
